@@ -1,0 +1,198 @@
+//! [`LaneRouter`]: admission and send under the shard lock (invariant 1 of
+//! the module model), lane creation on first use.
+
+use std::collections::hash_map::RandomState;
+use std::fmt::Debug;
+use std::hash::{BuildHasher, Hash};
+
+use futures_util::future::BoxFuture;
+
+use super::config::{LaneConfigError, LaneRouterConfig};
+use super::observer::{LaneId, LaneObserver};
+use super::task::{LaneTask, LaneState};
+use crate::planted::{PlantedBug, Planted};
+use crate::shim::chan::{self, Sender};
+use crate::shim::map::ShardedMap;
+use crate::shim::rt::TaskRuntime;
+use crate::shim::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
+use crate::shim::time::Duration;
+
+/// Handles one item; the future resolving is what frees its place in the lane.
+pub type Consumer<T> = Arc<dyn Fn(T) -> BoxFuture<'static, ()> + Send + Sync>;
+/// A consumer that is also told which lane runs it (the testbed's L3 check).
+pub type LaneConsumer<T> = Arc<dyn Fn(LaneId, T) -> BoxFuture<'static, ()> + Send + Sync>;
+
+pub(super) type LaneMap<K, T, S> = ShardedMap<K, Lane<T>, S>;
+
+/// A key's lane as the map holds it: the only sender into the lane task.
+pub(super) struct Lane<T> {
+    tx: Sender<T>,
+    pub(super) state: Arc<LaneState>,
+}
+
+/// What every lane task of a router shares.
+pub(super) struct LaneContext<K, T> {
+    pub(super) consumer: LaneConsumer<T>,
+    pub(super) idle_ttl: Option<Duration>,
+    pub(super) observer: Option<Arc<dyn LaneObserver<K>>>,
+    pub(super) planted: Planted,
+    next_lane: AtomicU64,
+    /// Only read and written under planted bug #5b (one counter for all keys).
+    pub(super) all_pending: AtomicUsize,
+}
+
+/// Routes items to per-key ordering lanes: items sharing a key reach the
+/// consumer one at a time in route order; distinct keys run concurrently.
+pub struct LaneRouter<K, T, S = RandomState>
+where
+    K: Eq + Hash + Clone + Debug + Send + Sync + 'static,
+    T: Send + 'static,
+    S: BuildHasher + Clone + Send + Sync + 'static,
+{
+    lanes: Arc<LaneMap<K, T, S>>,
+    ctx: Arc<LaneContext<K, T>>,
+    // Declared last so it drops last: the map's senders go first and lane
+    // tasks see a clean disconnect before a dedicated runtime stops.
+    runtime: TaskRuntime,
+}
+
+impl<K, T, S> LaneRouter<K, T, S>
+where
+    K: Eq + Hash + Clone + Debug + Send + Sync + 'static,
+    T: Send + 'static,
+    S: BuildHasher + Clone + Send + Sync + 'static,
+{
+    /// A router handing each item to `consumer` on its key's lane.
+    ///
+    /// # Errors
+    /// A zero `idle_ttl`, a bad shard count, or a dedicated runtime that
+    /// cannot start.
+    pub fn new(consumer: Consumer<T>, config: LaneRouterConfig<K, S>) -> Result<Self, LaneConfigError> {
+        Self::with_lane_ids(Arc::new(move |_, item| consumer(item)), config)
+    }
+
+    /// Like [`LaneRouter::new`], with a consumer that is told its lane.
+    ///
+    /// # Errors
+    /// As [`LaneRouter::new`].
+    pub fn with_lane_ids(
+        consumer: LaneConsumer<T>,
+        config: LaneRouterConfig<K, S>,
+    ) -> Result<Self, LaneConfigError> {
+        config.validate()?;
+        let runtime =
+            TaskRuntime::start(config.runtime, config.planted).map_err(LaneConfigError::Runtime)?;
+        Ok(Self {
+            lanes: Arc::new(ShardedMap::new(config.hasher, config.shards)),
+            ctx: Arc::new(LaneContext {
+                consumer,
+                idle_ttl: config.idle_ttl,
+                observer: config.observer,
+                planted: config.planted,
+                next_lane: AtomicU64::new(1),
+                all_pending: AtomicUsize::new(0),
+            }),
+            runtime,
+        })
+    }
+
+    /// Enqueues `item` on `key`'s lane, creating the lane if there is none.
+    ///
+    /// Returns the lane's depth (unhandled items) *before* this one, or hands
+    /// `item` back when `capacity` is `Some(n)` and the lane already holds `n`.
+    /// `None` never refuses. Never blocks: the channel is unbounded and
+    /// `capacity` is an admission check.
+    pub fn route(&self, key: K, item: T, capacity: Option<usize>) -> Result<usize, T> {
+        let planted = self.ctx.planted;
+        if planted.has(PlantedBug::RouteSendsAfterUnlock) {
+            let (tx, state) = self.lanes.with_entry(
+                key,
+                |key| self.spawn_lane(key),
+                |lane| (lane.tx.clone(), Arc::clone(&lane.state)),
+            );
+            return self.admit(&tx, &state, item, capacity);
+        }
+        if planted.has(PlantedBug::CapacityCheckedOutsideGuard) {
+            let depth = self
+                .lanes
+                .get_with(&key, |lane| lane.state.pending.load(Ordering::Acquire))
+                .unwrap_or(0);
+            if capacity.is_some_and(|capacity| depth >= capacity) {
+                return Err(item);
+            }
+            return self.lanes.with_entry(
+                key,
+                |key| self.spawn_lane(key),
+                |lane| self.admit(&lane.tx, &lane.state, item, None).map(|_| depth),
+            );
+        }
+        // Everything happens inside `with_entry`, under the shard write lock.
+        // Do NOT clone the sender out and send after the guard drops: the
+        // clone keeps the channel alive, so the send "succeeds" into a lane
+        // the reaper may already have removed and replaced.
+        self.lanes.with_entry(
+            key,
+            |key| self.spawn_lane(key),
+            |lane| self.admit(&lane.tx, &lane.state, item, capacity),
+        )
+    }
+
+    /// Number of live lanes.
+    #[must_use]
+    pub fn lane_count(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// The capacity check and the send. Called with the shard lock held, which
+    /// serialises every producer of the key: a plain load suffices. The lane
+    /// task only ever decrements, so the depth read can be stale-high (reject
+    /// a shade early), never stale-low (admit past the cap).
+    fn admit(
+        &self,
+        tx: &Sender<T>,
+        state: &LaneState,
+        item: T,
+        capacity: Option<usize>,
+    ) -> Result<usize, T> {
+        let shared = self.ctx.planted.has(PlantedBug::CapacitySharedAcrossKeys);
+        let depth = if shared {
+            self.ctx.all_pending.load(Ordering::Acquire)
+        } else {
+            state.pending.load(Ordering::Acquire)
+        };
+        if capacity.is_some_and(|capacity| depth >= capacity) {
+            return Err(item);
+        }
+        state.pending.fetch_add(1, Ordering::AcqRel);
+        if shared {
+            self.ctx.all_pending.fetch_add(1, Ordering::AcqRel);
+        }
+        // Cannot fail: the receiver outlives the map entry (the exit guard
+        // removes the entry before the task drops its receiver), and we hold
+        // the entry's lock.
+        let _ = tx.send(item);
+        Ok(depth)
+    }
+
+    /// Creates a key's lane and starts its task. Runs under the shard lock.
+    fn spawn_lane(&self, key: &K) -> Lane<T> {
+        let id = LaneId(self.ctx.next_lane.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = chan::unbounded();
+        let state = Arc::new(LaneState::default());
+        if let Some(observer) = &self.ctx.observer {
+            observer.lane_created(key, id);
+        }
+        let task = LaneTask {
+            key: key.clone(),
+            id,
+            rx,
+            state: Arc::clone(&state),
+            // Weak: a lane never keeps the map alive, so dropping the router
+            // drops every sender and each lane exits on the disconnect.
+            lanes: Arc::downgrade(&self.lanes),
+            ctx: Arc::clone(&self.ctx),
+        };
+        self.runtime.spawn(task.run());
+        Lane { tx, state }
+    }
+}

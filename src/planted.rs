@@ -1,0 +1,184 @@
+//! The planted-bug catalogue (DESIGN.md): real bug classes from these
+//! components' history, each a small branch at the real code site, so the
+//! testbed can prove its checkers catch them.
+//!
+//! With the `planted-bugs` feature a component is built with at most one bug
+//! selected ([`Planted::bug`]); the selection travels in the component's
+//! configuration, never in global state, so tests running side by side cannot
+//! see each other's bug. Without the feature [`Planted`] is a zero-sized type
+//! whose [`Planted::has`] is a constant `false`: every branch compiles away
+//! and [`CATALOGUE`] is empty.
+
+/// One planted bug. The doc of each says the bug, its symptom and which
+/// invariant must catch it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PlantedBug {
+    /// #1: `route` clones the lane's sender out of the map and drops the entry
+    /// guard before admitting and sending. Symptom: a send lands on a lane the
+    /// reaper already removed, so an item is lost or a second live lane for
+    /// the key races the first. Caught by L1/L2/L3 (loom, shuttle).
+    RouteSendsAfterUnlock,
+    /// #2: `pending` is decremented when the item is dequeued rather than
+    /// after its handler resolves. Symptom: while a handler runs, one item more
+    /// than the cap is admitted and `route` reports a depth one short. Caught
+    /// by L4 (turmoil, loom).
+    PendingDecrementedAtDequeue,
+    /// #3: the reaper and the exit guard remove the key's entry without
+    /// checking it is still their own lane. Symptom: an exiting lane evicts its
+    /// successor, whose items are then black-holed or race a third lane.
+    /// Caught by L3/L5 (loom, shuttle).
+    ReapWithoutIdentityCheck,
+    /// #4: no exit guard. Symptom: a lane task that dies (a consumer panic on
+    /// the raw router) leaves its sender in the map and every later item for
+    /// the key is black-holed. Caught by L2/L5 (turmoil).
+    NoExitGuard,
+    /// #5a: capacity checked against a snapshot taken outside the entry guard.
+    /// Symptom: concurrent producers admit more than `n` unhandled items.
+    /// Caught by L4 (loom, shuttle).
+    CapacityCheckedOutsideGuard,
+    /// #5b: capacity checked against one counter shared by every key. Symptom:
+    /// one key's backlog sheds another key's items. Caught by L4/L6 (turmoil).
+    CapacitySharedAcrossKeys,
+    /// #6: the drain writes a control by resolving its node at write time
+    /// instead of using the pinned generation. Symptom: a stale control on a
+    /// redialed socket. Caught by DC-2 (turmoil).
+    ControlResolvedByNode,
+    /// #7: no per-write deadline. Symptom: one wedged peer stalls the drain,
+    /// and so every other peer, indefinitely. Caught by S2 (turmoil).
+    NoWriteDeadline,
+    /// #8: a full control lane drops the control silently without marking the
+    /// pinned connection down. Symptom: a lost death signal. Caught by DC-1 and
+    /// the end-to-end check (turmoil, loom).
+    SilentControlOverflow,
+    /// #9: the owned runtime is dropped in place. Symptom: a panic when the
+    /// last owner is released inside an async context. Caught by S5
+    /// (real-mode test).
+    RuntimeDroppedInPlace,
+    /// #10: `mark_down` has no once-guard. Symptom: the down hook fires once
+    /// per `mark_down` call, so a generation gets duplicate `noconnection`s.
+    /// Caught by S3 (turmoil, loom).
+    DownHookNotOnceGuarded,
+    /// #11: a down-but-not-yet-removed entry is treated as connected. Symptom:
+    /// `get_connection` and dial hand back a dead generation, so the node is
+    /// never redialed. Caught by liveness (loom).
+    DownEntryTreatedAsConnected,
+}
+
+impl PlantedBug {
+    /// Every bug, in catalogue order.
+    pub const ALL: [PlantedBug; 12] = [
+        Self::RouteSendsAfterUnlock,
+        Self::PendingDecrementedAtDequeue,
+        Self::ReapWithoutIdentityCheck,
+        Self::NoExitGuard,
+        Self::CapacityCheckedOutsideGuard,
+        Self::CapacitySharedAcrossKeys,
+        Self::ControlResolvedByNode,
+        Self::NoWriteDeadline,
+        Self::SilentControlOverflow,
+        Self::RuntimeDroppedInPlace,
+        Self::DownHookNotOnceGuarded,
+        Self::DownEntryTreatedAsConnected,
+    ];
+
+    /// The switch's name on the command line (kebab case).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::RouteSendsAfterUnlock => "route-sends-after-unlock",
+            Self::PendingDecrementedAtDequeue => "pending-decremented-at-dequeue",
+            Self::ReapWithoutIdentityCheck => "reap-without-identity-check",
+            Self::NoExitGuard => "no-exit-guard",
+            Self::CapacityCheckedOutsideGuard => "capacity-checked-outside-guard",
+            Self::CapacitySharedAcrossKeys => "capacity-shared-across-keys",
+            Self::ControlResolvedByNode => "control-resolved-by-node",
+            Self::NoWriteDeadline => "no-write-deadline",
+            Self::SilentControlOverflow => "silent-control-overflow",
+            Self::RuntimeDroppedInPlace => "runtime-dropped-in-place",
+            Self::DownHookNotOnceGuarded => "down-hook-not-once-guarded",
+            Self::DownEntryTreatedAsConnected => "down-entry-treated-as-connected",
+        }
+    }
+
+    /// The catalogue number in DESIGN.md (`5a`/`5b` share 5).
+    #[must_use]
+    pub fn catalogue_id(self) -> &'static str {
+        match self {
+            Self::RouteSendsAfterUnlock => "1",
+            Self::PendingDecrementedAtDequeue => "2",
+            Self::ReapWithoutIdentityCheck => "3",
+            Self::NoExitGuard => "4",
+            Self::CapacityCheckedOutsideGuard => "5a",
+            Self::CapacitySharedAcrossKeys => "5b",
+            Self::ControlResolvedByNode => "6",
+            Self::NoWriteDeadline => "7",
+            Self::SilentControlOverflow => "8",
+            Self::RuntimeDroppedInPlace => "9",
+            Self::DownHookNotOnceGuarded => "10",
+            Self::DownEntryTreatedAsConnected => "11",
+        }
+    }
+
+    /// Looks a switch up by [`PlantedBug::name`].
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|bug| bug.name() == name)
+    }
+}
+
+/// The bugs this build can plant: all of them with the `planted-bugs`
+/// feature, none without.
+#[cfg(feature = "planted-bugs")]
+pub const CATALOGUE: &[PlantedBug] = &PlantedBug::ALL;
+/// The bugs this build can plant: all of them with the `planted-bugs`
+/// feature, none without.
+#[cfg(not(feature = "planted-bugs"))]
+pub const CATALOGUE: &[PlantedBug] = &[];
+
+/// Which planted bug, if any, a component is built with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Planted {
+    #[cfg(feature = "planted-bugs")]
+    bug: Option<PlantedBug>,
+}
+
+impl Planted {
+    /// No bug: the correct code.
+    #[must_use]
+    pub const fn none() -> Self {
+        Self {
+            #[cfg(feature = "planted-bugs")]
+            bug: None,
+        }
+    }
+
+    /// Exactly this bug.
+    #[cfg(feature = "planted-bugs")]
+    #[must_use]
+    pub const fn bug(bug: PlantedBug) -> Self {
+        Self { bug: Some(bug) }
+    }
+
+    /// The selected bug, if any.
+    #[must_use]
+    pub const fn selected(self) -> Option<PlantedBug> {
+        #[cfg(feature = "planted-bugs")]
+        return self.bug;
+        #[cfg(not(feature = "planted-bugs"))]
+        None
+    }
+
+    /// Whether `bug` is the selected one. A constant `false` without the
+    /// feature, so the branch it guards compiles away.
+    #[inline(always)]
+    #[must_use]
+    pub fn has(self, bug: PlantedBug) -> bool {
+        #[cfg(feature = "planted-bugs")]
+        return self.bug == Some(bug);
+        #[cfg(not(feature = "planted-bugs"))]
+        {
+            let _ = bug;
+            false
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! The one switch point between real primitives and model-checked ones.
+//!
+//! Production code in `src/` names time, sync, maps, channels, spawning and
+//! sockets only through this module (the rule tokio follows with its own
+//! `src/loom/`). One file per primitive; every file exports the same names on
+//! both sides of the switch, so the code that uses them compiles unchanged:
+//!
+//! - `sync`, `map`, `chan`: std / dashmap / flume normally, loom types under
+//!   `--cfg loom` (the loom side of `map` and `chan` lands with the loom models).
+//! - `time`: `tokio::time`, which turmoil virtualises per simulated host.
+//! - `net`: a [`Transport`](net::Transport) trait for dial / accept. A trait,
+//!   not a cfg, because one binary runs real TCP and simulated TCP side by side.
+//! - `rt`: where background tasks run ([`Runtime`](rt::Runtime)), chosen at
+//!   construction for the same reason.
+
+pub(crate) mod chan;
+pub(crate) mod map;
+pub mod net;
+pub mod rt;
+pub(crate) mod sync;
+pub(crate) mod time;
