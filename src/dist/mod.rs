@@ -1,1 +1,29 @@
-//! placeholder
+//! beamr's distribution layer, as much of it as the sender needs: the frame
+//! codec, node identity, one connection generation ([`DistConnection`]), the
+//! table of them ([`ConnectionManager`]), the outbound [`DistSender`], and a
+//! model of the links the down hook breaks ([`LinkTable`]).
+//!
+//! The contracts (DESIGN.md) and where each is kept:
+//! DC-1 send-or-down and DC-2 generation pinning in `sender`; S3 down exactly
+//! once in `connection`; redial liveness and monotone generations in
+//! `manager`; DC-3 `noconnection` for every link of a downed generation in
+//! `links`; DC-5 FIFO from the single drain plus the per-connection writer
+//! mutex.
+
+mod connection;
+pub mod frame;
+mod links;
+mod manager;
+mod node;
+mod sender;
+
+pub use connection::{DistConnection, DownEvent, DownReason};
+pub use links::{Link, LinkTable};
+pub use manager::{
+    ConnectionManager, DialError, InboundFrame, ManagerConfig, DEFAULT_CONNECT_TIMEOUT, HELLO,
+};
+pub use node::NodeName;
+pub use sender::{
+    ControlEnqueueError, ControlOutbound, DataOutbound, DistSender, Enqueued, SenderConfig,
+    SenderConfigError, SenderStats, CONTROL_QUEUE_CAP, DATA_QUEUE_CAP, WRITE_TIMEOUT,
+};

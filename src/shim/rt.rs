@@ -74,10 +74,6 @@ impl TaskRuntime {
         }
     }
 
-    pub(crate) fn handle(&self) -> &Handle {
-        &self.handle
-    }
-
     pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,

@@ -1,4 +1,5 @@
-//! Shared-state primitives: `Arc`, `Weak`, atomics and a non-poisoning `Mutex`.
+//! Shared-state primitives: `Arc`, `Weak`, atomics, a non-poisoning `Mutex`,
+//! and the async `AsyncMutex` / `Notify` the connection layer waits on.
 //!
 //! The `Mutex` ignores poisoning on purpose: every critical section in this
 //! crate leaves its data consistent at each statement, so a panic elsewhere
@@ -9,6 +10,7 @@
 mod imp {
     pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
     pub(crate) use std::sync::{Arc, Weak};
+    pub(crate) use tokio::sync::{Mutex as AsyncMutex, Notify};
 
     #[derive(Debug, Default)]
     pub(crate) struct Mutex<T>(std::sync::Mutex<T>);

@@ -2,4 +2,4 @@
 //! host and a paused runtime jumps it, so nothing here may read a wall clock.
 
 pub(crate) use std::time::Duration;
-pub(crate) use tokio::time::{sleep, timeout};
+pub(crate) use tokio::time::timeout;

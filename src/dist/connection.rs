@@ -1,0 +1,213 @@
+//! [`DistConnection`]: one generation of a connection to one node.
+//!
+//! Model: a connection goes down exactly once. `mark_down` is a single
+//! compare-and-swap on the state, so the first caller's reason is the one
+//! recorded and only that caller wakes the read loop and tells the manager,
+//! which fires the down hook (S3: exactly once per generation). After down,
+//! nothing more is written to this socket: `write_raw` refuses, so a control
+//! pinned here is either already on the wire or covered by the down (DC-1).
+
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+
+use super::manager::ManagerShared;
+use super::node::NodeName;
+use crate::planted::{PlantedBug, Planted};
+use crate::shim::net::BoxWrite;
+use crate::shim::sync::{AsyncMutex, AtomicU8, Notify, Ordering, Weak};
+use crate::shim::time::timeout;
+
+/// Why a connection went down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum DownReason {
+    /// End of stream at a frame boundary.
+    PeerClosed = 1,
+    /// Any other read failure: I/O error, truncated or oversized frame.
+    ReadError,
+    /// A write failed.
+    WriteError,
+    /// A write did not finish within the sender's deadline.
+    WriteTimeout,
+    /// `disconnect_node` was called.
+    ManualDisconnect,
+    /// No traffic within the heartbeat window.
+    HeartbeatTimeout,
+    /// The control lane was full when a control for this connection arrived.
+    ControlOverflow,
+}
+
+impl DownReason {
+    const ALL: [DownReason; 7] = [
+        Self::PeerClosed,
+        Self::ReadError,
+        Self::WriteError,
+        Self::WriteTimeout,
+        Self::ManualDisconnect,
+        Self::HeartbeatTimeout,
+        Self::ControlOverflow,
+    ];
+
+    fn from_code(code: u8) -> Option<Self> {
+        Self::ALL.into_iter().find(|reason| *reason as u8 == code)
+    }
+}
+
+const UP: u8 = 0;
+
+/// What the down hook is told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DownEvent {
+    /// The node.
+    pub node: NodeName,
+    /// The generation that went down.
+    pub generation: u64,
+    /// The first recorded reason.
+    pub reason: DownReason,
+}
+
+/// One generation of a connection to a node.
+pub struct DistConnection {
+    node: NodeName,
+    generation: u64,
+    peer: String,
+    writer: AsyncMutex<Option<BoxWrite>>,
+    state: AtomicU8,
+    shutdown: Notify,
+    manager: Weak<ManagerShared>,
+    planted: Planted,
+}
+
+impl DistConnection {
+    pub(super) fn new(
+        node: NodeName,
+        generation: u64,
+        peer: String,
+        writer: BoxWrite,
+        manager: Weak<ManagerShared>,
+        planted: Planted,
+    ) -> Self {
+        Self {
+            node,
+            generation,
+            peer,
+            writer: AsyncMutex::new(Some(writer)),
+            state: AtomicU8::new(UP),
+            shutdown: Notify::new(),
+            manager,
+            planted,
+        }
+    }
+
+    /// The node this connects to.
+    #[must_use]
+    pub fn node(&self) -> &NodeName {
+        &self.node
+    }
+
+    /// This connection's generation: per node, from 1, only growing.
+    #[must_use]
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The remote address.
+    #[must_use]
+    pub fn peer(&self) -> &str {
+        &self.peer
+    }
+
+    /// Whether the connection has gone down.
+    #[must_use]
+    pub fn is_down(&self) -> bool {
+        self.state.load(Ordering::Acquire) != UP
+    }
+
+    /// The first recorded down reason, once down.
+    #[must_use]
+    pub fn down_reason(&self) -> Option<DownReason> {
+        DownReason::from_code(self.state.load(Ordering::Acquire))
+    }
+
+    /// Writes one whole frame under the writer lock. Refused once down; an
+    /// I/O error marks the connection down (`WriteError`).
+    ///
+    /// # Errors
+    /// `NotConnected` when down, or the write's own error.
+    pub async fn write_raw(&self, frame: &[u8]) -> io::Result<()> {
+        let mut writer = self.writer.lock().await;
+        // Checked under the lock: the flag may have flipped while we waited.
+        let writer = match writer.as_mut() {
+            Some(writer) if !self.is_down() => writer,
+            _ => return Err(io::Error::new(io::ErrorKind::NotConnected, "connection is down")),
+        };
+        let written = async {
+            writer.write_all(frame).await?;
+            writer.flush().await
+        }
+        .await;
+        if written.is_err() {
+            self.mark_down(DownReason::WriteError);
+        }
+        written
+    }
+
+    /// Marks the connection down. The first call records `reason`, wakes the
+    /// read loop and tells the manager (which fires the down hook); every
+    /// later call is a no-op.
+    pub fn mark_down(&self, reason: DownReason) {
+        let first = self
+            .state
+            .compare_exchange(UP, reason as u8, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if !first && !self.planted.has(PlantedBug::DownHookNotOnceGuarded) {
+            return;
+        }
+        self.shutdown.notify_one();
+        if let Some(manager) = self.manager.upgrade() {
+            manager.connection_down(self, reason);
+        }
+    }
+
+    /// `mark_down(WriteTimeout)`, the drain's deadline arm.
+    pub fn mark_down_write_timeout(&self) {
+        self.mark_down(DownReason::WriteTimeout);
+    }
+
+    /// `mark_down(ControlOverflow)`, the full-control-lane arm.
+    pub fn mark_down_control_overflow(&self) {
+        self.mark_down(DownReason::ControlOverflow);
+    }
+
+    /// Resolves once the connection is marked down (a stored permit makes a
+    /// `mark_down` that happens before the wait still count).
+    pub(super) async fn down_notified(&self) {
+        self.shutdown.notified().await;
+    }
+
+    /// Closes the write half so the peer sees end of stream. Waits at most
+    /// `bound` for an in-flight write to release the lock; if it does not,
+    /// the half closes when the last reference to the connection drops.
+    pub(super) async fn close_writer(&self, bound: Duration) {
+        let Ok(mut writer) = timeout(bound, self.writer.lock()).await else {
+            return;
+        };
+        if let Some(mut writer) = writer.take() {
+            let _ = timeout(bound, writer.shutdown()).await;
+        }
+    }
+}
+
+impl fmt::Debug for DistConnection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DistConnection")
+            .field("node", &self.node)
+            .field("generation", &self.generation)
+            .field("peer", &self.peer)
+            .field("down", &self.down_reason())
+            .finish()
+    }
+}

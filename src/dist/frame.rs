@@ -1,0 +1,156 @@
+//! The distribution frame: `[u32 BE control_len][u32 BE payload_len]
+//! [control][payload]`; eight zero bytes are a keepalive.
+//!
+//! The read side trusts nothing it is sent: a header claiming more than the
+//! configured maximum is refused before any allocation, and the body buffer
+//! grows only as bytes actually arrive, so a peer that lies about a length
+//! costs at most what it really sends.
+
+use std::fmt;
+use std::io;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Header size in bytes.
+pub const HEADER_LEN: usize = 8;
+/// Largest body (control + payload) the read side accepts unless configured.
+pub const DEFAULT_MAX_FRAME: u64 = 64 * 1024 * 1024;
+/// The keepalive frame.
+pub const KEEPALIVE: [u8; HEADER_LEN] = [0; HEADER_LEN];
+
+/// One decoded frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// Eight zero bytes.
+    Keepalive,
+    /// Anything else.
+    Data {
+        /// The control part.
+        control: Vec<u8>,
+        /// The payload part.
+        payload: Vec<u8>,
+    },
+}
+
+/// Encodes one frame.
+///
+/// # Errors
+/// When a part is longer than `u32::MAX` bytes.
+pub fn encode(control: &[u8], payload: &[u8]) -> Result<Vec<u8>, FrameTooLong> {
+    let control_len = u32::try_from(control.len()).map_err(|_| FrameTooLong)?;
+    let payload_len = u32::try_from(payload.len()).map_err(|_| FrameTooLong)?;
+    let mut frame = Vec::with_capacity(HEADER_LEN + control.len() + payload.len());
+    frame.extend_from_slice(&control_len.to_be_bytes());
+    frame.extend_from_slice(&payload_len.to_be_bytes());
+    frame.extend_from_slice(control);
+    frame.extend_from_slice(payload);
+    Ok(frame)
+}
+
+/// A part does not fit the header's `u32` length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameTooLong;
+
+impl fmt::Display for FrameTooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("frame part longer than u32::MAX bytes")
+    }
+}
+
+impl std::error::Error for FrameTooLong {}
+
+/// Why no frame could be read.
+#[derive(Debug)]
+pub enum ReadFrameError {
+    /// End of stream exactly at a frame boundary: the peer closed cleanly.
+    Closed,
+    /// End of stream inside a header or body.
+    Truncated {
+        /// Bytes the frame needed (header, or header + body).
+        expected: u64,
+        /// Bytes that arrived.
+        got: u64,
+    },
+    /// The header claims a body larger than the maximum.
+    TooLarge {
+        /// Claimed body length.
+        len: u64,
+        /// The configured maximum.
+        max: u64,
+    },
+    /// The stream failed.
+    Io(io::Error),
+}
+
+impl fmt::Display for ReadFrameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Closed => f.write_str("peer closed the stream"),
+            Self::Truncated { expected, got } => {
+                write!(f, "stream ended inside a frame: {got} of {expected} bytes")
+            }
+            Self::TooLarge { len, max } => {
+                write!(f, "frame body of {len} bytes exceeds the {max}-byte maximum")
+            }
+            Self::Io(error) => write!(f, "read failed: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for ReadFrameError {}
+
+/// Reads one frame, refusing bodies over `max` bytes without allocating them.
+///
+/// # Errors
+/// See [`ReadFrameError`]. Not cancel-safe: a cancelled read loses its
+/// partial frame, so callers cancel only when abandoning the stream.
+pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
+    reader: &mut R,
+    max: u64,
+) -> Result<Frame, ReadFrameError> {
+    let mut header = [0u8; HEADER_LEN];
+    let mut filled = 0;
+    while filled < HEADER_LEN {
+        match reader.read(&mut header[filled..]).await {
+            Ok(0) if filled == 0 => return Err(ReadFrameError::Closed),
+            Ok(0) => {
+                return Err(ReadFrameError::Truncated {
+                    expected: HEADER_LEN as u64,
+                    got: filled as u64,
+                })
+            }
+            Ok(n) => filled += n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(ReadFrameError::Io(error)),
+        }
+    }
+    if header == KEEPALIVE {
+        return Ok(Frame::Keepalive);
+    }
+    let [c0, c1, c2, c3, p0, p1, p2, p3] = header;
+    let control_len = u64::from(u32::from_be_bytes([c0, c1, c2, c3]));
+    let payload_len = u64::from(u32::from_be_bytes([p0, p1, p2, p3]));
+    let len = control_len + payload_len;
+    if len > max {
+        return Err(ReadFrameError::TooLarge { len, max });
+    }
+    // Grows with what arrives, never to the claimed size up front.
+    let mut body = Vec::new();
+    let got = (&mut *reader)
+        .take(len)
+        .read_to_end(&mut body)
+        .await
+        .map_err(ReadFrameError::Io)? as u64;
+    if got < len {
+        return Err(ReadFrameError::Truncated {
+            expected: HEADER_LEN as u64 + len,
+            got: HEADER_LEN as u64 + got,
+        });
+    }
+    // `control_len <= len <= max`, and `max` bounds what we could allocate.
+    let payload = body.split_off(control_len as usize);
+    Ok(Frame::Data {
+        control: body,
+        payload,
+    })
+}

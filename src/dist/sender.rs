@@ -1,0 +1,412 @@
+//! [`DistSender`]: all outbound node-to-node writes, off the caller's thread.
+//!
+//! Model, and the invariant each piece protects:
+//!
+//! - Two bounded lanes, entered with `try_send` only, so enqueueing never
+//!   awaits (S1). The data lane is best effort: full or closed ⇒ the frame is
+//!   dropped and counted (S4). The control lane is must-deliver (DC-1): full ⇒
+//!   the *pinned* connection is marked down first, then `Overflow` returns, so
+//!   there is no silent-loss arm.
+//! - One drain task, `biased` toward controls, one writer mutex per
+//!   connection: per-connection FIFO for both lanes (DC-5), and the control
+//!   lane empties first.
+//! - A control carries the `Arc` of the generation it was enqueued against
+//!   and is written only there; once that generation is down it is skipped,
+//!   never re-resolved by node onto a redialed socket (DC-2). Data frames are
+//!   resolved by node at write time: that is their contract.
+//! - Every write is bounded by the write deadline; on expiry the connection is
+//!   marked down (`WriteTimeout`) and the drain moves on, so one wedged peer
+//!   delays the others by at most one deadline per wedged write (S2).
+//! - The drain owns only the connection manager and its receivers; the
+//!   runtime it runs on is dropped without blocking (S5, see `shim::rt`).
+
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use super::connection::DistConnection;
+use super::manager::ConnectionManager;
+use super::node::NodeName;
+use crate::planted::{PlantedBug, Planted};
+use crate::shim::chan::{self, Receiver, Sender, TrySendError};
+use crate::shim::rt::{RuntimeChoice, TaskRuntime};
+use crate::shim::sync::{Arc, AtomicU64, Ordering};
+use crate::shim::time::timeout;
+
+/// Default depth of the data lane.
+pub const DATA_QUEUE_CAP: usize = 1024;
+/// Default depth of the control lane: small on purpose, a peer that cannot
+/// absorb this many pending controls is effectively down.
+pub const CONTROL_QUEUE_CAP: usize = 256;
+/// Default per-write deadline.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A data frame for whichever connection `node` has when it is written.
+#[derive(Clone, Debug)]
+pub struct DataOutbound {
+    /// Destination node.
+    pub node: NodeName,
+    /// The encoded frame (shared, so a broadcast clones a pointer).
+    pub frame: Arc<[u8]>,
+}
+
+/// A control frame pinned to the connection generation it was enqueued
+/// against (DC-2).
+#[derive(Clone, Debug)]
+pub struct ControlOutbound {
+    /// The pinned generation.
+    pub connection: Arc<DistConnection>,
+    /// The encoded frame.
+    pub frame: Arc<[u8]>,
+}
+
+/// What happened to a data frame at enqueue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enqueued {
+    /// In the lane.
+    Queued,
+    /// Dropped: the lane was full.
+    DroppedFull,
+    /// Dropped: the sender is shut down.
+    DroppedClosed,
+}
+
+/// Why `enqueue_control` did not accept a control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlEnqueueError {
+    /// The lane was full; the pinned connection is *already* marked down
+    /// (`ControlOverflow`), whose down hook delivers the `noconnection`s.
+    Overflow,
+    /// The sender is shut down.
+    Closed,
+}
+
+impl fmt::Display for ControlEnqueueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Overflow => f.write_str("control lane full; pinned connection marked down"),
+            Self::Closed => f.write_str("sender shut down"),
+        }
+    }
+}
+
+impl std::error::Error for ControlEnqueueError {}
+
+/// How a [`DistSender`] runs.
+#[derive(Clone, Debug)]
+pub struct SenderConfig {
+    /// Data lane depth, at least 1.
+    pub data_capacity: usize,
+    /// Control lane depth, at least 1.
+    pub control_capacity: usize,
+    /// Per-write deadline, greater than zero.
+    pub write_timeout: Duration,
+    /// Where the drain runs.
+    pub runtime: RuntimeChoice,
+    /// Planted bug, if any.
+    pub planted: Planted,
+}
+
+impl SenderConfig {
+    /// The defaults (1024 / 256 / 5 s) on `runtime`.
+    #[must_use]
+    pub fn new(runtime: RuntimeChoice) -> Self {
+        Self {
+            data_capacity: DATA_QUEUE_CAP,
+            control_capacity: CONTROL_QUEUE_CAP,
+            write_timeout: WRITE_TIMEOUT,
+            runtime,
+            planted: Planted::none(),
+        }
+    }
+}
+
+/// Why a sender configuration was refused.
+#[derive(Debug)]
+pub enum SenderConfigError {
+    /// A lane of depth 0 would drop (or mark down) on every enqueue.
+    ZeroCapacity(&'static str),
+    /// A zero deadline would time out every write.
+    ZeroWriteTimeout,
+    /// The dedicated runtime could not start.
+    Runtime(io::Error),
+}
+
+impl fmt::Display for SenderConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ZeroCapacity(lane) => write!(f, "{lane} must be at least 1"),
+            Self::ZeroWriteTimeout => f.write_str("write_timeout must be greater than zero"),
+            Self::Runtime(error) => write!(f, "could not start the sender runtime: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for SenderConfigError {}
+
+/// Counters for S4 accounting: every data frame enqueued ends in exactly one
+/// of `data_written`, `data_dropped_*`, `data_no_connection`, `data_failed`
+/// (or is still queued).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data frames accepted into the lane.
+    pub data_queued: u64,
+    /// Data frames dropped at enqueue, lane full.
+    pub data_dropped_full: u64,
+    /// Data frames dropped at enqueue, sender shut down.
+    pub data_dropped_closed: u64,
+    /// Data frames dropped by the drain: no live connection for the node.
+    pub data_no_connection: u64,
+    /// Data frames written.
+    pub data_written: u64,
+    /// Data frames lost with their connection (write error or deadline).
+    pub data_failed: u64,
+    /// Controls accepted into the lane.
+    pub control_queued: u64,
+    /// Controls refused with `Overflow` (their connection marked down).
+    pub control_overflow: u64,
+    /// Controls written to their pinned generation.
+    pub control_written: u64,
+    /// Controls skipped because their pinned generation was down.
+    pub control_skipped_down: u64,
+    /// Controls whose write failed or timed out (their connection marked down).
+    pub control_failed: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    data_queued: AtomicU64,
+    data_dropped_full: AtomicU64,
+    data_dropped_closed: AtomicU64,
+    data_no_connection: AtomicU64,
+    data_written: AtomicU64,
+    data_failed: AtomicU64,
+    control_queued: AtomicU64,
+    control_overflow: AtomicU64,
+    control_written: AtomicU64,
+    control_skipped_down: AtomicU64,
+    control_failed: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+struct SenderInner {
+    counters: Arc<Counters>,
+    planted: Planted,
+    drain: JoinHandle<()>,
+    // Last: the drain is aborted before a dedicated runtime shuts down.
+    _runtime: TaskRuntime,
+}
+
+impl Drop for SenderInner {
+    fn drop(&mut self) {
+        self.drain.abort();
+    }
+}
+
+/// The outbound sender. Cheap to clone; clones share the lanes and the drain.
+#[derive(Clone)]
+pub struct DistSender {
+    data_tx: Sender<DataOutbound>,
+    control_tx: Sender<ControlOutbound>,
+    inner: Arc<SenderInner>,
+}
+
+impl DistSender {
+    /// Starts the drain for `connections`.
+    ///
+    /// # Errors
+    /// A zero capacity or deadline, or a dedicated runtime that cannot start.
+    pub fn new(connections: ConnectionManager, config: SenderConfig) -> Result<Self, SenderConfigError> {
+        if config.data_capacity == 0 {
+            return Err(SenderConfigError::ZeroCapacity("data_capacity"));
+        }
+        if config.control_capacity == 0 {
+            return Err(SenderConfigError::ZeroCapacity("control_capacity"));
+        }
+        if config.write_timeout.is_zero() {
+            return Err(SenderConfigError::ZeroWriteTimeout);
+        }
+        let runtime =
+            TaskRuntime::start(config.runtime, config.planted).map_err(SenderConfigError::Runtime)?;
+        let (data_tx, data_rx) = chan::bounded(config.data_capacity);
+        let (control_tx, control_rx) = chan::bounded(config.control_capacity);
+        let counters = Arc::new(Counters::default());
+        let drain = Drain {
+            connections,
+            data_rx,
+            control_rx,
+            write_timeout: config.write_timeout,
+            counters: Arc::clone(&counters),
+            planted: config.planted,
+        };
+        let drain = runtime.spawn(drain.run());
+        Ok(Self {
+            data_tx,
+            control_tx,
+            inner: Arc::new(SenderInner {
+                counters,
+                planted: config.planted,
+                drain,
+                _runtime: runtime,
+            }),
+        })
+    }
+
+    /// Queues a data frame for `node`. Never awaits; drops (and says so) when
+    /// the lane is full or the sender shut down.
+    pub fn enqueue(&self, node: NodeName, frame: Arc<[u8]>) -> Enqueued {
+        let counters = &self.inner.counters;
+        match self.data_tx.try_send(DataOutbound { node, frame }) {
+            Ok(()) => {
+                bump(&counters.data_queued);
+                Enqueued::Queued
+            }
+            Err(TrySendError::Full(_)) => {
+                bump(&counters.data_dropped_full);
+                Enqueued::DroppedFull
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                bump(&counters.data_dropped_closed);
+                Enqueued::DroppedClosed
+            }
+        }
+    }
+
+    /// Queues a control pinned to `item.connection`. Never awaits. On a full
+    /// lane the pinned connection is marked down *before* `Overflow` returns
+    /// (its down hook may run inline, on this thread).
+    ///
+    /// # Errors
+    /// `Overflow` (connection already down) or `Closed`.
+    pub fn enqueue_control(&self, item: ControlOutbound) -> Result<(), ControlEnqueueError> {
+        let counters = &self.inner.counters;
+        match self.control_tx.try_send(item) {
+            Ok(()) => {
+                bump(&counters.control_queued);
+                Ok(())
+            }
+            Err(TrySendError::Full(item)) => {
+                if self.inner.planted.has(PlantedBug::SilentControlOverflow) {
+                    return Ok(());
+                }
+                item.connection.mark_down_control_overflow();
+                bump(&counters.control_overflow);
+                Err(ControlEnqueueError::Overflow)
+            }
+            Err(TrySendError::Disconnected(_)) => Err(ControlEnqueueError::Closed),
+        }
+    }
+
+    /// Stops the drain; queued frames are abandoned and later enqueues report
+    /// closed. Idempotent.
+    pub fn shutdown(&self) {
+        self.inner.drain.abort();
+    }
+
+    /// The counters now.
+    #[must_use]
+    pub fn stats(&self) -> SenderStats {
+        let c = &self.inner.counters;
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        SenderStats {
+            data_queued: load(&c.data_queued),
+            data_dropped_full: load(&c.data_dropped_full),
+            data_dropped_closed: load(&c.data_dropped_closed),
+            data_no_connection: load(&c.data_no_connection),
+            data_written: load(&c.data_written),
+            data_failed: load(&c.data_failed),
+            control_queued: load(&c.control_queued),
+            control_overflow: load(&c.control_overflow),
+            control_written: load(&c.control_written),
+            control_skipped_down: load(&c.control_skipped_down),
+            control_failed: load(&c.control_failed),
+        }
+    }
+}
+
+/// The drain task's state: only the connection manager and the receivers,
+/// never whatever owns the sender (no `Arc` cycle).
+struct Drain {
+    connections: ConnectionManager,
+    data_rx: Receiver<DataOutbound>,
+    control_rx: Receiver<ControlOutbound>,
+    write_timeout: Duration,
+    counters: Arc<Counters>,
+    planted: Planted,
+}
+
+impl Drain {
+    async fn run(self) {
+        let mut control_open = true;
+        let mut data_open = true;
+        while control_open || data_open {
+            tokio::select! {
+                biased;
+                control = self.control_rx.recv_async(), if control_open => match control {
+                    Ok(item) => self.write_control(item).await,
+                    Err(_) => control_open = false,
+                },
+                data = self.data_rx.recv_async(), if data_open => match data {
+                    Ok(item) => self.write_data(item).await,
+                    Err(_) => data_open = false,
+                },
+            }
+        }
+    }
+
+    async fn write_control(&self, item: ControlOutbound) {
+        let ControlOutbound { connection, frame } = item;
+        let target = if self.planted.has(PlantedBug::ControlResolvedByNode) {
+            self.connections.get_connection(connection.node())
+        } else {
+            Some(connection)
+        };
+        // Pinned and down: skipped, never re-resolved by node (DC-2). The
+        // down already covers it (DC-1).
+        let Some(target) = target.filter(|connection| !connection.is_down()) else {
+            bump(&self.counters.control_skipped_down);
+            return;
+        };
+        let counter = if self.write(&target, &frame).await {
+            &self.counters.control_written
+        } else {
+            &self.counters.control_failed
+        };
+        bump(counter);
+    }
+
+    async fn write_data(&self, item: DataOutbound) {
+        // Connected only: the send path never dials.
+        let Some(connection) = self.connections.get_connection(&item.node) else {
+            bump(&self.counters.data_no_connection);
+            return;
+        };
+        let counter = if self.write(&connection, &item.frame).await {
+            &self.counters.data_written
+        } else {
+            &self.counters.data_failed
+        };
+        bump(counter);
+    }
+
+    /// One bounded write. A write error has already marked the connection
+    /// down inside `write_raw`; an expired deadline has not, so it is marked
+    /// here. Returns whether the frame was written.
+    async fn write(&self, connection: &DistConnection, frame: &[u8]) -> bool {
+        if self.planted.has(PlantedBug::NoWriteDeadline) {
+            return connection.write_raw(frame).await.is_ok();
+        }
+        match timeout(self.write_timeout, connection.write_raw(frame)).await {
+            Ok(written) => written.is_ok(),
+            Err(_elapsed) => {
+                connection.mark_down_write_timeout();
+                false
+            }
+        }
+    }
+}
