@@ -211,3 +211,54 @@ impl fmt::Debug for DistConnection {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::dist::manager::{ConnectionManager, ManagerConfig};
+    use crate::shim::net::{Connected, TokioTcp};
+    use crate::shim::rt::RuntimeChoice;
+    use crate::shim::sync::Arc;
+
+    fn in_memory() -> Connected {
+        let (ours, theirs) = tokio::io::duplex(1024);
+        std::mem::forget(theirs); // keep the peer open for the whole test
+        let (read, write) = tokio::io::split(ours);
+        Connected { read: Box::new(read), write: Box::new(write), peer: "memory".into() }
+    }
+
+    /// The window between `mark_down`'s flag flip and the manager's removal
+    /// has no `.await` in it, so only a thread can land there; this test
+    /// stops time inside it by doing the two halves by hand.
+    #[tokio::test]
+    async fn a_down_but_not_yet_removed_entry_counts_as_absent_and_is_displaced() {
+        let manager = ConnectionManager::new(
+            NodeName::from("local@test"),
+            Arc::new(TokioTcp),
+            ManagerConfig::new(RuntimeChoice::current()),
+        )
+        .unwrap();
+        let downs = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&downs);
+        manager.register_connection_down(move |event| sink.lock().unwrap().push(event.clone()));
+        let node = NodeName::from("peer@test");
+        let old = manager.register(node.clone(), in_memory());
+
+        // First half of mark_down: the flag flips ...
+        old.state.store(DownReason::WriteTimeout as u8, Ordering::Release);
+        // ... and before the removal, the entry must already count as gone.
+        assert!(manager.get_connection(&node).is_none(), "a down entry was handed out");
+        assert!(manager.connected_nodes().is_empty());
+        let new = manager.register(node.clone(), in_memory());
+        assert_eq!(new.generation(), 2, "the down entry blocked the redial");
+
+        // Second half: the manager removes only its own entry and fires once.
+        old.manager.upgrade().unwrap().connection_down(&old, DownReason::WriteTimeout);
+        assert!(Arc::ptr_eq(&manager.get_connection(&node).unwrap(), &new), "evicted the successor");
+        let downs = downs.lock().unwrap().clone();
+        assert_eq!(downs.len(), 1, "{downs:?}");
+        assert_eq!((downs[0].generation, downs[0].reason), (1, DownReason::WriteTimeout));
+    }
+}

@@ -67,3 +67,55 @@ pub fn log<V>() -> Log<V> {
 pub fn snapshot<V: Clone>(log: &Log<V>) -> Vec<V> {
     log.lock().unwrap().clone()
 }
+
+use lanesim::dist::frame::{read_frame, Frame, DEFAULT_MAX_FRAME};
+use lanesim::dist::{ConnectionManager, DistConnection, DownEvent, ManagerConfig, NodeName};
+use lanesim::shim::net::{Connected, TokioTcp};
+use tokio::net::{TcpListener, TcpStream};
+
+/// A manager for `local@test` on the test's runtime, over real TCP.
+pub fn manager() -> ConnectionManager {
+    ConnectionManager::new(
+        NodeName::from("local@test"),
+        Arc::new(TokioTcp),
+        ManagerConfig::new(RuntimeChoice::current()),
+    )
+    .expect("manager")
+}
+
+/// Records every down event.
+pub fn record_downs(manager: &ConnectionManager) -> Log<DownEvent> {
+    let downs = log();
+    let sink = Arc::clone(&downs);
+    manager.register_connection_down(move |event| sink.lock().unwrap().push(event.clone()));
+    downs
+}
+
+/// A real loopback connection registered for `node`; returns it and the
+/// peer's end of the socket.
+pub async fn loopback(manager: &ConnectionManager, node: &str) -> (Arc<DistConnection>, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+    let (peer, _) = listener.accept().await.unwrap();
+    let connection = manager.register(NodeName::from(node), Connected::from_tcp(client).unwrap());
+    (connection, peer)
+}
+
+/// A frame whose control is `tag`.
+pub fn framed(tag: &[u8]) -> Arc<[u8]> {
+    Arc::from(lanesim::dist::frame::encode(tag, b"").unwrap())
+}
+
+/// Reads frames off `stream` until `n` arrived or it ends; returns the
+/// controls.
+pub async fn read_controls(stream: &mut TcpStream, n: usize) -> Vec<Vec<u8>> {
+    let mut controls = Vec::new();
+    while controls.len() < n {
+        match read_frame(stream, DEFAULT_MAX_FRAME).await {
+            Ok(Frame::Data { control, .. }) => controls.push(control),
+            Ok(Frame::Keepalive) => {}
+            Err(_) => break,
+        }
+    }
+    controls
+}

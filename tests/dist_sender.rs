@@ -1,0 +1,246 @@
+//! DistSender on real tokio and real loopback TCP: one test per behaviour the
+//! seed's own tests pin, plus configuration errors and the safe drop.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{framed, loopback, manager, read_controls, record_downs, snapshot, wait_for};
+use lanesim::dist::{
+    ControlEnqueueError, ControlOutbound, DistSender, DownReason, Enqueued, NodeName, SenderConfig,
+    SenderConfigError,
+};
+use lanesim::shim::rt::RuntimeChoice;
+
+fn dedicated() -> SenderConfig {
+    SenderConfig::new(RuntimeChoice::Dedicated { thread_name: "dist-send".into() })
+}
+
+/// A frame big enough to fill the kernel's send and receive buffers, so a
+/// peer that never reads makes `write_all` park.
+fn huge_frame() -> Arc<[u8]> {
+    Arc::from(lanesim::dist::frame::encode(&vec![1u8; 16 * 1024 * 1024], b"").unwrap())
+}
+
+#[test]
+fn enqueue_never_blocks_and_drops_when_full() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let _entered = runtime.enter();
+    let sender = DistSender::new(manager(), dedicated()).unwrap();
+    let node = NodeName::from("absent@test");
+    let outcomes: Vec<Enqueued> =
+        (0..4096u32).map(|i| sender.enqueue(node.clone(), framed(&i.to_be_bytes()))).collect();
+    assert!(outcomes.contains(&Enqueued::DroppedFull) || sender.stats().data_no_connection > 0);
+    let stats = sender.stats();
+    assert_eq!(stats.data_queued + stats.data_dropped_full, 4096, "{stats:?}");
+    sender.shutdown();
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(sender.enqueue(node, framed(b"late")), Enqueued::DroppedClosed);
+}
+
+#[test]
+fn a_full_data_lane_drops_and_counts() {
+    // A drain that never runs (its runtime is not driven) makes "full" exact.
+    let idle = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let _entered = idle.enter();
+    let mut config = SenderConfig::new(RuntimeChoice::current());
+    config.data_capacity = 4;
+    let sender = DistSender::new(manager(), config).unwrap();
+    let node = NodeName::from("absent@test");
+    let outcomes: Vec<Enqueued> = (0..6).map(|_| sender.enqueue(node.clone(), framed(b"x"))).collect();
+    assert_eq!(outcomes[..4], [Enqueued::Queued; 4]);
+    assert_eq!(outcomes[4..], [Enqueued::DroppedFull; 2]);
+    assert_eq!((sender.stats().data_queued, sender.stats().data_dropped_full), (4, 2));
+}
+
+#[tokio::test]
+async fn data_frames_to_one_node_arrive_in_enqueue_order() {
+    let manager = manager();
+    let (_, mut peer) = loopback(&manager, "peer@test").await;
+    let sender = DistSender::new(manager, dedicated()).unwrap();
+    for seq in 0..64u8 {
+        assert_eq!(sender.enqueue(NodeName::from("peer@test"), framed(&[seq])), Enqueued::Queued);
+    }
+    let got = read_controls(&mut peer, 64).await;
+    assert_eq!(got, (0..64u8).map(|seq| vec![seq]).collect::<Vec<_>>());
+    assert_eq!(sender.stats().data_written, 64);
+    // Dropped inside this single-threaded async test: must not panic (S5).
+    drop(sender);
+}
+
+#[tokio::test]
+async fn controls_to_one_connection_arrive_in_enqueue_order() {
+    let manager = manager();
+    let (connection, mut peer) = loopback(&manager, "peer@test").await;
+    let sender = DistSender::new(manager, dedicated()).unwrap();
+    for seq in 0..64u8 {
+        sender
+            .enqueue_control(ControlOutbound { connection: Arc::clone(&connection), frame: framed(&[seq]) })
+            .expect("below capacity");
+    }
+    let got = read_controls(&mut peer, 64).await;
+    assert_eq!(got, (0..64u8).map(|seq| vec![seq]).collect::<Vec<_>>());
+    drop(sender);
+}
+
+#[tokio::test]
+async fn controls_are_written_before_queued_data() {
+    let manager = manager();
+    let (connection, mut peer) = loopback(&manager, "peer@test").await;
+    // Fill both lanes before the drain runs, on a runtime we do not drive yet.
+    let parked = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut config = SenderConfig::new(RuntimeChoice::Handle(parked.handle().clone()));
+    config.write_timeout = Duration::from_secs(5);
+    let sender = DistSender::new(manager, config).unwrap();
+    sender.enqueue(NodeName::from("peer@test"), framed(b"data"));
+    sender.enqueue_control(ControlOutbound { connection, frame: framed(b"control") }).unwrap();
+    std::thread::spawn(move || parked.block_on(async { tokio::time::sleep(Duration::from_millis(500)).await }));
+    let got = tokio::time::timeout(Duration::from_secs(5), read_controls(&mut peer, 2))
+        .await
+        .expect("both frames arrive");
+    assert_eq!(got, vec![b"control".to_vec(), b"data".to_vec()], "the drain is biased to controls");
+}
+
+#[tokio::test]
+async fn a_dead_peer_does_not_stall_the_drain_and_its_hook_fires() {
+    let manager = manager();
+    let downs = record_downs(&manager);
+    let (dead, dead_peer) = loopback(&manager, "dead@test").await;
+    drop(dead_peer);
+    let (_, mut live_peer) = loopback(&manager, "live@test").await;
+    let sender = DistSender::new(manager.clone(), dedicated()).unwrap();
+    for seq in 0..32u8 {
+        sender.enqueue(NodeName::from("dead@test"), framed(&[seq]));
+    }
+    sender.enqueue(NodeName::from("live@test"), framed(&[0xAB]));
+    assert_eq!(read_controls(&mut live_peer, 1).await, vec![vec![0xAB]]);
+    wait_for("dead peer's hook", || !snapshot(&downs).is_empty()).await;
+    let downs = snapshot(&downs);
+    assert_eq!(downs.len(), 1, "{downs:?}");
+    assert_eq!((downs[0].node.as_str(), downs[0].generation), ("dead@test", 1));
+    assert!(
+        matches!(downs[0].reason, DownReason::PeerClosed | DownReason::WriteError | DownReason::ReadError),
+        "{downs:?}"
+    );
+    assert!(dead.is_down());
+    assert!(manager.get_connection(&NodeName::from("dead@test")).is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wedged_peer_stalls_the_drain_only_up_to_the_write_deadline_and_is_purged() {
+    let manager = manager();
+    let downs = record_downs(&manager);
+    let (wedged, _held_never_read) = loopback(&manager, "wedged@test").await;
+    let (_, mut live_peer) = loopback(&manager, "live@test").await;
+    let mut config = dedicated();
+    config.write_timeout = Duration::from_millis(300);
+    let sender = DistSender::new(manager.clone(), config).unwrap();
+    let started = Instant::now(); // wall-clock: ok (real-mode test)
+    sender.enqueue(NodeName::from("wedged@test"), huge_frame());
+    sender.enqueue(NodeName::from("live@test"), framed(&[0xAB]));
+    let got = tokio::time::timeout(Duration::from_secs(10), read_controls(&mut live_peer, 1))
+        .await
+        .expect("the healthy peer is served within the bounded window");
+    let waited = started.elapsed();
+    assert_eq!(got, vec![vec![0xAB]]);
+    assert!(waited >= Duration::from_millis(250), "the deadline never engaged: {waited:?}");
+    assert!(waited < Duration::from_secs(5), "stalled well past one deadline: {waited:?}");
+    wait_for("wedged peer's hook", || !snapshot(&downs).is_empty()).await;
+    let downs = snapshot(&downs);
+    assert_eq!(downs.len(), 1);
+    assert_eq!(downs[0].reason, DownReason::WriteTimeout);
+    assert_eq!(wedged.down_reason(), Some(DownReason::WriteTimeout));
+    assert!(manager.get_connection(&NodeName::from("wedged@test")).is_none(), "not purged");
+    assert_eq!(sender.stats().data_failed, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_control_flood_against_a_wedged_peer_marks_it_down_once_and_overflows_only_after_down() {
+    let manager = manager();
+    let downs = record_downs(&manager);
+    let (wedged, _held_never_read) = loopback(&manager, "wedged@test").await;
+    let sender = DistSender::new(manager.clone(), dedicated()).unwrap();
+    let pin = |frame| ControlOutbound { connection: Arc::clone(&wedged), frame };
+    sender.enqueue_control(pin(huge_frame())).expect("an empty lane accepts");
+    let started = Instant::now(); // wall-clock: ok (real-mode test)
+    let mut overflowed = 0;
+    for seq in 0..1024u32 {
+        match sender.enqueue_control(pin(framed(&seq.to_be_bytes()))) {
+            // Once the drain skips the queued controls of the downed
+            // generation the lane has room again: accepted, and covered by the
+            // down (DC-1's second arm).
+            Ok(()) => {}
+            Err(ControlEnqueueError::Overflow) => {
+                assert!(wedged.is_down(), "Overflow returned before the pinned connection was down");
+                overflowed += 1;
+            }
+            Err(ControlEnqueueError::Closed) => panic!("closed while the sender is live"),
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(1), "enqueue_control blocked");
+    assert!(overflowed > 0, "4x capacity behind a wedged write never overflowed");
+    wait_for("down hook", || !snapshot(&downs).is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let downs = snapshot(&downs);
+    assert_eq!(downs.len(), 1, "down hook must fire exactly once: {downs:?}");
+    assert!(matches!(downs[0].reason, DownReason::ControlOverflow | DownReason::WriteTimeout));
+    assert!(manager.get_connection(&NodeName::from("wedged@test")).is_none());
+}
+
+#[tokio::test]
+async fn a_control_pinned_to_a_downed_generation_never_reaches_the_redialed_socket() {
+    let manager = manager();
+    let node = NodeName::from("peer@test");
+    let (pinned, _old_peer) = loopback(&manager, "peer@test").await;
+    pinned.mark_down_write_timeout();
+    assert!(manager.get_connection(&node).is_none(), "the downed generation left the table");
+    let (redialed, mut new_peer) = loopback(&manager, "peer@test").await;
+    assert_eq!((pinned.generation(), redialed.generation()), (1, 2));
+    let sender = DistSender::new(manager, dedicated()).unwrap();
+    sender
+        .enqueue_control(ControlOutbound { connection: Arc::clone(&pinned), frame: framed(&[0xCC]) })
+        .expect("accepted; the skip happens in the drain");
+    sender.enqueue(node, framed(&[0xDD]));
+    assert_eq!(
+        read_controls(&mut new_peer, 1).await,
+        vec![vec![0xDD]],
+        "the first frame on the redialed socket must be the data sentinel, never the pinned control"
+    );
+    assert_eq!(sender.stats().control_skipped_down, 1);
+}
+
+#[tokio::test]
+async fn dropping_the_sender_inside_async_code_does_not_panic() {
+    for _ in 0..3 {
+        let sender = DistSender::new(manager(), dedicated()).unwrap();
+        let clone = sender.clone();
+        sender.enqueue(NodeName::from("absent@test"), framed(b"x"));
+        drop(sender);
+        drop(clone); // the last owner, inside a current-thread runtime
+    }
+}
+
+#[test]
+fn zero_capacities_and_a_zero_deadline_are_configuration_errors() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let _entered = runtime.enter();
+    let config = |edit: fn(&mut SenderConfig)| {
+        let mut config = SenderConfig::new(RuntimeChoice::current());
+        edit(&mut config);
+        DistSender::new(manager(), config).err().map(|error| error.to_string())
+    };
+    assert_eq!(config(|c| c.data_capacity = 0).as_deref(), Some("data_capacity must be at least 1"));
+    assert_eq!(
+        config(|c| c.control_capacity = 0).as_deref(),
+        Some("control_capacity must be at least 1")
+    );
+    assert_eq!(
+        config(|c| c.write_timeout = Duration::ZERO).as_deref(),
+        Some("write_timeout must be greater than zero")
+    );
+    assert!(matches!(
+        DistSender::new(manager(), SenderConfig { data_capacity: 0, ..SenderConfig::new(RuntimeChoice::current()) }),
+        Err(SenderConfigError::ZeroCapacity("data_capacity"))
+    ));
+}
