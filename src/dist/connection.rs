@@ -229,17 +229,24 @@ mod tests {
         Connected { read: Box::new(read), write: Box::new(write), peer: "memory".into() }
     }
 
+    fn manager(planted: Planted) -> ConnectionManager {
+        let mut config = ManagerConfig::new(RuntimeChoice::current());
+        config.planted = planted;
+        ConnectionManager::new(NodeName::from("local@test"), Arc::new(TokioTcp), config).unwrap()
+    }
+
+    /// The first half of `mark_down` (the flag flip) without the second (the
+    /// manager's removal): the window a racing thread can land in.
+    fn flip_only(connection: &DistConnection) {
+        connection.state.store(DownReason::WriteTimeout as u8, Ordering::Release);
+    }
+
     /// The window between `mark_down`'s flag flip and the manager's removal
     /// has no `.await` in it, so only a thread can land there; this test
     /// stops time inside it by doing the two halves by hand.
     #[tokio::test]
     async fn a_down_but_not_yet_removed_entry_counts_as_absent_and_is_displaced() {
-        let manager = ConnectionManager::new(
-            NodeName::from("local@test"),
-            Arc::new(TokioTcp),
-            ManagerConfig::new(RuntimeChoice::current()),
-        )
-        .unwrap();
+        let manager = manager(Planted::none());
         let downs = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&downs);
         manager.register_connection_down(move |event| sink.lock().unwrap().push(event.clone()));
@@ -247,7 +254,7 @@ mod tests {
         let old = manager.register(node.clone(), in_memory());
 
         // First half of mark_down: the flag flips ...
-        old.state.store(DownReason::WriteTimeout as u8, Ordering::Release);
+        flip_only(&old);
         // ... and before the removal, the entry must already count as gone.
         assert!(manager.get_connection(&node).is_none(), "a down entry was handed out");
         assert!(manager.connected_nodes().is_empty());
@@ -260,5 +267,18 @@ mod tests {
         let downs = downs.lock().unwrap().clone();
         assert_eq!(downs.len(), 1, "{downs:?}");
         assert_eq!((downs[0].generation, downs[0].reason), (1, DownReason::WriteTimeout));
+    }
+
+    #[cfg(feature = "planted-bugs")]
+    #[tokio::test]
+    async fn down_entry_treated_as_connected_hands_out_the_dead_generation_and_blocks_the_redial() {
+        let manager = manager(Planted::bug(PlantedBug::DownEntryTreatedAsConnected));
+        let node = NodeName::from("peer@test");
+        let old = manager.register(node.clone(), in_memory());
+        flip_only(&old);
+        let handed_out = manager.get_connection(&node).expect("the planted bug did not show");
+        assert!(handed_out.is_down());
+        let redialed = manager.register(node.clone(), in_memory());
+        assert!(Arc::ptr_eq(&redialed, &old), "the planted bug did not show: the redial got through");
     }
 }
