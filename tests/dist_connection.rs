@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use common::{framed, log, loopback, manager, record_downs, snapshot, wait_for};
 use lanesim::dist::{
-    ConnectionManager, DialError, DownReason, InboundFrame, Link, LinkTable, ManagerConfig, NodeName,
+    ConnectionManager, DialError, DownReason, InboundFrame, Link, LinkTable, ManagerConfig,
+    NodeName,
 };
 use lanesim::shim::net::{TokioTcp, Transport};
 use lanesim::shim::rt::RuntimeChoice;
@@ -28,7 +29,10 @@ async fn generations_start_at_one_and_only_grow() {
         assert!(manager.get_connection(&node).is_none());
     }
     assert_eq!(seen, vec![1, 2, 3]);
-    assert!(!manager.disconnect_node(&node), "nothing left to disconnect");
+    assert!(
+        !manager.disconnect_node(&node),
+        "nothing left to disconnect"
+    );
     // Other nodes count their own generations.
     assert_eq!(loopback(&manager, "other@test").await.0.generation(), 1);
 }
@@ -38,7 +42,10 @@ async fn a_live_incumbent_is_kept_and_the_new_stream_dropped() {
     let manager = manager();
     let (first, _peer1) = loopback(&manager, "peer@test").await;
     let (second, mut peer2) = loopback(&manager, "peer@test").await;
-    assert!(Arc::ptr_eq(&first, &second), "a live connection was displaced");
+    assert!(
+        Arc::ptr_eq(&first, &second),
+        "a live connection was displaced"
+    );
     let mut byte = [0u8; 1];
     let read = tokio::time::timeout(Duration::from_secs(5), peer2.read(&mut byte)).await;
     assert_eq!(read.expect("the refused stream is closed").unwrap(), 0);
@@ -76,8 +83,14 @@ fn racing_mark_down_calls_fire_the_hook_once() {
         }
         let downs = snapshot(&downs);
         assert_eq!(downs.len(), 1, "hook fired {} times", downs.len());
-        assert_eq!(Some(downs[0].reason), connection.down_reason(), "the first reason must win");
-        assert!(manager.get_connection(&NodeName::from("peer@test")).is_none());
+        assert_eq!(
+            Some(downs[0].reason),
+            connection.down_reason(),
+            "the first reason must win"
+        );
+        assert!(manager
+            .get_connection(&NodeName::from("peer@test"))
+            .is_none());
     }
 }
 
@@ -99,22 +112,34 @@ async fn down_reason_after_peer_sends(bytes: &[u8], close: bool) -> DownReason {
 async fn an_oversized_frame_header_marks_the_connection_down_with_read_error() {
     // Claims 8 GiB: refused at the header, nothing allocated (see dist_frame).
     let header = [0xFFu8; 8];
-    assert_eq!(down_reason_after_peer_sends(&header, false).await, DownReason::ReadError);
+    assert_eq!(
+        down_reason_after_peer_sends(&header, false).await,
+        DownReason::ReadError
+    );
 }
 
 #[tokio::test]
 async fn a_truncated_frame_marks_the_connection_down_with_read_error() {
     let mut frame = framed(b"abcdef").to_vec();
     frame.truncate(10);
-    assert_eq!(down_reason_after_peer_sends(&frame, true).await, DownReason::ReadError);
-    assert_eq!(down_reason_after_peer_sends(&[0, 0, 0], true).await, DownReason::ReadError);
+    assert_eq!(
+        down_reason_after_peer_sends(&frame, true).await,
+        DownReason::ReadError
+    );
+    assert_eq!(
+        down_reason_after_peer_sends(&[0, 0, 0], true).await,
+        DownReason::ReadError
+    );
 }
 
 #[tokio::test]
 async fn end_of_stream_at_a_frame_boundary_is_peer_closed() {
     let mut bytes = framed(b"one").to_vec();
     bytes.extend_from_slice(&lanesim::dist::frame::KEEPALIVE);
-    assert_eq!(down_reason_after_peer_sends(&bytes, true).await, DownReason::PeerClosed);
+    assert_eq!(
+        down_reason_after_peer_sends(&bytes, true).await,
+        DownReason::PeerClosed
+    );
 }
 
 #[tokio::test]
@@ -131,7 +156,10 @@ async fn a_peer_sending_garbage_is_marked_down_and_the_process_lives() {
         garbage.push(x as u8);
     }
     let reason = down_reason_after_peer_sends(&garbage, true).await;
-    assert!(matches!(reason, DownReason::ReadError | DownReason::PeerClosed), "{reason:?}");
+    assert!(
+        matches!(reason, DownReason::ReadError | DownReason::PeerClosed),
+        "{reason:?}"
+    );
 }
 
 #[tokio::test]
@@ -142,7 +170,10 @@ async fn marking_down_closes_the_socket_so_the_peer_sees_end_of_stream() {
     let mut buf = [0u8; 16];
     let read = tokio::time::timeout(Duration::from_secs(5), peer.read(&mut buf)).await;
     assert_eq!(read.expect("peer sees the close").unwrap(), 0);
-    assert!(connection.write_raw(&framed(b"late")).await.is_err(), "wrote after down");
+    assert!(
+        connection.write_raw(&framed(b"late")).await.is_err(),
+        "wrote after down"
+    );
 }
 
 #[tokio::test]
@@ -158,12 +189,18 @@ async fn a_down_generation_does_not_block_a_redial() {
     assert_eq!(manager.connected_nodes(), vec![node]);
 }
 
-async fn managers_with_inbox() -> (ConnectionManager, ConnectionManager, common::Log<InboundFrame>, String) {
+async fn managers_with_inbox() -> (
+    ConnectionManager,
+    ConnectionManager,
+    common::Log<InboundFrame>,
+    String,
+) {
     let inbox = log::<InboundFrame>();
     let sink = Arc::clone(&inbox);
     let mut config = ManagerConfig::new(RuntimeChoice::current());
     config.on_frame = Some(Arc::new(move |frame| sink.lock().unwrap().push(frame)));
-    let server = ConnectionManager::new(NodeName::from("server@test"), Arc::new(TokioTcp), config).unwrap();
+    let server =
+        ConnectionManager::new(NodeName::from("server@test"), Arc::new(TokioTcp), config).unwrap();
     let listener = TokioTcp.bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     server.serve(listener);
@@ -176,12 +213,18 @@ async fn dial_announces_the_node_and_accept_registers_it() {
     let node = NodeName::from("server@test");
     let connection = client.dial(&node, &addr).await.expect("dial");
     assert_eq!(connection.generation(), 1);
-    assert!(Arc::ptr_eq(&client.dial(&node, &addr).await.unwrap(), &connection), "redialed a live node");
+    assert!(
+        Arc::ptr_eq(&client.dial(&node, &addr).await.unwrap(), &connection),
+        "redialed a live node"
+    );
     connection.write_raw(&framed(b"ping")).await.unwrap();
     wait_for("frame at the server", || !snapshot(&inbox).is_empty()).await;
     let got = snapshot(&inbox);
     assert_eq!(got[0].node.as_str(), "local@test");
-    assert_eq!((got[0].generation, got[0].control.as_slice()), (1, b"ping".as_slice()));
+    assert_eq!(
+        (got[0].generation, got[0].control.as_slice()),
+        (1, b"ping".as_slice())
+    );
     assert_eq!(server.connected_nodes(), vec![NodeName::from("local@test")]);
 }
 
@@ -200,7 +243,12 @@ async fn an_inbound_stream_without_a_hello_is_refused() {
 async fn a_dial_to_a_silent_address_times_out() {
     let mut config = ManagerConfig::new(RuntimeChoice::current());
     config.connect_timeout = Duration::from_millis(100);
-    let manager = ConnectionManager::new(NodeName::from("local@test"), Arc::new(SilentTransport), config).unwrap();
+    let manager = ConnectionManager::new(
+        NodeName::from("local@test"),
+        Arc::new(SilentTransport),
+        config,
+    )
+    .unwrap();
     let dialed = manager.dial(&NodeName::from("void@test"), "void:1").await;
     assert!(matches!(dialed, Err(DialError::Timeout)), "{dialed:?}");
 }
@@ -218,7 +266,8 @@ impl Transport for SilentTransport {
     fn bind<'a>(
         &'a self,
         _addr: &'a str,
-    ) -> lanesim::shim::net::BoxFuture<'a, std::io::Result<Box<dyn lanesim::shim::net::Listener>>> {
+    ) -> lanesim::shim::net::BoxFuture<'a, std::io::Result<Box<dyn lanesim::shim::net::Listener>>>
+    {
         Box::pin(std::future::pending())
     }
 }
@@ -232,15 +281,34 @@ async fn a_down_generation_delivers_noconnection_for_its_links_only() {
     links.attach(&manager);
     let node = NodeName::from("peer@test");
     let (old, _old_peer) = loopback(&manager, "peer@test").await;
-    let a = Link { generation: 1, local: 10, remote: 20 };
-    let b = Link { generation: 1, local: 11, remote: 21 };
+    let a = Link {
+        generation: 1,
+        local: 10,
+        remote: 20,
+    };
+    let b = Link {
+        generation: 1,
+        local: 11,
+        remote: 21,
+    };
     assert!(links.link(&node, a) && links.link(&node, b));
     // A redial registers generation 2 before generation 1's hook runs.
-    let fresh = Link { generation: 2, local: 12, remote: 22 };
+    let fresh = Link {
+        generation: 2,
+        local: 12,
+        remote: 22,
+    };
     links.link(&node, fresh);
     old.mark_down(DownReason::WriteTimeout);
     old.mark_down(DownReason::PeerClosed);
-    assert_eq!(snapshot(&delivered), vec![(node.clone(), a), (node.clone(), b)]);
-    assert_eq!(links.links_over(&node), vec![fresh], "a newer generation's link was broken");
+    assert_eq!(
+        snapshot(&delivered),
+        vec![(node.clone(), a), (node.clone(), b)]
+    );
+    assert_eq!(
+        links.links_over(&node),
+        vec![fresh],
+        "a newer generation's link was broken"
+    );
     assert!(links.unlink(&node, &fresh) && !links.unlink(&node, &fresh));
 }

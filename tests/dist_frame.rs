@@ -5,7 +5,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use lanesim::dist::frame::{encode, read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME, KEEPALIVE};
+use lanesim::dist::frame::{
+    encode, read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME, KEEPALIVE,
+};
 
 struct PeakPerThread;
 
@@ -33,7 +35,9 @@ static ALLOCATOR: PeakPerThread = PeakPerThread;
 /// Reads one frame from `bytes` on this thread; returns it and the largest
 /// allocation made while reading.
 fn read_measured(bytes: &[u8], max: u64) -> (Result<Frame, ReadFrameError>, usize) {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let mut reader = bytes;
     PEAK.with(|peak| peak.set(0));
     let frame = runtime.block_on(read_frame(&mut reader, max));
@@ -51,10 +55,25 @@ fn frames_round_trip() {
     let bytes = encode(b"ctl", b"payload").unwrap();
     assert_eq!(&bytes[..8], &[0, 0, 0, 3, 0, 0, 0, 7]);
     let (frame, _) = read_measured(&bytes, DEFAULT_MAX_FRAME);
-    assert_eq!(frame.unwrap(), Frame::Data { control: b"ctl".to_vec(), payload: b"payload".to_vec() });
-    assert_eq!(read_measured(&KEEPALIVE, DEFAULT_MAX_FRAME).0.unwrap(), Frame::Keepalive);
+    assert_eq!(
+        frame.unwrap(),
+        Frame::Data {
+            control: b"ctl".to_vec(),
+            payload: b"payload".to_vec()
+        }
+    );
+    assert_eq!(
+        read_measured(&KEEPALIVE, DEFAULT_MAX_FRAME).0.unwrap(),
+        Frame::Keepalive
+    );
     let (empty_control, _) = read_measured(&encode(b"", b"p").unwrap(), DEFAULT_MAX_FRAME);
-    assert_eq!(empty_control.unwrap(), Frame::Data { control: vec![], payload: b"p".to_vec() });
+    assert_eq!(
+        empty_control.unwrap(),
+        Frame::Data {
+            control: vec![],
+            payload: b"p".to_vec()
+        }
+    );
 }
 
 #[test]
@@ -66,9 +85,15 @@ fn an_oversized_header_is_refused_without_allocating() {
         }
         other => panic!("expected TooLarge, got {other:?}"),
     }
-    assert!(peak < 64 * 1024, "allocated {peak} bytes for a refused frame");
+    assert!(
+        peak < 64 * 1024,
+        "allocated {peak} bytes for a refused frame"
+    );
     // One byte over a configured maximum is refused too.
-    assert!(matches!(read_measured(&header(60, 5), 64).0, Err(ReadFrameError::TooLarge { len: 65, max: 64 })));
+    assert!(matches!(
+        read_measured(&header(60, 5), 64).0,
+        Err(ReadFrameError::TooLarge { len: 65, max: 64 })
+    ));
 }
 
 #[test]
@@ -86,17 +111,29 @@ fn a_lying_length_costs_only_what_arrives() {
 
 #[test]
 fn end_of_stream_is_closed_at_a_boundary_and_truncated_inside_a_header() {
-    assert!(matches!(read_measured(&[], DEFAULT_MAX_FRAME).0, Err(ReadFrameError::Closed)));
+    assert!(matches!(
+        read_measured(&[], DEFAULT_MAX_FRAME).0,
+        Err(ReadFrameError::Closed)
+    ));
     assert!(matches!(
         read_measured(&[0, 0, 1], DEFAULT_MAX_FRAME).0,
-        Err(ReadFrameError::Truncated { expected: 8, got: 3 })
+        Err(ReadFrameError::Truncated {
+            expected: 8,
+            got: 3
+        })
     ));
 }
 
 #[test]
 fn read_errors_say_what_happened() {
     let (frame, _) = read_measured(&header(100, 0), 10);
-    assert_eq!(frame.unwrap_err().to_string(), "frame body of 100 bytes exceeds the 10-byte maximum");
+    assert_eq!(
+        frame.unwrap_err().to_string(),
+        "frame body of 100 bytes exceeds the 10-byte maximum"
+    );
     let (frame, _) = read_measured(&[0, 0, 0, 4, 0, 0, 0, 0, 1], DEFAULT_MAX_FRAME);
-    assert_eq!(frame.unwrap_err().to_string(), "stream ended inside a frame: 9 of 12 bytes");
+    assert_eq!(
+        frame.unwrap_err().to_string(),
+        "stream ended inside a frame: 9 of 12 bytes"
+    );
 }

@@ -14,7 +14,9 @@ use lanesim::dist::{
 use lanesim::shim::rt::RuntimeChoice;
 
 fn dedicated() -> SenderConfig {
-    SenderConfig::new(RuntimeChoice::Dedicated { thread_name: "dist-send".into() })
+    SenderConfig::new(RuntimeChoice::Dedicated {
+        thread_name: "dist-send".into(),
+    })
 }
 
 /// A frame big enough to fill the kernel's send and receive buffers, so a
@@ -29,29 +31,44 @@ fn enqueue_never_blocks_and_drops_when_full() {
     let _entered = runtime.enter();
     let sender = DistSender::new(manager(), dedicated()).unwrap();
     let node = NodeName::from("absent@test");
-    let outcomes: Vec<Enqueued> =
-        (0..4096u32).map(|i| sender.enqueue(node.clone(), framed(&i.to_be_bytes()))).collect();
+    let outcomes: Vec<Enqueued> = (0..4096u32)
+        .map(|i| sender.enqueue(node.clone(), framed(&i.to_be_bytes())))
+        .collect();
     assert!(outcomes.contains(&Enqueued::DroppedFull) || sender.stats().data_no_connection > 0);
     let stats = sender.stats();
-    assert_eq!(stats.data_queued + stats.data_dropped_full, 4096, "{stats:?}");
+    assert_eq!(
+        stats.data_queued + stats.data_dropped_full,
+        4096,
+        "{stats:?}"
+    );
     sender.shutdown();
     std::thread::sleep(Duration::from_millis(20));
-    assert_eq!(sender.enqueue(node, framed(b"late")), Enqueued::DroppedClosed);
+    assert_eq!(
+        sender.enqueue(node, framed(b"late")),
+        Enqueued::DroppedClosed
+    );
 }
 
 #[test]
 fn a_full_data_lane_drops_and_counts() {
     // A drain that never runs (its runtime is not driven) makes "full" exact.
-    let idle = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let idle = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let _entered = idle.enter();
     let mut config = SenderConfig::new(RuntimeChoice::current());
     config.data_capacity = 4;
     let sender = DistSender::new(manager(), config).unwrap();
     let node = NodeName::from("absent@test");
-    let outcomes: Vec<Enqueued> = (0..6).map(|_| sender.enqueue(node.clone(), framed(b"x"))).collect();
+    let outcomes: Vec<Enqueued> = (0..6)
+        .map(|_| sender.enqueue(node.clone(), framed(b"x")))
+        .collect();
     assert_eq!(outcomes[..4], [Enqueued::Queued; 4]);
     assert_eq!(outcomes[4..], [Enqueued::DroppedFull; 2]);
-    assert_eq!((sender.stats().data_queued, sender.stats().data_dropped_full), (4, 2));
+    assert_eq!(
+        (sender.stats().data_queued, sender.stats().data_dropped_full),
+        (4, 2)
+    );
 }
 
 #[tokio::test]
@@ -60,7 +77,10 @@ async fn data_frames_to_one_node_arrive_in_enqueue_order() {
     let (_, mut peer) = loopback(&manager, "peer@test").await;
     let sender = DistSender::new(manager, dedicated()).unwrap();
     for seq in 0..64u8 {
-        assert_eq!(sender.enqueue(NodeName::from("peer@test"), framed(&[seq])), Enqueued::Queued);
+        assert_eq!(
+            sender.enqueue(NodeName::from("peer@test"), framed(&[seq])),
+            Enqueued::Queued
+        );
     }
     let got = read_controls(&mut peer, 64).await;
     assert_eq!(got, (0..64u8).map(|seq| vec![seq]).collect::<Vec<_>>());
@@ -76,7 +96,10 @@ async fn controls_to_one_connection_arrive_in_enqueue_order() {
     let sender = DistSender::new(manager, dedicated()).unwrap();
     for seq in 0..64u8 {
         sender
-            .enqueue_control(ControlOutbound { connection: Arc::clone(&connection), frame: framed(&[seq]) })
+            .enqueue_control(ControlOutbound {
+                connection: Arc::clone(&connection),
+                frame: framed(&[seq]),
+            })
             .expect("below capacity");
     }
     let got = read_controls(&mut peer, 64).await;
@@ -89,17 +112,31 @@ async fn controls_are_written_before_queued_data() {
     let manager = manager();
     let (connection, mut peer) = loopback(&manager, "peer@test").await;
     // Fill both lanes before the drain runs, on a runtime we do not drive yet.
-    let parked = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let parked = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let mut config = SenderConfig::new(RuntimeChoice::Handle(parked.handle().clone()));
     config.write_timeout = Duration::from_secs(5);
     let sender = DistSender::new(manager, config).unwrap();
     sender.enqueue(NodeName::from("peer@test"), framed(b"data"));
-    sender.enqueue_control(ControlOutbound { connection, frame: framed(b"control") }).unwrap();
-    std::thread::spawn(move || parked.block_on(async { tokio::time::sleep(Duration::from_millis(500)).await }));
+    sender
+        .enqueue_control(ControlOutbound {
+            connection,
+            frame: framed(b"control"),
+        })
+        .unwrap();
+    std::thread::spawn(move || {
+        parked.block_on(async { tokio::time::sleep(Duration::from_millis(500)).await })
+    });
     let got = tokio::time::timeout(Duration::from_secs(5), read_controls(&mut peer, 2))
         .await
         .expect("both frames arrive");
-    assert_eq!(got, vec![b"control".to_vec(), b"data".to_vec()], "the drain is biased to controls");
+    assert_eq!(
+        got,
+        vec![b"control".to_vec(), b"data".to_vec()],
+        "the drain is biased to controls"
+    );
 }
 
 #[tokio::test]
@@ -118,13 +155,21 @@ async fn a_dead_peer_does_not_stall_the_drain_and_its_hook_fires() {
     wait_for("dead peer's hook", || !snapshot(&downs).is_empty()).await;
     let downs = snapshot(&downs);
     assert_eq!(downs.len(), 1, "{downs:?}");
-    assert_eq!((downs[0].node.as_str(), downs[0].generation), ("dead@test", 1));
+    assert_eq!(
+        (downs[0].node.as_str(), downs[0].generation),
+        ("dead@test", 1)
+    );
     assert!(
-        matches!(downs[0].reason, DownReason::PeerClosed | DownReason::WriteError | DownReason::ReadError),
+        matches!(
+            downs[0].reason,
+            DownReason::PeerClosed | DownReason::WriteError | DownReason::ReadError
+        ),
         "{downs:?}"
     );
     assert!(dead.is_down());
-    assert!(manager.get_connection(&NodeName::from("dead@test")).is_none());
+    assert!(manager
+        .get_connection(&NodeName::from("dead@test"))
+        .is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -144,14 +189,25 @@ async fn a_wedged_peer_stalls_the_drain_only_up_to_the_write_deadline_and_is_pur
         .expect("the healthy peer is served within the bounded window");
     let waited = started.elapsed();
     assert_eq!(got, vec![vec![0xAB]]);
-    assert!(waited >= Duration::from_millis(250), "the deadline never engaged: {waited:?}");
-    assert!(waited < Duration::from_secs(5), "stalled well past one deadline: {waited:?}");
+    assert!(
+        waited >= Duration::from_millis(250),
+        "the deadline never engaged: {waited:?}"
+    );
+    assert!(
+        waited < Duration::from_secs(5),
+        "stalled well past one deadline: {waited:?}"
+    );
     wait_for("wedged peer's hook", || !snapshot(&downs).is_empty()).await;
     let downs = snapshot(&downs);
     assert_eq!(downs.len(), 1);
     assert_eq!(downs[0].reason, DownReason::WriteTimeout);
     assert_eq!(wedged.down_reason(), Some(DownReason::WriteTimeout));
-    assert!(manager.get_connection(&NodeName::from("wedged@test")).is_none(), "not purged");
+    assert!(
+        manager
+            .get_connection(&NodeName::from("wedged@test"))
+            .is_none(),
+        "not purged"
+    );
     assert_eq!(sender.stats().data_failed, 1);
 }
 
@@ -161,8 +217,13 @@ async fn a_control_flood_against_a_wedged_peer_marks_it_down_once_and_overflows_
     let downs = record_downs(&manager);
     let (wedged, _held_never_read) = loopback(&manager, "wedged@test").await;
     let sender = DistSender::new(manager.clone(), dedicated()).unwrap();
-    let pin = |frame| ControlOutbound { connection: Arc::clone(&wedged), frame };
-    sender.enqueue_control(pin(huge_frame())).expect("an empty lane accepts");
+    let pin = |frame| ControlOutbound {
+        connection: Arc::clone(&wedged),
+        frame,
+    };
+    sender
+        .enqueue_control(pin(huge_frame()))
+        .expect("an empty lane accepts");
     let started = Instant::now(); // wall-clock: ok (real-mode test)
     let mut overflowed = 0;
     for seq in 0..1024u32 {
@@ -172,20 +233,38 @@ async fn a_control_flood_against_a_wedged_peer_marks_it_down_once_and_overflows_
             // down (DC-1's second arm).
             Ok(()) => {}
             Err(ControlEnqueueError::Overflow) => {
-                assert!(wedged.is_down(), "Overflow returned before the pinned connection was down");
+                assert!(
+                    wedged.is_down(),
+                    "Overflow returned before the pinned connection was down"
+                );
                 overflowed += 1;
             }
             Err(ControlEnqueueError::Closed) => panic!("closed while the sender is live"),
         }
     }
-    assert!(started.elapsed() < Duration::from_secs(1), "enqueue_control blocked");
-    assert!(overflowed > 0, "4x capacity behind a wedged write never overflowed");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "enqueue_control blocked"
+    );
+    assert!(
+        overflowed > 0,
+        "4x capacity behind a wedged write never overflowed"
+    );
     wait_for("down hook", || !snapshot(&downs).is_empty()).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     let downs = snapshot(&downs);
-    assert_eq!(downs.len(), 1, "down hook must fire exactly once: {downs:?}");
-    assert!(matches!(downs[0].reason, DownReason::ControlOverflow | DownReason::WriteTimeout));
-    assert!(manager.get_connection(&NodeName::from("wedged@test")).is_none());
+    assert_eq!(
+        downs.len(),
+        1,
+        "down hook must fire exactly once: {downs:?}"
+    );
+    assert!(matches!(
+        downs[0].reason,
+        DownReason::ControlOverflow | DownReason::WriteTimeout
+    ));
+    assert!(manager
+        .get_connection(&NodeName::from("wedged@test"))
+        .is_none());
 }
 
 #[tokio::test]
@@ -194,12 +273,18 @@ async fn a_control_pinned_to_a_downed_generation_never_reaches_the_redialed_sock
     let node = NodeName::from("peer@test");
     let (pinned, _old_peer) = loopback(&manager, "peer@test").await;
     pinned.mark_down_write_timeout();
-    assert!(manager.get_connection(&node).is_none(), "the downed generation left the table");
+    assert!(
+        manager.get_connection(&node).is_none(),
+        "the downed generation left the table"
+    );
     let (redialed, mut new_peer) = loopback(&manager, "peer@test").await;
     assert_eq!((pinned.generation(), redialed.generation()), (1, 2));
     let sender = DistSender::new(manager, dedicated()).unwrap();
     sender
-        .enqueue_control(ControlOutbound { connection: Arc::clone(&pinned), frame: framed(&[0xCC]) })
+        .enqueue_control(ControlOutbound {
+            connection: Arc::clone(&pinned),
+            frame: framed(&[0xCC]),
+        })
         .expect("accepted; the skip happens in the drain");
     sender.enqueue(node, framed(&[0xDD]));
     assert_eq!(
@@ -228,9 +313,14 @@ fn zero_capacities_and_a_zero_deadline_are_configuration_errors() {
     let config = |edit: fn(&mut SenderConfig)| {
         let mut config = SenderConfig::new(RuntimeChoice::current());
         edit(&mut config);
-        DistSender::new(manager(), config).err().map(|error| error.to_string())
+        DistSender::new(manager(), config)
+            .err()
+            .map(|error| error.to_string())
     };
-    assert_eq!(config(|c| c.data_capacity = 0).as_deref(), Some("data_capacity must be at least 1"));
+    assert_eq!(
+        config(|c| c.data_capacity = 0).as_deref(),
+        Some("data_capacity must be at least 1")
+    );
     assert_eq!(
         config(|c| c.control_capacity = 0).as_deref(),
         Some("control_capacity must be at least 1")
@@ -240,7 +330,13 @@ fn zero_capacities_and_a_zero_deadline_are_configuration_errors() {
         Some("write_timeout must be greater than zero")
     );
     assert!(matches!(
-        DistSender::new(manager(), SenderConfig { data_capacity: 0, ..SenderConfig::new(RuntimeChoice::current()) }),
+        DistSender::new(
+            manager(),
+            SenderConfig {
+                data_capacity: 0,
+                ..SenderConfig::new(RuntimeChoice::current())
+            }
+        ),
         Err(SenderConfigError::ZeroCapacity("data_capacity"))
     ));
 }

@@ -16,8 +16,16 @@ use lanesim::lanes::{
 };
 use lanesim::shim::rt::RuntimeChoice;
 
-fn dispatcher(limit: usize, policy: OverflowPolicy, handler: Handler<u32>) -> OrderedDispatcher<u64, u32> {
-    let config = DispatcherConfig { limit, policy, router: LaneRouterConfig::new(RuntimeChoice::current()) };
+fn dispatcher(
+    limit: usize,
+    policy: OverflowPolicy,
+    handler: Handler<u32>,
+) -> OrderedDispatcher<u64, u32> {
+    let config = DispatcherConfig {
+        limit,
+        policy,
+        router: LaneRouterConfig::new(RuntimeChoice::current()),
+    };
     OrderedDispatcher::new(handler, config).expect("valid config")
 }
 
@@ -45,7 +53,11 @@ async fn panics_in_either_part_of_a_handler_count_as_handled_and_the_lane_lives(
     wait_for("survivors handled", || snapshot(&handled).len() == 6).await;
     assert_eq!(snapshot(&handled), vec![0, 1, 2, 4, 6, 7]);
     let stats = dispatcher.stats();
-    assert_eq!((stats.handler_panics, stats.lanes_created, stats.lanes_live), (2, 1, 1), "{stats:?}");
+    assert_eq!(
+        (stats.handler_panics, stats.lanes_created, stats.lanes_live),
+        (2, 1, 1),
+        "{stats:?}"
+    );
     assert_eq!(dispatcher.lane_count(), 1);
 }
 
@@ -70,8 +82,16 @@ async fn reject_sheds_at_the_per_lane_limit_and_counts_it() {
     let dispatcher = dispatcher(2, OverflowPolicy::Reject, gated(&release, &handled));
     assert_eq!(dispatcher.dispatch(1, 10), Ok(0));
     assert_eq!(dispatcher.dispatch(1, 11), Ok(1));
-    assert_eq!(dispatcher.dispatch(1, 12), Err(12), "over the limit must be handed back");
-    assert_eq!(dispatcher.dispatch(2, 20), Ok(0), "another key has its own limit");
+    assert_eq!(
+        dispatcher.dispatch(1, 12),
+        Err(12),
+        "over the limit must be handed back"
+    );
+    assert_eq!(
+        dispatcher.dispatch(2, 20),
+        Ok(0),
+        "another key has its own limit"
+    );
     assert_eq!(dispatcher.stats().items_shed, 1);
     release.store(true, Ordering::SeqCst);
     wait_for("admitted handled", || snapshot(&handled).len() == 3).await;
@@ -85,7 +105,9 @@ async fn warn_admits_past_the_limit() {
     let release = Arc::new(AtomicBool::new(false));
     let handled = log::<u32>();
     let dispatcher = dispatcher(2, OverflowPolicy::Warn, gated(&release, &handled));
-    let depths: Vec<usize> = (0..5).map(|m| dispatcher.dispatch(1, m).expect("Warn never sheds")).collect();
+    let depths: Vec<usize> = (0..5)
+        .map(|m| dispatcher.dispatch(1, m).expect("Warn never sheds"))
+        .collect();
     assert_eq!(depths, vec![0, 1, 2, 3, 4]);
     release.store(true, Ordering::SeqCst);
     wait_for("all handled", || snapshot(&handled).len() == 5).await;
@@ -108,7 +130,12 @@ async fn counters_follow_lanes_through_reap_and_drop() {
     wait_for("all reaped", || dispatcher.stats().lanes_live == 0).await;
     assert_eq!(
         dispatcher.stats(),
-        DispatchStats { lanes_live: 0, lanes_created: 3, items_shed: 0, handler_panics: 0 }
+        DispatchStats {
+            lanes_live: 0,
+            lanes_created: 3,
+            items_shed: 0,
+            handler_panics: 0
+        }
     );
     dispatcher.dispatch(0, 1).unwrap();
     wait_for("recreated", || dispatcher.stats().lanes_created == 4).await;
@@ -116,13 +143,21 @@ async fn counters_follow_lanes_through_reap_and_drop() {
 
 #[test]
 fn a_zero_limit_is_a_configuration_error() {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let config = DispatcherConfig {
         limit: 0,
         policy: OverflowPolicy::Reject,
         router: LaneRouterConfig::<u64>::new(RuntimeChoice::Handle(runtime.handle().clone())),
     };
     let error = OrderedDispatcher::<u64, u32>::new(Arc::new(|_| Box::pin(async {})), config).err();
-    assert!(matches!(error, Some(LaneConfigError::ZeroLimit)), "{error:?}");
-    assert_eq!(error.unwrap().to_string(), "the per-lane limit must be at least 1");
+    assert!(
+        matches!(error, Some(LaneConfigError::ZeroLimit)),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.unwrap().to_string(),
+        "the per-lane limit must be at least 1"
+    );
 }

@@ -46,7 +46,11 @@ async fn per_key_order_is_route_order() {
         by_key.entry(key).or_default().push(seq);
     }
     for key in 0..4 {
-        assert_eq!(by_key[&key], (0..250).collect::<Vec<_>>(), "key {key} reordered");
+        assert_eq!(
+            by_key[&key],
+            (0..250).collect::<Vec<_>>(),
+            "key {key} reordered"
+        );
     }
     assert_eq!(recorder.created(), 4);
 }
@@ -72,14 +76,20 @@ async fn distinct_keys_run_concurrently() {
     .unwrap();
     router.route(1, (), None).unwrap();
     router.route(2, (), None).unwrap();
-    wait_for("both lanes passed the barrier", || done.load(Ordering::SeqCst) == 2).await;
+    wait_for("both lanes passed the barrier", || {
+        done.load(Ordering::SeqCst) == 2
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_lane_is_reaped() {
     let recorder = Arc::new(Recorder::default());
     let handled = log::<u32>();
-    let router = logging_router(&handled, lane_config(Some(Duration::from_millis(50)), &recorder));
+    let router = logging_router(
+        &handled,
+        lane_config(Some(Duration::from_millis(50)), &recorder),
+    );
     router.route(7, 1, None).unwrap();
     wait_for("item handled", || snapshot(&handled).len() == 1).await;
     wait_for("lane reaped", || router.lane_count() == 0).await;
@@ -110,7 +120,11 @@ async fn no_reap_while_items_are_queued() {
     }
     wait_for("all items handled", || snapshot(&handled).len() == 5).await;
     assert_eq!(snapshot(&handled), vec![0, 1, 2, 3, 4]);
-    assert_eq!(recorder.created(), 1, "reaped and recreated while work was queued");
+    assert_eq!(
+        recorder.created(),
+        1,
+        "reaped and recreated while work was queued"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -133,7 +147,11 @@ async fn no_reap_while_a_handler_runs_past_the_ttl() {
     .unwrap();
     router.route(1, (), None).unwrap();
     tokio::time::sleep(Duration::from_millis(60)).await;
-    assert_eq!(router.lane_count(), 1, "a lane with a handler in flight was reaped");
+    assert_eq!(
+        router.lane_count(),
+        1,
+        "a lane with a handler in flight was reaped"
+    );
     assert_eq!(recorder.closed(), 0);
     assert!(!finished.load(Ordering::SeqCst));
     // And the in-flight item still counts against capacity.
@@ -145,7 +163,10 @@ async fn no_reap_while_a_handler_runs_past_the_ttl() {
 async fn reaped_lane_is_rebuilt_in_order() {
     let recorder = Arc::new(Recorder::default());
     let handled = log::<u32>();
-    let router = logging_router(&handled, lane_config(Some(Duration::from_millis(30)), &recorder));
+    let router = logging_router(
+        &handled,
+        lane_config(Some(Duration::from_millis(30)), &recorder),
+    );
     for seq in 0..5 {
         router.route(1, seq, None).unwrap();
     }
@@ -156,7 +177,11 @@ async fn reaped_lane_is_rebuilt_in_order() {
     }
     wait_for("second burst handled", || snapshot(&handled).len() == 10).await;
     assert_eq!(snapshot(&handled), (0..10).collect::<Vec<_>>());
-    assert_eq!(recorder.created(), 2, "the reaped lane must be rebuilt exactly once");
+    assert_eq!(
+        recorder.created(),
+        2,
+        "the reaped lane must be rebuilt exactly once"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -167,7 +192,11 @@ async fn many_producers_on_one_key_never_see_two_live_lanes_and_lose_nothing() {
     let handled = log::<(lanesim::lanes::LaneId, u32)>();
     let in_handler = Arc::new(AtomicUsize::new(0));
     let overlap = Arc::new(AtomicBool::new(false));
-    let (sink, busy, over) = (Arc::clone(&handled), Arc::clone(&in_handler), Arc::clone(&overlap));
+    let (sink, busy, over) = (
+        Arc::clone(&handled),
+        Arc::clone(&in_handler),
+        Arc::clone(&overlap),
+    );
     let router: Arc<LaneRouter<u64, u32>> = Arc::new(
         LaneRouter::with_lane_ids(
             Arc::new(move |lane, item| {
@@ -206,7 +235,10 @@ async fn many_producers_on_one_key_never_see_two_live_lanes_and_lose_nothing() {
     let total = (PRODUCERS * PER_PRODUCER) as usize;
     wait_for("all items handled", || snapshot(&handled).len() == total).await;
     let observed = snapshot(&handled);
-    assert!(!overlap.load(Ordering::SeqCst), "two handlers of one key ran at once");
+    assert!(
+        !overlap.load(Ordering::SeqCst),
+        "two handlers of one key ran at once"
+    );
     assert!(
         observed.windows(2).all(|w| w[0].0 <= w[1].0),
         "items of one key were handled by lanes out of creation order: two live lanes"
@@ -214,12 +246,26 @@ async fn many_producers_on_one_key_never_see_two_live_lanes_and_lose_nothing() {
     let mut items: Vec<u32> = observed.iter().map(|(_, item)| *item).collect();
     // Each producer's own items stay in its route order.
     for producer in 0..PRODUCERS {
-        let mine: Vec<u32> = items.iter().copied().filter(|i| i / PER_PRODUCER == producer).collect();
-        assert!(mine.windows(2).all(|w| w[0] < w[1]), "producer {producer} reordered");
+        let mine: Vec<u32> = items
+            .iter()
+            .copied()
+            .filter(|i| i / PER_PRODUCER == producer)
+            .collect();
+        assert!(
+            mine.windows(2).all(|w| w[0] < w[1]),
+            "producer {producer} reordered"
+        );
     }
     items.sort_unstable();
-    assert_eq!(items, (0..PRODUCERS * PER_PRODUCER).collect::<Vec<_>>(), "lost or duplicated");
-    assert!(recorder.created() > 1, "the TTL never reaped: the test exercised no churn");
+    assert_eq!(
+        items,
+        (0..PRODUCERS * PER_PRODUCER).collect::<Vec<_>>(),
+        "lost or duplicated"
+    );
+    assert!(
+        recorder.created() > 1,
+        "the TTL never reaped: the test exercised no churn"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -234,7 +280,10 @@ async fn dropping_the_router_ends_every_lane() {
     assert_eq!(recorder.created(), 3);
     drop(router);
     wait_for("all lanes exited", || recorder.closed() == 3).await;
-    assert!(recorder.exits().iter().all(|(_, _, exit)| *exit == LaneExit::Closed));
+    assert!(recorder
+        .exits()
+        .iter()
+        .all(|(_, _, exit)| *exit == LaneExit::Closed));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -282,7 +331,11 @@ async fn capacity_is_per_key() {
     assert_eq!(router.route(1, 10, Some(3)), Ok(0));
     assert_eq!(router.route(1, 11, Some(3)), Ok(1));
     assert_eq!(router.route(1, 12, Some(3)), Ok(2));
-    assert_eq!(router.route(1, 13, Some(3)), Err(13), "a full lane hands the item back");
+    assert_eq!(
+        router.route(1, 13, Some(3)),
+        Err(13),
+        "a full lane hands the item back"
+    );
     // Key 2 is untouched by key 1's backlog.
     assert_eq!(router.route(2, 20, Some(3)), Ok(0));
     // No capacity never refuses, even on the full lane; zero always refuses.
@@ -290,7 +343,12 @@ async fn capacity_is_per_key() {
     assert_eq!(router.route(3, 30, Some(0)), Err(30));
     release.store(true, Ordering::SeqCst);
     wait_for("admitted items handled", || snapshot(&handled).len() == 5).await;
-    let of = |key: u32| snapshot(&handled).into_iter().filter(|i| i / 10 == key).collect::<Vec<_>>();
+    let of = |key: u32| {
+        snapshot(&handled)
+            .into_iter()
+            .filter(|i| i / 10 == key)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(of(1), vec![10, 11, 12, 14], "key 1 lost or reordered");
     assert_eq!(of(2), vec![20]);
     assert_eq!(of(3), Vec::<u32>::new(), "a refused item was handled");
@@ -303,7 +361,11 @@ async fn capacity_frees_as_the_lane_drains() {
     let router = logging_router(&handled, lane_config(None, &recorder));
     assert_eq!(router.route(1, 0, Some(1)), Ok(0));
     wait_for("first item handled", || snapshot(&handled).len() == 1).await;
-    assert_eq!(router.route(1, 1, Some(1)), Ok(0), "capacity must be reusable once drained");
+    assert_eq!(
+        router.route(1, 1, Some(1)),
+        Ok(0),
+        "capacity must be reusable once drained"
+    );
     wait_for("second item handled", || snapshot(&handled).len() == 2).await;
     assert_eq!(snapshot(&handled), vec![0, 1]);
 }
@@ -337,7 +399,11 @@ async fn a_consumer_that_catches_its_panics_keeps_its_lane() {
     }
     wait_for("surviving items handled", || snapshot(&handled).len() == 7).await;
     assert_eq!(snapshot(&handled), vec![0, 1, 2, 4, 5, 6, 7]);
-    assert_eq!(recorder.created(), 1, "the lane must survive a caught panic");
+    assert_eq!(
+        recorder.created(),
+        1,
+        "the lane must survive a caught panic"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -361,9 +427,16 @@ async fn a_lane_killed_by_a_panic_leaves_no_black_hole() {
     router.route(1, 0, None).unwrap();
     wait_for("lane died", || recorder.closed() == 1).await;
     assert_eq!(recorder.exits()[0].2, LaneExit::Panicked);
-    assert_eq!(router.lane_count(), 0, "the dead lane's entry is still in the map");
+    assert_eq!(
+        router.lane_count(),
+        0,
+        "the dead lane's entry is still in the map"
+    );
     router.route(1, 1, None).unwrap();
-    wait_for("next item handled by a new lane", || snapshot(&handled) == vec![1]).await;
+    wait_for("next item handled by a new lane", || {
+        snapshot(&handled) == vec![1]
+    })
+    .await;
     assert_eq!(recorder.created(), 2);
 }
 
@@ -372,21 +445,32 @@ async fn a_dedicated_runtime_runs_lanes_and_drops_from_async_code() {
     let recorder = Arc::new(Recorder::default());
     let handled = log::<u32>();
     let mut config = lane_config(None, &recorder);
-    config.runtime = RuntimeChoice::Dedicated { thread_name: "lanes".into() };
+    config.runtime = RuntimeChoice::Dedicated {
+        thread_name: "lanes".into(),
+    };
     let router = logging_router(&handled, config);
     router.route(1, 1, None).unwrap();
-    wait_for("handled on the dedicated runtime", || snapshot(&handled) == vec![1]).await;
+    wait_for("handled on the dedicated runtime", || {
+        snapshot(&handled) == vec![1]
+    })
+    .await;
     drop(router); // inside an async context: must not panic
     wait_for("lane ended", || recorder.closed() == 1).await;
 }
 
 #[test]
 fn a_zero_idle_ttl_is_a_configuration_error() {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let config = LaneRouterConfig::<u64>::new(RuntimeChoice::Handle(runtime.handle().clone()))
         .idle_ttl(Duration::ZERO);
     let error = LaneRouter::<u64, ()>::new(Arc::new(|()| Box::pin(async {})), config).err();
-    assert!(matches!(error, Some(LaneConfigError::ZeroIdleTtl)), "{error:?}");
+    assert!(
+        matches!(error, Some(LaneConfigError::ZeroIdleTtl)),
+        "{error:?}"
+    );
     assert_eq!(
         error.unwrap().to_string(),
         "idle_ttl must be greater than zero (use None to never reap)"
@@ -395,11 +479,18 @@ fn a_zero_idle_ttl_is_a_configuration_error() {
 
 #[test]
 fn a_shard_count_that_is_not_a_power_of_two_is_a_configuration_error() {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     for shards in [0, 1, 3, 48] {
-        let mut config = LaneRouterConfig::<u64>::new(RuntimeChoice::Handle(runtime.handle().clone()));
+        let mut config =
+            LaneRouterConfig::<u64>::new(RuntimeChoice::Handle(runtime.handle().clone()));
         config.shards = shards;
         let error = LaneRouter::<u64, ()>::new(Arc::new(|()| Box::pin(async {})), config).err();
-        assert!(matches!(error, Some(LaneConfigError::BadShardCount(n)) if n == shards), "{error:?}");
+        assert!(
+            matches!(error, Some(LaneConfigError::BadShardCount(n)) if n == shards),
+            "{error:?}"
+        );
     }
 }

@@ -6,8 +6,15 @@ use lanesim::planted::{Planted, PlantedBug, CATALOGUE};
 #[cfg(not(feature = "planted-bugs"))]
 #[test]
 fn the_default_build_plants_nothing() {
-    assert!(CATALOGUE.is_empty(), "planted bugs compiled into a default build");
-    assert_eq!(std::mem::size_of::<Planted>(), 0, "the switch is not a compile-time constant");
+    assert!(
+        CATALOGUE.is_empty(),
+        "planted bugs compiled into a default build"
+    );
+    assert_eq!(
+        std::mem::size_of::<Planted>(),
+        0,
+        "the switch is not a compile-time constant"
+    );
     assert!(PlantedBug::ALL.iter().all(|bug| !Planted::none().has(*bug)));
 }
 
@@ -15,12 +22,21 @@ fn the_default_build_plants_nothing() {
 #[test]
 fn the_feature_build_carries_every_catalogue_entry() {
     let ids: Vec<&str> = CATALOGUE.iter().map(|bug| bug.catalogue_id()).collect();
-    assert_eq!(ids, ["1", "2", "3", "4", "5a", "5b", "6", "7", "8", "9", "10", "11"]);
+    assert_eq!(
+        ids,
+        ["1", "2", "3", "4", "5a", "5b", "6", "7", "8", "9", "10", "11"]
+    );
     for bug in CATALOGUE {
         let planted = Planted::bug(*bug);
         assert_eq!(planted.selected(), Some(*bug));
         // Exactly one switch on at a time.
-        assert_eq!(CATALOGUE.iter().filter(|other| planted.has(**other)).count(), 1);
+        assert_eq!(
+            CATALOGUE
+                .iter()
+                .filter(|other| planted.has(**other))
+                .count(),
+            1
+        );
     }
 }
 

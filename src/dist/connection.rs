@@ -15,7 +15,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::manager::ManagerShared;
 use super::node::NodeName;
-use crate::planted::{PlantedBug, Planted};
+use crate::planted::{Planted, PlantedBug};
 use crate::shim::net::BoxWrite;
 use crate::shim::sync::{AsyncMutex, AtomicU8, Notify, Ordering, Weak};
 use crate::shim::time::timeout;
@@ -142,7 +142,12 @@ impl DistConnection {
         // Checked under the lock: the flag may have flipped while we waited.
         let writer = match writer.as_mut() {
             Some(writer) if !self.is_down() => writer,
-            _ => return Err(io::Error::new(io::ErrorKind::NotConnected, "connection is down")),
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotConnected,
+                    "connection is down",
+                ))
+            }
         };
         let written = async {
             writer.write_all(frame).await?;
@@ -226,7 +231,11 @@ mod tests {
         let (ours, theirs) = tokio::io::duplex(1024);
         std::mem::forget(theirs); // keep the peer open for the whole test
         let (read, write) = tokio::io::split(ours);
-        Connected { read: Box::new(read), write: Box::new(write), peer: "memory".into() }
+        Connected {
+            read: Box::new(read),
+            write: Box::new(write),
+            peer: "memory".into(),
+        }
     }
 
     fn manager(planted: Planted) -> ConnectionManager {
@@ -238,7 +247,9 @@ mod tests {
     /// The first half of `mark_down` (the flag flip) without the second (the
     /// manager's removal): the window a racing thread can land in.
     fn flip_only(connection: &DistConnection) {
-        connection.state.store(DownReason::WriteTimeout as u8, Ordering::Release);
+        connection
+            .state
+            .store(DownReason::WriteTimeout as u8, Ordering::Release);
     }
 
     /// The window between `mark_down`'s flag flip and the manager's removal
@@ -256,17 +267,29 @@ mod tests {
         // First half of mark_down: the flag flips ...
         flip_only(&old);
         // ... and before the removal, the entry must already count as gone.
-        assert!(manager.get_connection(&node).is_none(), "a down entry was handed out");
+        assert!(
+            manager.get_connection(&node).is_none(),
+            "a down entry was handed out"
+        );
         assert!(manager.connected_nodes().is_empty());
         let new = manager.register(node.clone(), in_memory());
         assert_eq!(new.generation(), 2, "the down entry blocked the redial");
 
         // Second half: the manager removes only its own entry and fires once.
-        old.manager.upgrade().unwrap().connection_down(&old, DownReason::WriteTimeout);
-        assert!(Arc::ptr_eq(&manager.get_connection(&node).unwrap(), &new), "evicted the successor");
+        old.manager
+            .upgrade()
+            .unwrap()
+            .connection_down(&old, DownReason::WriteTimeout);
+        assert!(
+            Arc::ptr_eq(&manager.get_connection(&node).unwrap(), &new),
+            "evicted the successor"
+        );
         let downs = downs.lock().unwrap().clone();
         assert_eq!(downs.len(), 1, "{downs:?}");
-        assert_eq!((downs[0].generation, downs[0].reason), (1, DownReason::WriteTimeout));
+        assert_eq!(
+            (downs[0].generation, downs[0].reason),
+            (1, DownReason::WriteTimeout)
+        );
     }
 
     #[cfg(feature = "planted-bugs")]
@@ -276,9 +299,14 @@ mod tests {
         let node = NodeName::from("peer@test");
         let old = manager.register(node.clone(), in_memory());
         flip_only(&old);
-        let handed_out = manager.get_connection(&node).expect("the planted bug did not show");
+        let handed_out = manager
+            .get_connection(&node)
+            .expect("the planted bug did not show");
         assert!(handed_out.is_down());
         let redialed = manager.register(node.clone(), in_memory());
-        assert!(Arc::ptr_eq(&redialed, &old), "the planted bug did not show: the redial got through");
+        assert!(
+            Arc::ptr_eq(&redialed, &old),
+            "the planted bug did not show: the redial got through"
+        );
     }
 }

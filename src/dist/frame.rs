@@ -90,7 +90,10 @@ impl fmt::Display for ReadFrameError {
                 write!(f, "stream ended inside a frame: {got} of {expected} bytes")
             }
             Self::TooLarge { len, max } => {
-                write!(f, "frame body of {len} bytes exceeds the {max}-byte maximum")
+                write!(
+                    f,
+                    "frame body of {len} bytes exceeds the {max}-byte maximum"
+                )
             }
             Self::Io(error) => write!(f, "read failed: {error}"),
         }

@@ -54,19 +54,30 @@ impl LinkTable {
 
     /// Records a link. Returns `false` if it was already there.
     pub fn link(&self, node: &NodeName, link: Link) -> bool {
-        self.links.lock().entry(node.clone()).or_default().insert(link)
+        self.links
+            .lock()
+            .entry(node.clone())
+            .or_default()
+            .insert(link)
     }
 
     /// Removes a link (an unlink, or an exit that reached the peer). Returns
     /// whether it was there.
     pub fn unlink(&self, node: &NodeName, link: &Link) -> bool {
-        self.links.lock().get_mut(node).is_some_and(|links| links.remove(link))
+        self.links
+            .lock()
+            .get_mut(node)
+            .is_some_and(|links| links.remove(link))
     }
 
     /// The links over `node`, in order.
     #[must_use]
     pub fn links_over(&self, node: &NodeName) -> Vec<Link> {
-        self.links.lock().get(node).map(|links| links.iter().copied().collect()).unwrap_or_default()
+        self.links
+            .lock()
+            .get(node)
+            .map(|links| links.iter().copied().collect())
+            .unwrap_or_default()
     }
 
     /// Breaks every link over `event.node` made at or before the downed

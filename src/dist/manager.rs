@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use super::connection::{DistConnection, DownEvent, DownReason};
 use super::frame::{encode, read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME};
 use super::node::NodeName;
-use crate::planted::{PlantedBug, Planted};
+use crate::planted::{Planted, PlantedBug};
 use crate::shim::net::{BoxRead, Connected, Listener, Transport};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
 use crate::shim::sync::{Arc, Mutex, Weak};
@@ -247,9 +247,11 @@ impl ConnectionManager {
             displaced.mark_down(DownReason::ManualDisconnect);
         }
         tracing::debug!(node = %connection.node(), generation = connection.generation(), "connection up");
-        self.shared
-            .runtime
-            .spawn(read_loop(Arc::downgrade(&self.shared), Arc::clone(&connection), read));
+        self.shared.runtime.spawn(read_loop(
+            Arc::downgrade(&self.shared),
+            Arc::clone(&connection),
+            read,
+        ));
         connection
     }
 
@@ -258,7 +260,11 @@ impl ConnectionManager {
     ///
     /// # Errors
     /// When the connect or hello fails or times out.
-    pub async fn dial(&self, node: &NodeName, addr: &str) -> Result<Arc<DistConnection>, DialError> {
+    pub async fn dial(
+        &self,
+        node: &NodeName,
+        addr: &str,
+    ) -> Result<Arc<DistConnection>, DialError> {
         if let Some(connection) = self.get_connection(node) {
             return Ok(connection);
         }
@@ -281,17 +287,27 @@ impl ConnectionManager {
     ///
     /// # Errors
     /// When accepting fails, or the hello is late or malformed.
-    pub async fn accept(&self, listener: &mut dyn Listener) -> Result<Arc<DistConnection>, DialError> {
+    pub async fn accept(
+        &self,
+        listener: &mut dyn Listener,
+    ) -> Result<Arc<DistConnection>, DialError> {
         let mut stream = listener.accept().await.map_err(DialError::Io)?;
         let max = self.shared.max_frame.min(1024);
-        let hello = timeout(self.shared.connect_timeout, read_frame(&mut stream.read, max))
-            .await
-            .map_err(|_| DialError::Timeout)?
-            .map_err(|error| DialError::BadHello(error.to_string()))?;
+        let hello = timeout(
+            self.shared.connect_timeout,
+            read_frame(&mut stream.read, max),
+        )
+        .await
+        .map_err(|_| DialError::Timeout)?
+        .map_err(|error| DialError::BadHello(error.to_string()))?;
         let node = match hello {
             Frame::Data { control, payload } if control == HELLO => String::from_utf8(payload)
                 .map_err(|_| DialError::BadHello("node name is not UTF-8".into()))?,
-            other => return Err(DialError::BadHello(format!("expected a hello, got {other:?}"))),
+            other => {
+                return Err(DialError::BadHello(format!(
+                    "expected a hello, got {other:?}"
+                )))
+            }
         };
         Ok(self.register(NodeName::from(node), stream))
     }
@@ -327,11 +343,17 @@ impl ConnectionManager {
 
 /// Reads frames until the peer closes, a read fails or the connection is
 /// marked down; then closes the write half so the peer sees end of stream.
-async fn read_loop(manager: Weak<ManagerShared>, connection: Arc<DistConnection>, mut read: BoxRead) {
+async fn read_loop(
+    manager: Weak<ManagerShared>,
+    connection: Arc<DistConnection>,
+    mut read: BoxRead,
+) {
     let Some(max) = manager.upgrade().map(|m| m.max_frame) else {
         return;
     };
-    let close_bound = manager.upgrade().map_or(DEFAULT_CONNECT_TIMEOUT, |m| m.connect_timeout);
+    let close_bound = manager
+        .upgrade()
+        .map_or(DEFAULT_CONNECT_TIMEOUT, |m| m.connect_timeout);
     let reason = loop {
         let frame = tokio::select! {
             biased;
@@ -341,7 +363,9 @@ async fn read_loop(manager: Weak<ManagerShared>, connection: Arc<DistConnection>
         match frame {
             Ok(Frame::Keepalive) => {}
             Ok(Frame::Data { control, payload }) => {
-                let Some(manager) = manager.upgrade() else { break None };
+                let Some(manager) = manager.upgrade() else {
+                    break None;
+                };
                 if let Some(on_frame) = &manager.on_frame {
                     on_frame(InboundFrame {
                         node: connection.node().clone(),

@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use super::connection::DistConnection;
 use super::manager::ConnectionManager;
 use super::node::NodeName;
-use crate::planted::{PlantedBug, Planted};
+use crate::planted::{Planted, PlantedBug};
 use crate::shim::chan::{self, Receiver, Sender, TrySendError};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
 use crate::shim::sync::{Arc, AtomicU64, Ordering};
@@ -221,7 +221,10 @@ impl DistSender {
     ///
     /// # Errors
     /// A zero capacity or deadline, or a dedicated runtime that cannot start.
-    pub fn new(connections: ConnectionManager, config: SenderConfig) -> Result<Self, SenderConfigError> {
+    pub fn new(
+        connections: ConnectionManager,
+        config: SenderConfig,
+    ) -> Result<Self, SenderConfigError> {
         if config.data_capacity == 0 {
             return Err(SenderConfigError::ZeroCapacity("data_capacity"));
         }
@@ -231,8 +234,8 @@ impl DistSender {
         if config.write_timeout.is_zero() {
             return Err(SenderConfigError::ZeroWriteTimeout);
         }
-        let runtime =
-            TaskRuntime::start(config.runtime, config.planted).map_err(SenderConfigError::Runtime)?;
+        let runtime = TaskRuntime::start(config.runtime, config.planted)
+            .map_err(SenderConfigError::Runtime)?;
         let (data_tx, data_rx) = chan::bounded(config.data_capacity);
         let (control_tx, control_rx) = chan::bounded(config.control_capacity);
         let counters = Arc::new(Counters::default());

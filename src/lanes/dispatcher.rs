@@ -9,14 +9,13 @@
 //! - counters for dashboards and for the testbed's accounting.
 
 use std::any::Any;
-use std::collections::hash_map::RandomState;
 use std::fmt::Debug;
 use std::hash::{BuildHasher, Hash};
 use std::panic::AssertUnwindSafe;
 
 use futures_util::future::{BoxFuture, FutureExt};
 
-use super::config::{LaneConfigError, LaneRouterConfig};
+use super::config::{LaneConfigError, LaneRouterConfig, RandomState};
 use super::observer::{LaneExit, LaneId, LaneObserver};
 use super::router::LaneRouter;
 use crate::shim::sync::{Arc, AtomicBool, AtomicU64, Ordering};
@@ -111,7 +110,10 @@ where
     ///
     /// # Errors
     /// A `limit` of 0 (it would shed everything), or any router config error.
-    pub fn new(handler: Handler<M>, config: DispatcherConfig<K, S>) -> Result<Self, LaneConfigError> {
+    pub fn new(
+        handler: Handler<M>,
+        config: DispatcherConfig<K, S>,
+    ) -> Result<Self, LaneConfigError> {
         Self::with_lane_ids(Arc::new(move |_, message| handler(message)), config)
     }
 

@@ -30,9 +30,7 @@ mod observer;
 mod router;
 mod task;
 
-pub use config::{FixedHasher, LaneConfigError, LaneRouterConfig, DEFAULT_SHARDS};
-pub use dispatcher::{
-    DispatchStats, DispatcherConfig, Handler, OrderedDispatcher, OverflowPolicy,
-};
+pub use config::{FixedHasher, LaneConfigError, LaneRouterConfig, RandomState, DEFAULT_SHARDS};
+pub use dispatcher::{DispatchStats, DispatcherConfig, Handler, OrderedDispatcher, OverflowPolicy};
 pub use observer::{LaneExit, LaneId, LaneObserver};
 pub use router::{Consumer, LaneConsumer, LaneRouter};

@@ -57,7 +57,9 @@ mod imp {
         /// Removes `key` when `predicate` holds, deciding under the shard write
         /// lock. Returns whether it removed.
         pub(crate) fn remove_if(&self, key: &K, predicate: impl FnOnce(&V) -> bool) -> bool {
-            self.inner.remove_if(key, |_, value| predicate(value)).is_some()
+            self.inner
+                .remove_if(key, |_, value| predicate(value))
+                .is_some()
         }
 
         pub(crate) fn len(&self) -> usize {

@@ -17,7 +17,7 @@ use std::io;
 use tokio::runtime::{Builder, Handle};
 use tokio::task::JoinHandle;
 
-use crate::planted::{PlantedBug, Planted};
+use crate::planted::{Planted, PlantedBug};
 
 /// Where a component spawns its background tasks.
 #[derive(Clone, Debug)]

@@ -23,7 +23,9 @@ mod imp {
         }
 
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-            self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
         }
     }
 }
@@ -46,7 +48,9 @@ mod imp {
         }
 
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-            self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
         }
     }
 }

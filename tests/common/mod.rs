@@ -52,7 +52,8 @@ impl LaneObserver<u64> for Recorder {
 
 /// Lanes on the test's runtime, observed by `recorder`.
 pub fn lane_config(idle_ttl: Option<Duration>, recorder: &Arc<Recorder>) -> LaneRouterConfig<u64> {
-    let mut config = LaneRouterConfig::new(RuntimeChoice::current()).observer(Arc::clone(recorder) as _);
+    let mut config =
+        LaneRouterConfig::new(RuntimeChoice::current()).observer(Arc::clone(recorder) as _);
     config.idle_ttl = idle_ttl;
     config
 }
@@ -95,7 +96,9 @@ pub fn record_downs(manager: &ConnectionManager) -> Log<DownEvent> {
 /// peer's end of the socket.
 pub async fn loopback(manager: &ConnectionManager, node: &str) -> (Arc<DistConnection>, TcpStream) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+    let client = TcpStream::connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
     let (peer, _) = listener.accept().await.unwrap();
     let connection = manager.register(NodeName::from(node), Connected::from_tcp(client).unwrap());
     (connection, peer)
