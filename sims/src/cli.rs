@@ -43,7 +43,11 @@ pub fn main() -> ExitCode {
 
 fn list(paths: &[PathBuf]) -> ExitCode {
     let defaults = [PathBuf::from("scenarios")];
-    let paths = if paths.is_empty() { &defaults[..] } else { paths };
+    let paths = if paths.is_empty() {
+        &defaults[..]
+    } else {
+        paths
+    };
     let mut files = Vec::new();
     for path in paths {
         if let Err(error) = collect_toml(path, &mut files) {
@@ -80,6 +84,9 @@ fn collect_toml(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
         files.push(path.to_path_buf());
         Ok(())
     } else {
-        Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"))
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no such file or directory",
+        ))
     }
 }

@@ -21,7 +21,11 @@ fn help_names_the_commands() {
 #[test]
 fn list_shows_the_scenarios_directory() {
     let out = lanesim(&["list"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("scenarios ("));
 }
 
