@@ -7,9 +7,9 @@
 //! nothing more is written to this socket: `write_raw` refuses, so a control
 //! pinned here is either already on the wire or covered by the down (DC-1).
 
+use crate::shim::time::Duration;
 use std::fmt;
 use std::io;
-use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 

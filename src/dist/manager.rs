@@ -10,13 +10,13 @@
 //! down hook fires once per generation regardless (S3). Hooks run outside the
 //! table lock, so they may call back into the manager.
 
+use crate::shim::time::Duration;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
-use std::time::Duration;
 
+use crate::shim::rt::JoinHandle;
 use tokio::io::AsyncWriteExt;
-use tokio::task::JoinHandle;
 
 use super::connection::{DistConnection, DownEvent, DownReason};
 use super::frame::{encode, read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME};

@@ -20,11 +20,11 @@
 //! - The drain owns only the connection manager and its receivers; the
 //!   runtime it runs on is dropped without blocking (S5, see `shim::rt`).
 
+use crate::shim::time::Duration;
 use std::fmt;
 use std::io;
-use std::time::Duration;
 
-use tokio::task::JoinHandle;
+use crate::shim::rt::JoinHandle;
 
 use super::connection::DistConnection;
 use super::manager::ConnectionManager;

@@ -15,7 +15,8 @@ use std::future::Future;
 use std::io;
 
 use tokio::runtime::{Builder, Handle};
-use tokio::task::JoinHandle;
+/// A spawned background task; `abort` stops it.
+pub use tokio::task::JoinHandle;
 
 use crate::planted::{Planted, PlantedBug};
 
