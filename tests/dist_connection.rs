@@ -281,34 +281,59 @@ async fn a_down_generation_delivers_noconnection_for_its_links_only() {
     links.attach(&manager);
     let node = NodeName::from("peer@test");
     let (old, _old_peer) = loopback(&manager, "peer@test").await;
-    let a = Link {
-        generation: 1,
-        local: 10,
-        remote: 20,
-    };
-    let b = Link {
-        generation: 1,
-        local: 11,
-        remote: 21,
-    };
-    assert!(links.link(&node, a) && links.link(&node, b));
-    // A redial registers generation 2 before generation 1's hook runs.
-    let fresh = Link {
-        generation: 2,
-        local: 12,
-        remote: 22,
-    };
-    links.link(&node, fresh);
+    let a = links.link(&old, 10, 20).unwrap();
+    let b = links.link(&old, 11, 21).unwrap();
+    assert_eq!(
+        a,
+        Link {
+            generation: 1,
+            local: 10,
+            remote: 20
+        }
+    );
     old.mark_down(DownReason::WriteTimeout);
     old.mark_down(DownReason::PeerClosed);
     assert_eq!(
         snapshot(&delivered),
         vec![(node.clone(), a), (node.clone(), b)]
     );
+    assert!(links.links_over(&node).is_empty());
+    // A late hook for generation 1 (after a redial made a generation-2 link)
+    // must leave the newer link alone.
+    let (new, _new_peer) = loopback(&manager, "peer@test").await;
+    let fresh = links.link(&new, 12, 22).unwrap();
+    assert_eq!(fresh.generation, 2);
+    links.connection_down(&lanesim::dist::DownEvent {
+        node: node.clone(),
+        generation: 1,
+        reason: DownReason::PeerClosed,
+    });
     assert_eq!(
         links.links_over(&node),
         vec![fresh],
         "a newer generation's link was broken"
     );
     assert!(links.unlink(&node, &fresh) && !links.unlink(&node, &fresh));
+}
+
+#[tokio::test]
+async fn a_link_made_over_a_downed_generation_is_broken_at_once() {
+    let manager = manager();
+    let delivered = log::<(NodeName, Link)>();
+    let sink = Arc::clone(&delivered);
+    let links = LinkTable::new(move |node, link| sink.lock().unwrap().push((node.clone(), link)));
+    links.attach(&manager);
+    let (connection, _peer) = loopback(&manager, "peer@test").await;
+    connection.mark_down(DownReason::WriteTimeout);
+    assert_eq!(links.link(&connection, 1, 2), None);
+    let broken = Link {
+        generation: 1,
+        local: 1,
+        remote: 2,
+    };
+    assert_eq!(
+        snapshot(&delivered),
+        vec![(NodeName::from("peer@test"), broken)]
+    );
+    assert!(links.links_over(&NodeName::from("peer@test")).is_empty());
 }

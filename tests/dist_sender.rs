@@ -340,3 +340,35 @@ fn zero_capacities_and_a_zero_deadline_are_configuration_errors() {
         Err(SenderConfigError::ZeroCapacity("data_capacity"))
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_marks_down_every_queued_controls_connection_and_refuses_later_ones() {
+    let manager = manager();
+    let (wedged, _held_never_read) = loopback(&manager, "wedged@test").await;
+    let (queued_behind, _peer) = loopback(&manager, "other@test").await;
+    let sender = DistSender::new(manager, dedicated()).unwrap();
+    let pin = |connection: &Arc<lanesim::dist::DistConnection>, frame| ControlOutbound {
+        connection: Arc::clone(connection),
+        frame,
+    };
+    // The drain parks mid-write on the wedged peer; one control queues behind.
+    sender.enqueue_control(pin(&wedged, huge_frame())).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    sender
+        .enqueue_control(pin(&queued_behind, framed(b"exit")))
+        .unwrap();
+    sender.shutdown();
+    wait_for(
+        "the in-flight and the queued control's connections are down",
+        || wedged.is_down() && queued_behind.is_down(),
+    )
+    .await;
+    assert_eq!(
+        queued_behind.down_reason(),
+        Some(DownReason::ManualDisconnect)
+    );
+    assert_eq!(
+        sender.enqueue_control(pin(&queued_behind, framed(b"late"))),
+        Err(ControlEnqueueError::Closed)
+    );
+}

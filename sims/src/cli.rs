@@ -4,8 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-use lanesim::planted::CATALOGUE;
+use clap::{Parser, Subcommand, ValueEnum};
+use lanesim::planted::{Planted, PlantedBug, CATALOGUE};
+
+use crate::run::{self, report, Verdict};
+use crate::scenario::{parse_seed_range, Scenario};
 
 /// Deterministic simulation testbed for per-key ordering lanes and
 /// node-to-node senders.
@@ -16,13 +19,64 @@ struct Cli {
     command: Command,
 }
 
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// List the scenario files under the given files or directories, and the
+    /// List the scenarios under the given files or directories, and the
     /// planted bugs this build can select.
     List {
         /// Scenario files or directories (default: `scenarios`).
         paths: Vec<PathBuf>,
+    },
+    /// Run scenarios over seeds and decide every run against its contracts.
+    Run {
+        /// Scenario files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// One seed.
+        #[arg(long, conflicts_with = "seeds")]
+        seed: Option<u64>,
+        /// A seed range `A..B` (B excluded); default: each scenario's own.
+        #[arg(long)]
+        seeds: Option<String>,
+        /// Parallel jobs (threads); results are identical to `--jobs 1`.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Print every run's seed and sampled parameters before it starts.
+        #[arg(long, short)]
+        verbose: bool,
+        /// Plant this bug (needs a `--features planted-bugs` build).
+        #[arg(long)]
+        bug: Option<String>,
+    },
+    /// Re-run one seed, printing its parameters, its events (RUST_LOG
+    /// filters them, default `lanesim::event=debug`) and its verdict.
+    Replay {
+        /// The scenario file.
+        path: PathBuf,
+        /// The seed.
+        #[arg(long)]
+        seed: u64,
+        /// Plant this bug (needs a `--features planted-bugs` build).
+        #[arg(long)]
+        bug: Option<String>,
+    },
+    /// Run each seed twice and compare the event-log hashes.
+    Audit {
+        /// Scenario files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Seed range `A..B`.
+        #[arg(long, default_value = "0..8")]
+        seeds: String,
     },
 }
 
@@ -36,29 +90,203 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
         }
     };
-    match cli.command {
-        Command::List { paths } => list(&paths),
+    match dispatch(cli.command) {
+        Ok(code) => ExitCode::from(code),
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
     }
 }
 
-fn list(paths: &[PathBuf]) -> ExitCode {
+fn dispatch(command: Command) -> Result<u8, String> {
+    match command {
+        Command::List { paths } => list(&paths),
+        Command::Run {
+            paths,
+            seed,
+            seeds,
+            jobs,
+            format,
+            verbose,
+            bug,
+        } => {
+            let planted = planted(bug.as_deref())?;
+            let scenarios = load_all(&paths)?;
+            let explicit = match (seed, seeds) {
+                (Some(seed), _) => Some(seed..seed + 1),
+                (None, Some(text)) => Some(
+                    parse_seed_range(&text)
+                        .ok_or(format!("--seeds: expected A..B with A < B, got {text}"))?,
+                ),
+                (None, None) => None,
+            };
+            let mut work = Vec::new();
+            for scenario in &scenarios {
+                let seeds = explicit.clone().unwrap_or_else(|| scenario.default_seeds());
+                println!(
+                    "{} ({}): seeds {}..{}",
+                    scenario.name,
+                    scenario.path.display(),
+                    seeds.start,
+                    seeds.end
+                );
+                for seed in seeds {
+                    if verbose
+                        || explicit
+                            .as_ref()
+                            .is_some_and(|range| range.end - range.start == 1)
+                    {
+                        println!("  seed {seed}: {}", scenario.sample(seed));
+                    }
+                    work.push((scenario, seed));
+                }
+            }
+            let results = run::sweep(&work, jobs, planted, false);
+            match format {
+                Format::Human => print!("{}", report::human(&results, planted)),
+                Format::Json => println!("{}", report::json(&results, planted)),
+            }
+            Ok(results
+                .iter()
+                .map(|r| r.verdict)
+                .max()
+                .unwrap_or(Verdict::Pass)
+                .exit_code())
+        }
+        Command::Replay { path, seed, bug } => {
+            let planted = planted(bug.as_deref())?;
+            let scenario = Scenario::load(&path).map_err(|e| e.to_string())?;
+            init_tracing("lanesim::event=debug");
+            println!("replay {} seed {seed}", scenario.path.display());
+            println!("params: {}", scenario.sample(seed));
+            let result = run::execute(&scenario, seed, planted);
+            print!("{}", report::human(std::slice::from_ref(&result), planted));
+            println!(
+                "event log hash: {:016x} ({} events)",
+                result.hash,
+                result.records.len()
+            );
+            Ok(result.verdict.exit_code())
+        }
+        Command::Audit { paths, seeds } => {
+            let seeds = parse_seed_range(&seeds)
+                .ok_or(format!("--seeds: expected A..B with A < B, got {seeds}"))?;
+            let scenarios = load_all(&paths)?;
+            let mut diverged = 0;
+            for scenario in &scenarios {
+                let divergences = run::audit(scenario, seeds.clone(), Planted::none());
+                println!(
+                    "{}: {} seeds x2, {} divergence(s)",
+                    scenario.name,
+                    seeds.end - seeds.start,
+                    divergences.len()
+                );
+                for d in &divergences {
+                    println!("  seed {} diverges at event {}:", d.seed, d.index);
+                    println!(
+                        "    first:  {}",
+                        d.first
+                            .as_ref()
+                            .map_or("<end of log>".into(), ToString::to_string)
+                    );
+                    println!(
+                        "    second: {}",
+                        d.second
+                            .as_ref()
+                            .map_or("<end of log>".into(), ToString::to_string)
+                    );
+                }
+                diverged += divergences.len();
+            }
+            println!("audit: {diverged} divergence(s)");
+            Ok(u8::from(diverged > 0))
+        }
+    }
+}
+
+fn init_tracing(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .with_target(false)
+        .try_init();
+}
+
+fn planted(bug: Option<&str>) -> Result<Planted, String> {
+    let Some(name) = bug else {
+        return Ok(Planted::none());
+    };
+    let bug = PlantedBug::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = PlantedBug::ALL.iter().map(|b| b.name()).collect();
+        format!(
+            "--bug: unknown planted bug `{name}`; known: {}",
+            names.join(", ")
+        )
+    })?;
+    select(bug)
+}
+
+#[cfg(feature = "planted-bugs")]
+fn select(bug: PlantedBug) -> Result<Planted, String> {
+    Ok(Planted::bug(bug))
+}
+
+#[cfg(not(feature = "planted-bugs"))]
+fn select(bug: PlantedBug) -> Result<Planted, String> {
+    Err(format!(
+        "--bug {}: this build has no planted bugs; use `cargo run --features planted-bugs -- ...`",
+        bug.name()
+    ))
+}
+
+/// Loads every scenario under `paths`, sorted by path; the first bad file is
+/// the error.
+fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        collect_toml(path, &mut files).map_err(|error| format!("{}: {error}", path.display()))?;
+    }
+    files.sort();
+    files.dedup();
+    if files.is_empty() {
+        return Err("no scenario files found".into());
+    }
+    files
+        .iter()
+        .map(|file| Scenario::load(file).map_err(|error| error.to_string()))
+        .collect()
+}
+
+fn list(paths: &[PathBuf]) -> Result<u8, String> {
     let defaults = [PathBuf::from("scenarios")];
     let paths = if paths.is_empty() {
         &defaults[..]
     } else {
         paths
     };
-    let mut files = Vec::new();
-    for path in paths {
-        if let Err(error) = collect_toml(path, &mut files) {
-            eprintln!("error: {}: {error}", path.display());
-            return ExitCode::from(2);
-        }
-    }
-    files.sort();
-    println!("scenarios ({}):", files.len());
-    for file in &files {
-        println!("  {}", file.display());
+    let scenarios = load_all(paths)?;
+    println!("scenarios ({}):", scenarios.len());
+    for scenario in &scenarios {
+        let checks: Vec<&str> = scenario.file.checks.iter().map(|c| c.id()).collect();
+        println!(
+            "  {:<28} {:<7} [{}]",
+            scenario.name,
+            format!("{:?}", scenario.file.world).to_lowercase(),
+            checks.join(", ")
+        );
+        println!(
+            "      {}",
+            scenario
+                .file
+                .description
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
     }
     if CATALOGUE.is_empty() {
         println!("planted bugs: none in this build (build with --features planted-bugs)");
@@ -68,7 +296,7 @@ fn list(paths: &[PathBuf]) -> ExitCode {
             println!("  #{:<3} {}", bug.catalogue_id(), bug.name());
         }
     }
-    ExitCode::SUCCESS
+    Ok(0)
 }
 
 fn collect_toml(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {

@@ -1,5 +1,11 @@
-//! lanesim's testbed: the `lanesim` runner and, as they land, the simulated
-//! worlds, fault injectors, checkers and scenario files that drive the
-//! production code in the `lanesim` crate.
+//! lanesim's testbed: simulated worlds that run the production code of the
+//! `lanesim` crate unchanged, fault injection, checkers over event logs, and
+//! the `lanesim` runner.
 
+pub mod check;
 pub mod cli;
+pub mod event;
+pub mod rng;
+pub mod run;
+pub mod scenario;
+pub mod world;

@@ -8,11 +8,13 @@
 //! Each broken link is delivered exactly once (it leaves the table as it is
 //! delivered), which is what makes a lost death signal visible: a control for
 //! a link either reaches the peer on its generation or the link is delivered
-//! here.
+//! here. A link made over a generation that is already down is delivered at
+//! once: `link` checks the flag under the table lock, and `mark_down` flips
+//! the flag before its hook takes that lock, so no link slips between them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::connection::DownEvent;
+use super::connection::{DistConnection, DownEvent};
 use super::manager::ConnectionManager;
 use super::node::NodeName;
 use crate::shim::sync::{Arc, Mutex};
@@ -52,13 +54,27 @@ impl LinkTable {
         manager.register_connection_down(move |event| table.connection_down(event));
     }
 
-    /// Records a link. Returns `false` if it was already there.
-    pub fn link(&self, node: &NodeName, link: Link) -> bool {
-        self.links
-            .lock()
-            .entry(node.clone())
-            .or_default()
-            .insert(link)
+    /// Records a link between `local` and `remote` over `connection`'s
+    /// generation and returns it. If that generation is already down the
+    /// link is broken at once (`noconnection` delivered) and `None` returned.
+    pub fn link(&self, connection: &DistConnection, local: u64, remote: u64) -> Option<Link> {
+        let link = Link {
+            generation: connection.generation(),
+            local,
+            remote,
+        };
+        {
+            let mut links = self.links.lock();
+            if !connection.is_down() {
+                links
+                    .entry(connection.node().clone())
+                    .or_default()
+                    .insert(link);
+                return Some(link);
+            }
+        }
+        (self.deliver)(connection.node(), link);
+        None
     }
 
     /// Removes a link (an unlink, or an exit that reached the peer). Returns

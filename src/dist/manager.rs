@@ -147,7 +147,11 @@ impl ManagerShared {
         tracing::debug!(node = %event.node, generation = event.generation, ?reason, "connection down");
         let hooks = self.down_hooks.lock().clone();
         for hook in hooks {
-            hook(&event);
+            // One panicking hook must neither starve the others (the link
+            // table's noconnections) nor unwind into whoever marked down.
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&event))).is_err() {
+                tracing::error!(node = %event.node, generation = event.generation, "a connection-down hook panicked");
+            }
         }
     }
 }
@@ -291,7 +295,12 @@ impl ConnectionManager {
         &self,
         listener: &mut dyn Listener,
     ) -> Result<Arc<DistConnection>, DialError> {
-        let mut stream = listener.accept().await.map_err(DialError::Io)?;
+        let stream = listener.accept().await.map_err(DialError::Io)?;
+        self.handshake(stream).await
+    }
+
+    /// Reads an inbound stream's hello and registers it.
+    async fn handshake(&self, mut stream: Connected) -> Result<Arc<DistConnection>, DialError> {
         let max = self.shared.max_frame.min(1024);
         let hello = timeout(
             self.shared.connect_timeout,
@@ -312,20 +321,36 @@ impl ConnectionManager {
         Ok(self.register(NodeName::from(node), stream))
     }
 
-    /// Accepts inbound connections on `listener` until it fails; a bad
-    /// inbound stream is dropped and does not stop the loop.
+    /// Accepts inbound connections on `listener` until it fails. Each
+    /// stream's hello is read in its own task, so a caller that never sends
+    /// one delays nobody else; a bad stream is dropped. The loop holds the
+    /// manager weakly: it ends when the manager is gone.
     pub fn serve(&self, mut listener: Box<dyn Listener>) -> JoinHandle<()> {
-        let manager = self.clone();
+        let shared = Arc::downgrade(&self.shared);
+        let (transport, local) = (Arc::clone(&self.transport), self.local.clone());
         self.shared.runtime.spawn(async move {
             loop {
-                match manager.accept(listener.as_mut()).await {
-                    Ok(_) => {}
-                    Err(DialError::Io(error)) => {
+                let stream = match listener.accept().await {
+                    Ok(stream) => stream,
+                    Err(error) => {
                         tracing::warn!(%error, "accept loop stopped");
                         return;
                     }
-                    Err(error) => tracing::warn!(%error, "inbound connection refused"),
-                }
+                };
+                let Some(shared) = shared.upgrade() else {
+                    return;
+                };
+                let manager = ConnectionManager {
+                    shared,
+                    transport: Arc::clone(&transport),
+                    local: local.clone(),
+                };
+                let runtime = Arc::clone(&manager.shared);
+                runtime.runtime.spawn(async move {
+                    if let Err(error) = manager.handshake(stream).await {
+                        tracing::warn!(%error, "inbound connection refused");
+                    }
+                });
             }
         })
     }

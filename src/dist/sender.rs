@@ -19,6 +19,10 @@
 //!   delays the others by at most one deadline per wedged write (S2).
 //! - The drain owns only the connection manager and its receivers; the
 //!   runtime it runs on is dropped without blocking (S5, see `shim::rt`).
+//! - Shutdown keeps DC-1: the drain's drop marks down the connection it was
+//!   writing (a cancelled write leaves half a frame on the socket) and the
+//!   pinned connection of every control still queued; a control that races
+//!   the shutdown is marked down by its own enqueuer (see `enqueue_control`).
 
 use crate::shim::time::Duration;
 use std::fmt;
@@ -26,13 +30,13 @@ use std::io;
 
 use crate::shim::rt::JoinHandle;
 
-use super::connection::DistConnection;
+use super::connection::{DistConnection, DownReason};
 use super::manager::ConnectionManager;
 use super::node::NodeName;
 use crate::planted::{Planted, PlantedBug};
 use crate::shim::chan::{self, Receiver, Sender, TrySendError};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
-use crate::shim::sync::{Arc, AtomicU64, Ordering};
+use crate::shim::sync::{Arc, AtomicBool, AtomicU64, Mutex, Ordering};
 use crate::shim::time::timeout;
 
 /// Default depth of the data lane.
@@ -155,7 +159,8 @@ pub struct SenderStats {
     pub data_queued: u64,
     /// Data frames dropped at enqueue, lane full.
     pub data_dropped_full: u64,
-    /// Data frames dropped at enqueue, sender shut down.
+    /// Data frames dropped because the sender shut down (at enqueue, or still
+    /// queued when it did).
     pub data_dropped_closed: u64,
     /// Data frames dropped by the drain: no live connection for the node.
     pub data_no_connection: u64,
@@ -171,7 +176,8 @@ pub struct SenderStats {
     pub control_written: u64,
     /// Controls skipped because their pinned generation was down.
     pub control_skipped_down: u64,
-    /// Controls whose write failed or timed out (their connection marked down).
+    /// Controls whose write failed or timed out, or still queued at shutdown
+    /// (their connection marked down in every case).
     pub control_failed: u64,
 }
 
@@ -197,6 +203,9 @@ fn bump(counter: &AtomicU64) {
 struct SenderInner {
     counters: Arc<Counters>,
     planted: Planted,
+    /// Set (before the drain is stopped) by `shutdown` and by the drain's
+    /// drop; read by `enqueue_control` after a successful send.
+    closed: Arc<AtomicBool>,
     drain: JoinHandle<()>,
     // Last: the drain is aborted before a dedicated runtime shuts down.
     _runtime: TaskRuntime,
@@ -204,6 +213,7 @@ struct SenderInner {
 
 impl Drop for SenderInner {
     fn drop(&mut self) {
+        self.closed.store(true, Ordering::SeqCst);
         self.drain.abort();
     }
 }
@@ -239,6 +249,7 @@ impl DistSender {
         let (data_tx, data_rx) = chan::bounded(config.data_capacity);
         let (control_tx, control_rx) = chan::bounded(config.control_capacity);
         let counters = Arc::new(Counters::default());
+        let closed = Arc::new(AtomicBool::new(false));
         let drain = Drain {
             connections,
             data_rx,
@@ -246,6 +257,8 @@ impl DistSender {
             write_timeout: config.write_timeout,
             counters: Arc::clone(&counters),
             planted: config.planted,
+            closed: Arc::clone(&closed),
+            writing: Mutex::new(None),
         };
         let drain = runtime.spawn(drain.run());
         Ok(Self {
@@ -254,6 +267,7 @@ impl DistSender {
             inner: Arc::new(SenderInner {
                 counters,
                 planted: config.planted,
+                closed,
                 drain,
                 _runtime: runtime,
             }),
@@ -288,9 +302,20 @@ impl DistSender {
     /// `Overflow` (connection already down) or `Closed`.
     pub fn enqueue_control(&self, item: ControlOutbound) -> Result<(), ControlEnqueueError> {
         let counters = &self.inner.counters;
+        if self.inner.closed.load(Ordering::SeqCst) {
+            return Err(ControlEnqueueError::Closed);
+        }
+        let pinned = Arc::clone(&item.connection);
         match self.control_tx.try_send(item) {
             Ok(()) => {
                 bump(&counters.control_queued);
+                // Raced a shutdown: the drain may already have emptied the
+                // lane for the last time. Either it saw this control (and
+                // marks it down) or we see the flag here; marking twice is a
+                // no-op.
+                if self.inner.closed.load(Ordering::SeqCst) {
+                    pinned.mark_down(DownReason::ManualDisconnect);
+                }
                 Ok(())
             }
             Err(TrySendError::Full(item)) => {
@@ -305,9 +330,12 @@ impl DistSender {
         }
     }
 
-    /// Stops the drain; queued frames are abandoned and later enqueues report
-    /// closed. Idempotent.
+    /// Stops the drain. Queued data frames are dropped; every queued control's
+    /// pinned connection, and the connection being written, are marked down
+    /// (`ManualDisconnect`), so no accepted control is lost silently (DC-1).
+    /// Later enqueues report closed. Idempotent.
     pub fn shutdown(&self) {
+        self.inner.closed.store(true, Ordering::SeqCst);
         self.inner.drain.abort();
     }
 
@@ -341,6 +369,28 @@ struct Drain {
     write_timeout: Duration,
     counters: Arc<Counters>,
     planted: Planted,
+    closed: Arc<AtomicBool>,
+    /// The connection a write is in progress on, if any.
+    writing: Mutex<Option<Arc<DistConnection>>>,
+}
+
+impl Drop for Drain {
+    /// Runs when the drain ends, however: finished, aborted, or dropped with
+    /// its runtime.
+    fn drop(&mut self) {
+        self.closed.store(true, Ordering::SeqCst);
+        // A write cancelled mid-frame leaves the stream unusable.
+        if let Some(connection) = self.writing.lock().take() {
+            connection.mark_down(DownReason::ManualDisconnect);
+        }
+        while let Ok(item) = self.control_rx.try_recv() {
+            item.connection.mark_down(DownReason::ManualDisconnect);
+            bump(&self.counters.control_failed);
+        }
+        while self.data_rx.try_recv().is_ok() {
+            bump(&self.counters.data_dropped_closed);
+        }
+    }
 }
 
 impl Drain {
@@ -400,16 +450,20 @@ impl Drain {
     /// One bounded write. A write error has already marked the connection
     /// down inside `write_raw`; an expired deadline has not, so it is marked
     /// here. Returns whether the frame was written.
-    async fn write(&self, connection: &DistConnection, frame: &[u8]) -> bool {
-        if self.planted.has(PlantedBug::NoWriteDeadline) {
-            return connection.write_raw(frame).await.is_ok();
-        }
-        match timeout(self.write_timeout, connection.write_raw(frame)).await {
-            Ok(written) => written.is_ok(),
-            Err(_elapsed) => {
-                connection.mark_down_write_timeout();
-                false
+    async fn write(&self, connection: &Arc<DistConnection>, frame: &[u8]) -> bool {
+        *self.writing.lock() = Some(Arc::clone(connection));
+        let written = if self.planted.has(PlantedBug::NoWriteDeadline) {
+            connection.write_raw(frame).await.is_ok()
+        } else {
+            match timeout(self.write_timeout, connection.write_raw(frame)).await {
+                Ok(written) => written.is_ok(),
+                Err(_elapsed) => {
+                    connection.mark_down_write_timeout();
+                    false
+                }
             }
-        }
+        };
+        *self.writing.lock() = None;
+        written
     }
 }

@@ -106,15 +106,18 @@ where
     /// `capacity` is an admission check.
     pub fn route(&self, key: K, item: T, capacity: Option<usize>) -> Result<usize, T> {
         let planted = self.ctx.planted;
-        if planted.has(PlantedBug::RouteSendsAfterUnlock) {
+        // A new lane's task is started only after the shard lock is
+        // released: a runtime that is shutting down drops the task at once,
+        // and its exit guard takes this same lock.
+        let mut new_task = None;
+        let routed = if planted.has(PlantedBug::RouteSendsAfterUnlock) {
             let (tx, state) = self.lanes.with_entry(
                 key,
-                |key| self.spawn_lane(key),
+                |key| self.new_lane(key, &mut new_task),
                 |lane| (lane.tx.clone(), Arc::clone(&lane.state)),
             );
-            return self.admit(&tx, &state, item, capacity);
-        }
-        if planted.has(PlantedBug::CapacityCheckedOutsideGuard) {
+            self.admit(&tx, &state, item, capacity)
+        } else if planted.has(PlantedBug::CapacityCheckedOutsideGuard) {
             let depth = self
                 .lanes
                 .get_with(&key, |lane| lane.state.pending.load(Ordering::Acquire))
@@ -122,21 +125,27 @@ where
             if capacity.is_some_and(|capacity| depth >= capacity) {
                 return Err(item);
             }
-            return self.lanes.with_entry(
+            self.lanes.with_entry(
                 key,
-                |key| self.spawn_lane(key),
+                |key| self.new_lane(key, &mut new_task),
                 |lane| self.admit(&lane.tx, &lane.state, item, None).map(|_| depth),
-            );
+            )
+        } else {
+            // Everything happens inside `with_entry`, under the shard write
+            // lock. Do NOT clone the sender out and send after the guard
+            // drops: the clone keeps the channel alive, so the send
+            // "succeeds" into a lane the reaper may already have removed and
+            // replaced.
+            self.lanes.with_entry(
+                key,
+                |key| self.new_lane(key, &mut new_task),
+                |lane| self.admit(&lane.tx, &lane.state, item, capacity),
+            )
+        };
+        if let Some(task) = new_task {
+            self.runtime.spawn(task.run());
         }
-        // Everything happens inside `with_entry`, under the shard write lock.
-        // Do NOT clone the sender out and send after the guard drops: the
-        // clone keeps the channel alive, so the send "succeeds" into a lane
-        // the reaper may already have removed and replaced.
-        self.lanes.with_entry(
-            key,
-            |key| self.spawn_lane(key),
-            |lane| self.admit(&lane.tx, &lane.state, item, capacity),
-        )
+        routed
     }
 
     /// Number of live lanes.
@@ -179,25 +188,25 @@ where
         Ok(depth)
     }
 
-    /// Creates a key's lane and starts its task. Runs under the shard lock.
-    fn spawn_lane(&self, key: &K) -> Lane<T> {
+    /// Creates a key's lane and its (not yet started) task. Runs under the
+    /// shard lock.
+    fn new_lane(&self, key: &K, task: &mut Option<LaneTask<K, T, S>>) -> Lane<T> {
         let id = LaneId(self.ctx.next_lane.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = chan::unbounded();
         let state = Arc::new(LaneState::default());
         if let Some(observer) = &self.ctx.observer {
             observer.lane_created(key, id);
         }
-        let task = LaneTask {
-            key: key.clone(),
+        *task = Some(LaneTask::new(
+            key.clone(),
             id,
             rx,
-            state: Arc::clone(&state),
+            Arc::clone(&state),
             // Weak: a lane never keeps the map alive, so dropping the router
             // drops every sender and each lane exits on the disconnect.
-            lanes: Arc::downgrade(&self.lanes),
-            ctx: Arc::clone(&self.ctx),
-        };
-        self.runtime.spawn(task.run());
+            Arc::downgrade(&self.lanes),
+            Arc::clone(&self.ctx),
+        ));
         Lane { tx, state }
     }
 }

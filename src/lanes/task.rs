@@ -22,13 +22,14 @@ pub(crate) struct LaneState {
     pub(crate) pending: AtomicUsize,
 }
 
-pub(super) struct LaneTask<K, T, S> {
-    pub(super) key: K,
-    pub(super) id: LaneId,
-    pub(super) rx: Receiver<T>,
-    pub(super) state: Arc<LaneState>,
-    pub(super) lanes: Weak<LaneMap<K, T, S>>,
-    pub(super) ctx: Arc<LaneContext<K, T>>,
+/// A lane task not yet started. The guard exists from creation, so even a
+/// task dropped before its first poll (its runtime already shut down) removes
+/// its entry. Fields drop in declaration order: the guard (removing the
+/// entry, the only sender) before the receiver, so a producer holding the
+/// entry can never send into a dead channel.
+pub(super) struct LaneTask<K: Eq + Hash, T, S: BuildHasher + Clone> {
+    guard: ExitGuard<K, T, S>,
+    rx: Receiver<T>,
 }
 
 enum Next<T> {
@@ -43,19 +44,32 @@ where
     T: Send + 'static,
     S: BuildHasher + Clone + Send + Sync + 'static,
 {
+    pub(super) fn new(
+        key: K,
+        id: LaneId,
+        rx: Receiver<T>,
+        state: Arc<LaneState>,
+        lanes: Weak<LaneMap<K, T, S>>,
+        ctx: Arc<LaneContext<K, T>>,
+    ) -> Self {
+        Self {
+            guard: ExitGuard {
+                key,
+                id,
+                state,
+                lanes,
+                ctx,
+                exit: None,
+            },
+            rx,
+        }
+    }
+
     pub(super) async fn run(self) {
-        // `rx` is declared before the guard so it is dropped after it: the
-        // entry (the only sender) is gone before the receiver is, and a
-        // producer holding the entry can never send into a dead channel.
-        let rx = self.rx;
-        let mut guard = ExitGuard {
-            key: self.key,
-            id: self.id,
-            state: self.state,
-            lanes: self.lanes,
-            ctx: self.ctx,
-            exit: None,
-        };
+        // Locals drop in reverse: `guard` (declared last) before `rx`, as in
+        // the struct.
+        let LaneTask { guard, rx } = self;
+        let mut guard = guard;
         let ctx = Arc::clone(&guard.ctx);
         let planted = ctx.planted;
         loop {

@@ -1,0 +1,223 @@
+//! Running scenarios: one seed ([`execute`]), sweeps across threads with
+//! results identical to a serial run ([`sweep`]), determinism audits
+//! ([`audit`]), and the one repro line every failure prints ([`repro_line`]).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use lanesim::planted::Planted;
+
+pub mod report;
+
+use crate::check::{self, CheckContext, Violation};
+use crate::event::{log_hash, record_hash, Record};
+use crate::scenario::{Params, Policy, Scenario};
+use crate::world;
+
+/// How one run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Every checked contract held.
+    Pass,
+    /// The virtual-time budget ran out with no contract broken.
+    Liveness,
+    /// A contract was broken.
+    Violated,
+    /// The testbed itself panicked (outside the code under test).
+    Crash,
+}
+
+impl Verdict {
+    /// The process exit code for this verdict.
+    #[must_use]
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Pass => 0,
+            Self::Violated => 1,
+            Self::Liveness => 3,
+            Self::Crash => 4,
+        }
+    }
+
+    /// Lower-case name for reports.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Liveness => "liveness",
+            Self::Violated => "violated",
+            Self::Crash => "crash",
+        }
+    }
+}
+
+/// One seed's result.
+#[derive(Debug)]
+pub struct RunResult {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The scenario's file.
+    pub path: String,
+    /// The seed.
+    pub seed: u64,
+    /// The sampled parameters, as printed.
+    pub params: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Broken contracts.
+    pub violations: Vec<Violation>,
+    /// The crash message, if the testbed panicked.
+    pub crash: Option<String>,
+    /// Hash of the whole event log.
+    pub hash: u64,
+    /// The event log.
+    pub records: Vec<Record>,
+    /// Virtual time the run covered.
+    pub elapsed: Duration,
+}
+
+/// Runs one seed of `scenario`.
+#[must_use]
+pub fn execute(scenario: &Scenario, seed: u64, planted: Planted) -> RunResult {
+    let params = scenario.sample(seed);
+    let context = |finished| CheckContext {
+        finished,
+        idle_ttl: match &params {
+            Params::Lanes(p) => p.idle_ttl,
+            Params::Sender(_) => None,
+        },
+        panics_kill_lanes: matches!(&params, Params::Lanes(p) if p.policy == Policy::Raw),
+    };
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        world::run(scenario, &params, seed, planted)
+    }));
+    let (records, finished, elapsed, crash) = match outcome {
+        Ok(run) => (run.records, run.finished, run.elapsed, None),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic".into());
+            (Vec::new(), false, Duration::ZERO, Some(message))
+        }
+    };
+    let violations = check::check(&scenario.file.checks, &records, &context(finished));
+    let verdict = if crash.is_some() {
+        Verdict::Crash
+    } else if !violations.is_empty() {
+        Verdict::Violated
+    } else if !finished {
+        Verdict::Liveness
+    } else {
+        Verdict::Pass
+    };
+    RunResult {
+        scenario: scenario.name.clone(),
+        path: scenario.path.display().to_string(),
+        seed,
+        params: params.to_string(),
+        verdict,
+        violations,
+        crash,
+        hash: log_hash(&records),
+        records,
+        elapsed,
+    }
+}
+
+/// Runs every `(scenario, seed)` job on `jobs` threads; results come back in
+/// job order, so the report is identical to a serial run's.
+#[must_use]
+pub fn sweep(
+    work: &[(&Scenario, u64)],
+    jobs: usize,
+    planted: Planted,
+    keep_logs: bool,
+) -> Vec<RunResult> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<RunResult>>> =
+        Mutex::new((0..work.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1).min(work.len().max(1)) {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(scenario, seed)) = work.get(index) else {
+                    break;
+                };
+                let mut result = execute(scenario, seed, planted);
+                if !keep_logs && result.verdict == Verdict::Pass {
+                    result.records = Vec::new();
+                }
+                results.lock().unwrap()[index] = Some(result);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.expect("every job ran"))
+        .collect()
+}
+
+/// A seed whose two runs differed.
+#[derive(Debug)]
+pub struct Divergence {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The seed.
+    pub seed: u64,
+    /// Index of the first differing event.
+    pub index: usize,
+    /// The first run's event there (`None`: the log ended).
+    pub first: Option<Record>,
+    /// The second run's event there.
+    pub second: Option<Record>,
+}
+
+/// Runs each seed twice and compares the event-log hashes; returns the
+/// divergences (empty when deterministic) and how many runs were compared.
+#[must_use]
+pub fn audit(
+    scenario: &Scenario,
+    seeds: std::ops::Range<u64>,
+    planted: Planted,
+) -> Vec<Divergence> {
+    let mut divergences = Vec::new();
+    for seed in seeds {
+        let a = execute(scenario, seed, planted);
+        let b = execute(scenario, seed, planted);
+        if a.hash == b.hash && a.records.len() == b.records.len() {
+            continue;
+        }
+        let index = a
+            .records
+            .iter()
+            .zip(&b.records)
+            .position(|(x, y)| record_hash(x) != record_hash(y))
+            .unwrap_or(a.records.len().min(b.records.len()));
+        divergences.push(Divergence {
+            scenario: scenario.name.clone(),
+            seed,
+            index,
+            first: a.records.get(index).cloned(),
+            second: b.records.get(index).cloned(),
+        });
+    }
+    divergences
+}
+
+/// The single line that reproduces a failed run, in rustc's `note:` style.
+#[must_use]
+pub fn repro_line(path: &str, seed: u64, planted: Planted) -> String {
+    match planted.selected() {
+        None => format!("note: reproduce with: cargo run -- replay {path} --seed {seed}"),
+        Some(bug) => format!(
+            "note: reproduce with: cargo run --features planted-bugs -- replay {path} --seed {seed} --bug {}",
+            bug.name()
+        ),
+    }
+}

@@ -1,0 +1,455 @@
+//! Scenario files: loading, validation with file:line:col and the key at
+//! fault, and sampling a run's parameters from its seed.
+//!
+//! Bad input never panics: every failure is a [`ScenarioError`] naming the
+//! file, the line and column, and the key, and the runner exits 2 on it.
+
+mod params;
+pub mod sample;
+mod spec;
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+pub use params::{LanesParams, Params, ScheduledFault, SenderParams};
+pub use spec::{
+    Contract, FaultKind, FaultSpec, LanesSpec, Policy, ScenarioFile, SenderSpec, WorldKind,
+};
+
+use sample::{Dur, Sampled};
+
+/// A loaded, validated scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// Its name (the file's `name`, else the file stem).
+    pub name: String,
+    /// The parsed file.
+    pub file: ScenarioFile,
+}
+
+/// Most peers a sender world can address.
+pub const MAX_PEERS: u64 = 64;
+
+/// A scenario file that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line, when known.
+    pub line: usize,
+    /// 1-based column, when known.
+    pub col: usize,
+    /// The key at fault (dotted path), when known.
+    pub key: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: ", self.file.display(), self.line, self.col)?;
+        if let Some(key) = &self.key {
+            write!(f, "{key}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl Scenario {
+    /// Reads, parses and validates `path`.
+    ///
+    /// # Errors
+    /// Unreadable file, malformed TOML, unknown keys, wrong types or
+    /// impossible values.
+    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        let source = std::fs::read_to_string(path).map_err(|error| ScenarioError {
+            file: path.to_path_buf(),
+            line: 0,
+            col: 0,
+            key: None,
+            message: format!("cannot read: {error}"),
+        })?;
+        Self::parse(path, &source)
+    }
+
+    /// Parses and validates `source` as if read from `path`.
+    ///
+    /// # Errors
+    /// As [`Scenario::load`].
+    pub fn parse(path: &Path, source: &str) -> Result<Self, ScenarioError> {
+        let file: ScenarioFile = toml::from_str(source).map_err(|error| {
+            let span = error.span().unwrap_or(0..0);
+            let (line, col) = line_col(source, span.start);
+            ScenarioError {
+                file: path.to_path_buf(),
+                line,
+                col,
+                key: key_at(source, &span, error.message()),
+                message: error.message().trim().to_string(),
+            }
+        })?;
+        let name = file.name.clone().unwrap_or_else(|| {
+            path.file_stem().map_or_else(
+                || "scenario".into(),
+                |stem| stem.to_string_lossy().into_owned(),
+            )
+        });
+        let scenario = Self {
+            path: path.to_path_buf(),
+            name,
+            file,
+        };
+        if let Some(problem) = validate(&scenario.file).into_iter().next() {
+            let (line, col) = locate(source, &problem.key);
+            return Err(ScenarioError {
+                file: path.to_path_buf(),
+                line,
+                col,
+                key: Some(problem.key),
+                message: problem.message,
+            });
+        }
+        Ok(scenario)
+    }
+
+    /// The seeds `run` uses when none are given.
+    #[must_use]
+    pub fn default_seeds(&self) -> Range<u64> {
+        self.file
+            .seeds
+            .as_deref()
+            .and_then(parse_seed_range)
+            .unwrap_or(0..32)
+    }
+
+    /// The virtual-time budget.
+    #[must_use]
+    pub fn budget(&self) -> std::time::Duration {
+        self.file
+            .budget
+            .map_or(std::time::Duration::from_secs(120), |budget| budget.0)
+    }
+
+    /// This run's parameters, drawn from `seed`.
+    #[must_use]
+    pub fn sample(&self, seed: u64) -> Params {
+        params::sample(&self.file, seed)
+    }
+}
+
+/// Parses `"A..B"` (B excluded, A < B).
+#[must_use]
+pub fn parse_seed_range(text: &str) -> Option<Range<u64>> {
+    let (a, b) = text.split_once("..")?;
+    let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (a < b).then_some(a..b)
+}
+
+struct Problem {
+    key: String,
+    message: String,
+}
+
+fn problem(key: impl Into<String>, message: impl Into<String>) -> Problem {
+    Problem {
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+fn validate(file: &ScenarioFile) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let world = match file.world {
+        WorldKind::Lanes => "lanes",
+        WorldKind::Sender => "sender",
+    };
+    match (file.world, &file.lanes, &file.sender) {
+        (WorldKind::Lanes, None, _) | (WorldKind::Sender, _, None) => {
+            problems.push(problem(
+                "world",
+                format!("world = \"{world}\" needs a [{world}] table"),
+            ));
+        }
+        (WorldKind::Lanes, _, Some(_)) => {
+            problems.push(problem("sender", "a lanes world has no [sender] table"))
+        }
+        (WorldKind::Sender, Some(_), _) => {
+            problems.push(problem("lanes", "a sender world has no [lanes] table"))
+        }
+        _ => {}
+    }
+    if file.checks.is_empty() {
+        problems.push(problem("checks", "name at least one contract to check"));
+    }
+    for contract in &file.checks {
+        if contract.world() != file.world {
+            problems.push(problem(
+                "checks",
+                format!("{} is not a contract of the {world} world", contract.id()),
+            ));
+        }
+    }
+    if let Some(seeds) = &file.seeds {
+        if parse_seed_range(seeds).is_none() {
+            problems.push(problem(
+                "seeds",
+                format!("expected \"A..B\" with A < B, got \"{seeds}\""),
+            ));
+        }
+    }
+    if file.budget.is_some_and(|budget| budget.0.is_zero()) {
+        problems.push(problem("budget", "must be greater than zero"));
+    }
+    if let Some(lanes) = &file.lanes {
+        validate_lanes(lanes, &mut problems);
+    }
+    if let Some(sender) = &file.sender {
+        validate_sender(sender, &mut problems);
+    }
+    problems
+}
+
+fn count(key: &str, value: &Sampled<u64>, min: u64, problems: &mut Vec<Problem>) {
+    let (lo, hi) = value.bounds();
+    if !value.ordered() {
+        problems.push(problem(key, format!("range [{lo}, {hi}] has min > max")));
+    } else if lo < min {
+        problems.push(problem(key, format!("must be at least {min} (got {lo})")));
+    }
+}
+
+fn span(key: &str, value: &Sampled<Dur>, positive: bool, problems: &mut Vec<Problem>) {
+    let (lo, hi) = value.bounds();
+    if !value.ordered() {
+        problems.push(problem(
+            key,
+            format!("range [\"{lo}\", \"{hi}\"] has min > max"),
+        ));
+    } else if positive && lo.0.is_zero() {
+        problems.push(problem(key, "must be greater than zero"));
+    }
+}
+
+fn chance(key: &str, value: &Sampled<f64>, problems: &mut Vec<Problem>) {
+    let (lo, hi) = value.bounds();
+    if !value.ordered() || !(0.0..=1.0).contains(&lo) || !(0.0..=1.0).contains(&hi) {
+        problems.push(problem(
+            key,
+            format!("must be a probability in [0, 1] with min <= max (got {lo}..{hi})"),
+        ));
+    }
+}
+
+fn validate_lanes(lanes: &LanesSpec, problems: &mut Vec<Problem>) {
+    count("lanes.keys", &lanes.keys, 1, problems);
+    count("lanes.producers", &lanes.producers, 1, problems);
+    count(
+        "lanes.items_per_producer",
+        &lanes.items_per_producer,
+        1,
+        problems,
+    );
+    count("lanes.burst", &lanes.burst, 1, problems);
+    span("lanes.gap", &lanes.gap, false, problems);
+    span("lanes.pause", &lanes.pause, false, problems);
+    span("lanes.handler", &lanes.handler, false, problems);
+    if let Some(ttl) = &lanes.idle_ttl {
+        span("lanes.idle_ttl", ttl, true, problems);
+    }
+    match &lanes.capacity {
+        Some(capacity) => count("lanes.capacity", capacity, 1, problems),
+        None if lanes.policy != Policy::Raw => {
+            problems.push(problem(
+                "lanes.policy",
+                "reject and warn need a capacity (the dispatcher's limit)",
+            ));
+        }
+        None => {}
+    }
+    for (key, value) in [
+        ("lanes.hot_key", &lanes.hot_key),
+        ("lanes.panic_chance", &lanes.panic_chance),
+        ("lanes.sync_panic_chance", &lanes.sync_panic_chance),
+        ("lanes.buggify", &lanes.buggify),
+    ] {
+        if let Some(value) = value {
+            chance(key, value, problems);
+        }
+    }
+    if let Some(at) = &lanes.drop_router_at {
+        span("lanes.drop_router_at", at, false, problems);
+    }
+    if let Some(stuck) = &lanes.stuck_keys {
+        count("lanes.stuck_keys", stuck, 0, problems);
+        if stuck.bounds().1 >= lanes.keys.bounds().0 {
+            problems.push(problem(
+                "lanes.stuck_keys",
+                "must leave at least one key that is not stuck",
+            ));
+        }
+    }
+}
+
+fn validate_sender(sender: &SenderSpec, problems: &mut Vec<Problem>) {
+    count("sender.peers", &sender.peers, 1, problems);
+    if sender.peers.bounds().1 > MAX_PEERS {
+        problems.push(problem(
+            "sender.peers",
+            format!("more peers than the simulated network has addresses ({MAX_PEERS})"),
+        ));
+    }
+    count("sender.data_frames", &sender.data_frames, 0, problems);
+    count("sender.links", &sender.links, 0, problems);
+    count("sender.frame_bytes", &sender.frame_bytes, 0, problems);
+    span("sender.gap", &sender.gap, false, problems);
+    for (key, value) in [
+        ("sender.data_capacity", &sender.data_capacity),
+        ("sender.control_capacity", &sender.control_capacity),
+        ("sender.mss", &sender.mss),
+        ("sender.tcp_capacity", &sender.tcp_capacity),
+    ] {
+        if let Some(value) = value {
+            count(key, value, 1, problems);
+        }
+    }
+    for (key, value) in [
+        ("sender.write_timeout", &sender.write_timeout),
+        ("sender.connect_timeout", &sender.connect_timeout),
+        ("sender.redial_after", &sender.redial_after),
+    ] {
+        if let Some(value) = value {
+            span(key, value, true, problems);
+        }
+    }
+    if sender.tick.is_some_and(|tick| tick.0.is_zero()) {
+        problems.push(problem("sender.tick", "must be greater than zero"));
+    }
+    if let Some(chaos) = &sender.chaos {
+        count("sender.chaos", chaos, 0, problems);
+    }
+    let min_peers = sender.peers.bounds().0;
+    for (index, fault) in sender.fault.iter().enumerate() {
+        let key = |field: &str| format!("sender.fault[{index}].{field}");
+        count(&key("peer"), &fault.peer, 0, problems);
+        if fault.peer.bounds().1 >= min_peers {
+            problems.push(problem(
+                key("peer"),
+                format!(
+                    "peer index {} does not exist: there may be only {min_peers} peers",
+                    fault.peer.bounds().1
+                ),
+            ));
+        }
+        span(&key("at"), &fault.at, false, problems);
+        match (&fault.lasting, fault.kind) {
+            (Some(lasting), _) => span(&key("for"), lasting, true, problems),
+            (
+                None,
+                FaultKind::CrashBounce
+                | FaultKind::Partition
+                | FaultKind::Slow
+                | FaultKind::Latency,
+            ) => {
+                problems.push(problem(
+                    key("kind"),
+                    "this fault needs `for` (how long, or the read interval for slow)",
+                ));
+            }
+            (None, _) => {}
+        }
+    }
+}
+
+fn line_col(source: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(source.len());
+    let before = &source[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map_or(offset, |nl| offset - nl - 1) + 1;
+    (line, col)
+}
+
+/// The dotted key whose line holds `span`, from the source text (`key =`
+/// under the nearest table header), or the field a message names.
+fn key_at(source: &str, span: &Range<usize>, message: &str) -> Option<String> {
+    let start = span.start.min(source.len());
+    let line_start = source[..start].rfind('\n').map_or(0, |nl| nl + 1);
+    let line = source[line_start..].lines().next().unwrap_or("");
+    let table = source[..line_start].lines().rev().find_map(|l| {
+        l.trim()
+            .strip_prefix('[')
+            .map(|t| t.trim_matches(|c| c == '[' || c == ']').to_string())
+    });
+    let key = line
+        .split_once('=')
+        .map(|(key, _)| key.trim().to_string())
+        .filter(|k| !k.is_empty())
+        .or_else(|| {
+            let quoted = message.split('`').nth(1)?;
+            Some(quoted.to_string())
+        })?;
+    Some(match table {
+        Some(table) if !line.trim_start().starts_with('[') => format!("{table}.{key}"),
+        _ => key,
+    })
+}
+
+/// Where `key` (`table.field`, `sender.fault[N].field`, or a top-level
+/// field) is written in `source`; the table header if the field is absent.
+fn locate(source: &str, key: &str) -> (usize, usize) {
+    let (table, index, field) = match key.rsplit_once('.') {
+        None => (None, 0, key),
+        Some((table, field)) => match table.split_once('[') {
+            Some((name, rest)) => (
+                Some(name.to_string()),
+                rest.trim_end_matches(']').parse().unwrap_or(0),
+                field,
+            ),
+            None => (Some(table.to_string()), 0, field),
+        },
+    };
+    let mut current: Option<String> = None;
+    let mut seen = 0usize;
+    let mut header_line = None;
+    for (number, line) in source.lines().enumerate() {
+        let trimmed = line.trim();
+        if let Some(header) = trimmed.strip_prefix('[') {
+            let name = header
+                .trim_matches(|c| c == '[' || c == ']')
+                .trim()
+                .to_string();
+            if table.as_deref() == Some(name.as_str()) {
+                if trimmed.starts_with("[[") {
+                    seen += 1;
+                    if seen == index + 1 {
+                        header_line = Some(number + 1);
+                    }
+                    current = (seen == index + 1).then_some(name);
+                } else {
+                    header_line = Some(number + 1);
+                    current = Some(name);
+                }
+            } else {
+                current = Some(format!("<{name}>"));
+            }
+            continue;
+        }
+        let in_scope = match &table {
+            None => current.is_none(),
+            Some(table) => current.as_deref() == Some(table.as_str()),
+        };
+        if in_scope {
+            if let Some((name, _)) = trimmed.split_once('=') {
+                if name.trim() == field {
+                    let col = line.len() - line.trim_start().len() + 1;
+                    return (number + 1, col);
+                }
+            }
+        }
+    }
+    (header_line.unwrap_or(1), 1)
+}

@@ -1,0 +1,249 @@
+//! One run's parameters, drawn from its seed before the run starts (and
+//! printed, so a reader of a failure knows exactly what ran).
+//!
+//! Swarm style: a per-run quantity (keys, capacity, TTL, ...) is drawn once;
+//! a per-event quantity (gaps, handler times, bursts) gets a per-run
+//! sub-range, and each event draws inside it. Different seeds thus explore
+//! different *regimes*, not just different noise.
+
+use std::fmt::{self, Write as _};
+use std::time::Duration;
+
+use super::sample::{fmt_duration, Dur, Sampled};
+use super::spec::{FaultKind, LanesSpec, Policy, ScenarioFile, SenderSpec};
+use crate::rng::SimRng;
+
+/// A run's parameters.
+#[derive(Clone, Debug)]
+pub enum Params {
+    /// The lanes world's.
+    Lanes(LanesParams),
+    /// The sender world's.
+    Sender(SenderParams),
+}
+
+/// The lanes world, sampled.
+#[derive(Clone, Debug)]
+pub struct LanesParams {
+    pub keys: u64,
+    pub producers: u64,
+    pub items_per_producer: u64,
+    pub burst: (u64, u64),
+    pub gap: (Duration, Duration),
+    pub pause: (Duration, Duration),
+    pub handler: (Duration, Duration),
+    pub hot_key: f64,
+    pub idle_ttl: Option<Duration>,
+    pub capacity: Option<u64>,
+    pub policy: Policy,
+    pub panic_chance: f64,
+    pub sync_panic_chance: f64,
+    pub drop_router_at: Option<Duration>,
+    pub stuck_keys: u64,
+    pub buggify: f64,
+}
+
+/// A fault at a time.
+#[derive(Clone, Copy, Debug)]
+pub struct ScheduledFault {
+    pub kind: FaultKind,
+    pub peer: u64,
+    pub at: Duration,
+    pub lasting: Duration,
+}
+
+/// The sender world, sampled.
+#[derive(Clone, Debug)]
+pub struct SenderParams {
+    pub peers: u64,
+    pub data_frames: u64,
+    pub links: u64,
+    pub frame_bytes: (u64, u64),
+    pub gap: (Duration, Duration),
+    pub data_capacity: u64,
+    pub control_capacity: u64,
+    pub write_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub redial_after: Option<Duration>,
+    pub mss: u64,
+    pub tick: Duration,
+    pub tcp_capacity: u64,
+    pub faults: Vec<ScheduledFault>,
+}
+
+fn sub_range(value: &Sampled<u64>, rng: &mut SimRng) -> (u64, u64) {
+    let (a, b) = (value.sample(rng), value.sample(rng));
+    (a.min(b), a.max(b))
+}
+
+fn sub_span(value: &Sampled<Dur>, rng: &mut SimRng) -> (Duration, Duration) {
+    let (a, b) = (value.sample(rng), value.sample(rng));
+    (a.min(b), a.max(b))
+}
+
+pub(super) fn sample(file: &ScenarioFile, seed: u64) -> Params {
+    let mut rng = SimRng::new(seed).fork("params");
+    match (&file.lanes, &file.sender) {
+        (Some(lanes), _) => Params::Lanes(sample_lanes(lanes, &mut rng)),
+        (None, Some(sender)) => Params::Sender(sample_sender(sender, &mut rng)),
+        (None, None) => unreachable!("validated: every scenario has its world's table"),
+    }
+}
+
+fn sample_lanes(spec: &LanesSpec, rng: &mut SimRng) -> LanesParams {
+    let keys = spec.keys.sample(rng);
+    LanesParams {
+        keys,
+        producers: spec.producers.sample(rng),
+        items_per_producer: spec.items_per_producer.sample(rng),
+        burst: sub_range(&spec.burst, rng),
+        gap: sub_span(&spec.gap, rng),
+        pause: sub_span(&spec.pause, rng),
+        handler: sub_span(&spec.handler, rng),
+        hot_key: spec.hot_key.map_or(0.0, |p| p.sample(rng)),
+        idle_ttl: spec.idle_ttl.map(|ttl| ttl.sample(rng)),
+        capacity: spec.capacity.map(|capacity| capacity.sample(rng)),
+        policy: spec.policy,
+        panic_chance: spec.panic_chance.map_or(0.0, |p| p.sample(rng)),
+        sync_panic_chance: spec.sync_panic_chance.map_or(0.0, |p| p.sample(rng)),
+        drop_router_at: spec.drop_router_at.map(|at| at.sample(rng)),
+        stuck_keys: spec
+            .stuck_keys
+            .map_or(0, |stuck| stuck.sample(rng).min(keys - 1)),
+        buggify: spec.buggify.map_or(0.0, |p| p.sample(rng)),
+    }
+}
+
+const ALL_FAULTS: [FaultKind; 6] = [
+    FaultKind::Wedge,
+    FaultKind::Slow,
+    FaultKind::Kill,
+    FaultKind::CrashBounce,
+    FaultKind::Partition,
+    FaultKind::Latency,
+];
+
+fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
+    let peers = spec.peers.sample(rng);
+    let write_timeout = spec
+        .write_timeout
+        .map_or(Duration::from_secs(5), |t| t.sample(rng));
+    let mut faults: Vec<ScheduledFault> = spec
+        .fault
+        .iter()
+        .map(|fault| ScheduledFault {
+            kind: fault.kind,
+            peer: fault.peer.sample(rng).min(peers - 1),
+            at: fault.at.sample(rng),
+            lasting: fault.lasting.map_or(Duration::ZERO, |d| d.sample(rng)),
+        })
+        .collect();
+    let chaos = spec.chaos.map_or(0, |n| n.sample(rng));
+    let kinds = spec
+        .chaos_kinds
+        .clone()
+        .unwrap_or_else(|| ALL_FAULTS.to_vec());
+    for _ in 0..chaos {
+        if kinds.is_empty() {
+            break;
+        }
+        let kind = kinds[rng.range(0, kinds.len() as u64 - 1) as usize];
+        faults.push(ScheduledFault {
+            kind,
+            peer: rng.range(0, peers - 1),
+            at: Duration::from_millis(rng.range(0, 2 * write_timeout.as_millis() as u64)),
+            lasting: Duration::from_millis(rng.range(1, write_timeout.as_millis() as u64 + 1)),
+        });
+    }
+    faults.sort_by_key(|fault| (fault.at, fault.peer));
+    SenderParams {
+        peers,
+        data_frames: spec.data_frames.sample(rng),
+        links: spec.links.sample(rng),
+        frame_bytes: sub_range(&spec.frame_bytes, rng),
+        gap: sub_span(&spec.gap, rng),
+        data_capacity: spec.data_capacity.map_or(1024, |c| c.sample(rng)),
+        control_capacity: spec.control_capacity.map_or(256, |c| c.sample(rng)),
+        write_timeout,
+        connect_timeout: spec
+            .connect_timeout
+            .map_or(Duration::from_secs(1), |t| t.sample(rng)),
+        redial_after: spec.redial_after.map(|t| t.sample(rng)),
+        mss: spec.mss.map_or(1460, |m| m.sample(rng)),
+        tick: spec.tick.map_or(Duration::from_millis(1), |t| t.0),
+        tcp_capacity: spec.tcp_capacity.map_or(64, |c| c.sample(rng)),
+        faults,
+    }
+}
+
+struct D(Duration);
+
+impl fmt::Display for D {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_duration(self.0, f)
+    }
+}
+
+fn span(range: (Duration, Duration)) -> String {
+    format!("{}..{}", D(range.0), D(range.1))
+}
+
+fn opt(value: Option<Duration>) -> String {
+    value.map_or_else(|| "none".into(), |d| D(d).to_string())
+}
+
+impl fmt::Display for Params {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Lanes(p) => write!(
+                f,
+                "keys={} producers={} items/producer={} burst={}..{} gap={} pause={} handler={} hot_key={:.2} \
+                 idle_ttl={} capacity={} policy={:?} panic={:.3} sync_panic={:.3} drop_router_at={} stuck_keys={} \
+                 buggify={:.2}",
+                p.keys,
+                p.producers,
+                p.items_per_producer,
+                p.burst.0,
+                p.burst.1,
+                span(p.gap),
+                span(p.pause),
+                span(p.handler),
+                p.hot_key,
+                opt(p.idle_ttl),
+                p.capacity.map_or_else(|| "none".into(), |c| c.to_string()),
+                p.policy,
+                p.panic_chance,
+                p.sync_panic_chance,
+                opt(p.drop_router_at),
+                p.stuck_keys,
+                p.buggify,
+            ),
+            Self::Sender(p) => {
+                let mut faults = String::new();
+                for fault in &p.faults {
+                    let _ = write!(faults, " {:?}(peer{} at {} for {})", fault.kind, fault.peer, D(fault.at), D(fault.lasting));
+                }
+                write!(
+                    f,
+                    "peers={} data_frames={} links={} frame_bytes={}..{} gap={} data_capacity={} control_capacity={} \
+                     write_timeout={} connect_timeout={} redial_after={} mss={} tick={} tcp_capacity={} faults=[{}]",
+                    p.peers,
+                    p.data_frames,
+                    p.links,
+                    p.frame_bytes.0,
+                    p.frame_bytes.1,
+                    span(p.gap),
+                    p.data_capacity,
+                    p.control_capacity,
+                    D(p.write_timeout),
+                    D(p.connect_timeout),
+                    opt(p.redial_after),
+                    p.mss,
+                    D(p.tick),
+                    p.tcp_capacity,
+                    faults.trim(),
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! What a scenario file may say. Every table denies unknown keys; ranges are
+//! `[min, max]` and sampled per seed (see `sample`).
+
+use serde::Deserialize;
+
+use super::sample::{Dur, Sampled};
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Short name; defaults to the file stem.
+    pub name: Option<String>,
+    /// What the scenario injects and why.
+    pub description: String,
+    /// Which world runs it.
+    pub world: WorldKind,
+    /// The contracts this scenario checks (e.g. `["L1", "L3"]`).
+    pub checks: Vec<Contract>,
+    /// Seeds `run` uses without `--seed`/`--seeds`: `"A..B"` (B excluded).
+    pub seeds: Option<String>,
+    /// Virtual-time budget; a run still going then is a liveness failure.
+    pub budget: Option<Dur>,
+    /// The lanes world's workload.
+    pub lanes: Option<LanesSpec>,
+    /// The sender world's workload and faults.
+    pub sender: Option<SenderSpec>,
+}
+
+/// The worlds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorldKind {
+    /// LaneRouter / OrderedDispatcher on a paused current-thread runtime.
+    Lanes,
+    /// ConnectionManager + DistSender under turmoil.
+    Sender,
+}
+
+/// The contracts a checker decides (DESIGN.md).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, serde::Serialize,
+)]
+pub enum Contract {
+    L1,
+    L2,
+    L3,
+    L4,
+    L5,
+    L6,
+    #[serde(rename = "DC-1")]
+    Dc1,
+    #[serde(rename = "DC-2")]
+    Dc2,
+    #[serde(rename = "DC-5")]
+    Dc5,
+    S1,
+    S2,
+    S3,
+    S4,
+    S5,
+    /// End to end: no death signal is lost.
+    #[serde(rename = "E2E")]
+    EndToEnd,
+}
+
+impl Contract {
+    /// The name used in files and reports.
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::L1 => "L1",
+            Self::L2 => "L2",
+            Self::L3 => "L3",
+            Self::L4 => "L4",
+            Self::L5 => "L5",
+            Self::L6 => "L6",
+            Self::Dc1 => "DC-1",
+            Self::Dc2 => "DC-2",
+            Self::Dc5 => "DC-5",
+            Self::S1 => "S1",
+            Self::S2 => "S2",
+            Self::S3 => "S3",
+            Self::S4 => "S4",
+            Self::S5 => "S5",
+            Self::EndToEnd => "E2E",
+        }
+    }
+
+    /// The world whose log this contract is about.
+    #[must_use]
+    pub fn world(self) -> WorldKind {
+        match self {
+            Self::L1 | Self::L2 | Self::L3 | Self::L4 | Self::L5 | Self::L6 => WorldKind::Lanes,
+            _ => WorldKind::Sender,
+        }
+    }
+}
+
+/// How the lanes world's producers reach the router.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    /// `OrderedDispatcher`, `OverflowPolicy::Reject` (panics caught).
+    Reject,
+    /// `OrderedDispatcher`, `OverflowPolicy::Warn` (panics caught).
+    Warn,
+    /// `LaneRouter::route` directly: a panicking consumer kills its lane.
+    Raw,
+}
+
+/// The lanes world.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LanesSpec {
+    /// Distinct keys.
+    pub keys: Sampled<u64>,
+    /// Producer tasks.
+    pub producers: Sampled<u64>,
+    /// Items each producer routes.
+    pub items_per_producer: Sampled<u64>,
+    /// Items per burst.
+    pub burst: Sampled<u64>,
+    /// Gap between items inside a burst.
+    pub gap: Sampled<Dur>,
+    /// Pause between bursts (set it near `idle_ttl` for reap races).
+    pub pause: Sampled<Dur>,
+    /// Chance an item goes to key 0 instead of a uniform key (one hot key).
+    #[serde(default)]
+    pub hot_key: Option<Sampled<f64>>,
+    /// How long a handler runs.
+    pub handler: Sampled<Dur>,
+    /// Idle TTL; absent = never reap.
+    pub idle_ttl: Option<Sampled<Dur>>,
+    /// Per-lane capacity / dispatcher limit; absent = unbounded (raw only).
+    pub capacity: Option<Sampled<u64>>,
+    /// Router or dispatcher, and overflow policy.
+    pub policy: Policy,
+    /// Chance a handler panics after its first await.
+    #[serde(default)]
+    pub panic_chance: Option<Sampled<f64>>,
+    /// Chance a handler panics before returning its future.
+    #[serde(default)]
+    pub sync_panic_chance: Option<Sampled<f64>>,
+    /// When to drop the router mid-run; absent = at the end.
+    pub drop_router_at: Option<Sampled<Dur>>,
+    /// Keys whose handler hangs forever on their first item.
+    #[serde(default)]
+    pub stuck_keys: Option<Sampled<u64>>,
+    /// Chance of extra yields / short sleeps at each await point.
+    #[serde(default)]
+    pub buggify: Option<Sampled<f64>>,
+}
+
+/// The sender world.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SenderSpec {
+    /// Peer hosts.
+    pub peers: Sampled<u64>,
+    /// Data frames the local node enqueues, in all.
+    pub data_frames: Sampled<u64>,
+    /// Links made (each later sends one EXIT control).
+    pub links: Sampled<u64>,
+    /// Bytes of payload per frame.
+    pub frame_bytes: Sampled<u64>,
+    /// Gap between enqueues.
+    pub gap: Sampled<Dur>,
+    /// Data lane capacity.
+    pub data_capacity: Option<Sampled<u64>>,
+    /// Control lane capacity.
+    pub control_capacity: Option<Sampled<u64>>,
+    /// Per-write deadline.
+    pub write_timeout: Option<Sampled<Dur>>,
+    /// Dial timeout.
+    pub connect_timeout: Option<Sampled<Dur>>,
+    /// Redial a downed node after this long; absent = never redial.
+    pub redial_after: Option<Sampled<Dur>>,
+    /// Largest write the simulated socket accepts at once (bytes).
+    pub mss: Option<Sampled<u64>>,
+    /// turmoil's tick.
+    pub tick: Option<Dur>,
+    /// turmoil's per-direction segment credit.
+    pub tcp_capacity: Option<Sampled<u64>>,
+    /// Extra random faults drawn from `chaos_kinds`.
+    pub chaos: Option<Sampled<u64>>,
+    /// Fault kinds chaos may draw (default: all).
+    pub chaos_kinds: Option<Vec<FaultKind>>,
+    /// Scripted faults.
+    #[serde(default)]
+    pub fault: Vec<FaultSpec>,
+}
+
+/// What can go wrong with a peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// Stops reading its current socket (kept open).
+    Wedge,
+    /// Reads slowly: one frame per `every`.
+    Slow,
+    /// Closes its current socket.
+    Kill,
+    /// Crashes, and is restarted after `for`.
+    CrashBounce,
+    /// Partitioned from the local node, healed after `for`.
+    Partition,
+    /// Adds link latency.
+    Latency,
+}
+
+/// One scripted fault.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    /// What.
+    pub kind: FaultKind,
+    /// Which peer (index).
+    pub peer: Sampled<u64>,
+    /// When.
+    pub at: Sampled<Dur>,
+    /// How long (crash_bounce, partition, latency), or the read interval (slow).
+    #[serde(rename = "for")]
+    pub lasting: Option<Sampled<Dur>>,
+}

@@ -1,0 +1,337 @@
+//! The lanes world: producers route a seeded workload into the production
+//! `LaneRouter` (policy `raw`) or `OrderedDispatcher` (`reject`, `warn`) on a
+//! paused current-thread runtime, so virtual time jumps to the next timer and
+//! every run of a seed is the same run.
+//!
+//! Injected: handler durations, async and synchronous handler panics, stuck
+//! keys, bursts and pauses around the idle TTL (reap races), a hot key, a
+//! router drop mid-flight, and "buggify" yields and short sleeps at the
+//! workload's and the handler's await points, so each seed explores its own
+//! async interleaving.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use lanesim::lanes::{
+    DispatcherConfig, FixedHasher, LaneExit, LaneId, LaneObserver, LaneRouter, LaneRouterConfig,
+    OrderedDispatcher, OverflowPolicy,
+};
+use lanesim::planted::Planted;
+use lanesim::shim::rt::RuntimeChoice;
+use tokio::time::Instant;
+
+use super::{WorldRun, INJECTED};
+use crate::event::{Event, EventLog};
+use crate::rng::SimRng;
+use crate::scenario::{LanesParams, Policy};
+
+const HOST: &str = "lanes";
+
+type Item = (u64, u64);
+
+/// What the world's tasks share.
+struct World {
+    log: EventLog,
+    start: Instant,
+    rng: Mutex<SimRng>,
+    params: LanesParams,
+    stuck: BTreeSet<u64>,
+    /// Stuck keys whose hang has begun.
+    hung: Mutex<BTreeSet<u64>>,
+}
+
+impl World {
+    fn record(&self, event: Event) {
+        self.log.push(self.start.elapsed(), HOST, event);
+    }
+
+    fn chance(&self, p: f64) -> bool {
+        p > 0.0 && self.rng.lock().unwrap().chance(p)
+    }
+
+    fn between(&self, range: (Duration, Duration)) -> Duration {
+        let (lo, hi) = (range.0.as_micros() as u64, range.1.as_micros() as u64);
+        Duration::from_micros(self.rng.lock().unwrap().range(lo, hi))
+    }
+
+    fn draw(&self, lo: u64, hi: u64) -> u64 {
+        self.rng.lock().unwrap().range(lo, hi)
+    }
+
+    /// A seeded perturbation at an await point: nothing, some yields, or a
+    /// short sleep.
+    async fn buggify(&self) {
+        if !self.chance(self.params.buggify) {
+            return;
+        }
+        match self.draw(0, 2) {
+            0 => tokio::task::yield_now().await,
+            1 => {
+                for _ in 0..self.draw(2, 8) {
+                    tokio::task::yield_now().await;
+                }
+            }
+            _ => tokio::time::sleep(Duration::from_micros(self.draw(1, 500))).await,
+        }
+    }
+}
+
+struct Observer(Arc<World>);
+
+impl LaneObserver<u64> for Observer {
+    fn lane_created(&self, key: &u64, lane: LaneId) {
+        self.0.record(Event::LaneCreated {
+            key: *key,
+            lane: lane.0,
+        });
+    }
+
+    fn lane_closed(&self, key: &u64, lane: LaneId, exit: LaneExit) {
+        let exit = format!("{exit:?}").to_lowercase();
+        self.0.record(Event::LaneClosed {
+            key: *key,
+            lane: lane.0,
+            exit,
+        });
+    }
+}
+
+/// The handler every item runs: records start and end, sleeps its drawn
+/// duration, and panics or hangs when the world says so.
+fn handle(world: &Arc<World>, lane: LaneId, (key, item): Item) -> BoxFuture<'static, ()> {
+    let lane = lane.0;
+    world.record(Event::HandleStart { key, item, lane });
+    if world.stuck.contains(&key) && world.hung.lock().unwrap().insert(key) {
+        world.record(Event::Stuck { key, item, lane });
+        return Box::pin(std::future::pending());
+    }
+    if world.chance(world.params.sync_panic_chance) {
+        world.record(Event::HandleEnd {
+            key,
+            item,
+            lane,
+            panicked: true,
+        });
+        panic!("{INJECTED} synchronous handler panic (key {key}, item {item})");
+    }
+    let world = Arc::clone(world);
+    Box::pin(async move {
+        world.buggify().await;
+        let duration = world.between(world.params.handler);
+        if !duration.is_zero() {
+            tokio::time::sleep(duration).await;
+        }
+        let panicked = world.chance(world.params.panic_chance);
+        world.record(Event::HandleEnd {
+            key,
+            item,
+            lane,
+            panicked,
+        });
+        if panicked {
+            panic!("{INJECTED} handler panic (key {key}, item {item})");
+        }
+    })
+}
+
+/// The production component under test.
+enum Target {
+    Raw(LaneRouter<u64, Item, FixedHasher>),
+    Dispatcher(OrderedDispatcher<u64, Item, FixedHasher>),
+}
+
+impl Target {
+    fn build(world: &Arc<World>, planted: Planted) -> Self {
+        let params = &world.params;
+        let mut config = LaneRouterConfig::<u64, FixedHasher>::new(RuntimeChoice::current())
+            .observer(Arc::new(Observer(Arc::clone(world))))
+            .planted(planted);
+        config.idle_ttl = params.idle_ttl;
+        let handler_world = Arc::clone(world);
+        let handler = Arc::new(move |lane, item| handle(&handler_world, lane, item));
+        match params.policy {
+            Policy::Raw => {
+                Self::Raw(LaneRouter::with_lane_ids(handler, config).expect("validated config"))
+            }
+            Policy::Reject | Policy::Warn => Self::Dispatcher(
+                OrderedDispatcher::with_lane_ids(
+                    handler,
+                    DispatcherConfig {
+                        limit: params
+                            .capacity
+                            .expect("validated: dispatcher policies have a limit")
+                            as usize,
+                        policy: if params.policy == Policy::Reject {
+                            OverflowPolicy::Reject
+                        } else {
+                            OverflowPolicy::Warn
+                        },
+                        router: config,
+                    },
+                )
+                .expect("validated config"),
+            ),
+        }
+    }
+
+    /// Routes and returns (the capacity the call enforced, the depth or refusal).
+    fn route(&self, world: &World, key: u64, item: u64) -> (Option<u64>, Option<u64>) {
+        let params = &world.params;
+        match self {
+            Self::Raw(router) => (
+                params.capacity,
+                router
+                    .route(key, (key, item), params.capacity.map(|c| c as usize))
+                    .ok()
+                    .map(|d| d as u64),
+            ),
+            Self::Dispatcher(dispatcher) => {
+                let enforced = (params.policy == Policy::Reject)
+                    .then_some(params.capacity)
+                    .flatten();
+                (
+                    enforced,
+                    dispatcher.dispatch(key, (key, item)).ok().map(|d| d as u64),
+                )
+            }
+        }
+    }
+}
+
+/// Runs one seed of the lanes world.
+pub fn run(params: &LanesParams, seed: u64, budget: Duration, planted: Planted) -> WorldRun {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime builds");
+    let log = EventLog::default();
+    let (finished, elapsed) =
+        runtime.block_on(main(params.clone(), seed, budget, planted, log.clone()));
+    drop(runtime);
+    WorldRun {
+        records: log.snapshot(),
+        finished,
+        elapsed,
+    }
+}
+
+async fn main(
+    params: LanesParams,
+    seed: u64,
+    budget: Duration,
+    planted: Planted,
+    log: EventLog,
+) -> (bool, Duration) {
+    let stuck: BTreeSet<u64> = (params.keys - params.stuck_keys..params.keys).collect();
+    let world = Arc::new(World {
+        log,
+        start: Instant::now(),
+        rng: Mutex::new(SimRng::new(seed).fork("lanes")),
+        params,
+        stuck,
+        hung: Mutex::new(BTreeSet::new()),
+    });
+    let target = Arc::new(Mutex::new(Some(Target::build(&world, planted))));
+
+    let mut producers = Vec::new();
+    for producer in 0..world.params.producers {
+        producers.push(tokio::spawn(produce(
+            Arc::clone(&world),
+            Arc::clone(&target),
+            producer,
+        )));
+    }
+    if let Some(at) = world.params.drop_router_at {
+        let (world, target) = (Arc::clone(&world), Arc::clone(&target));
+        tokio::spawn(async move {
+            tokio::time::sleep(at).await;
+            drop_router(&world, &target);
+        });
+    }
+    let deadline = world.start + budget;
+    let mut finished = true;
+    for producer in producers {
+        if tokio::time::timeout_at(deadline, producer).await.is_err() {
+            finished = false;
+            break;
+        }
+    }
+    world.record(Event::WorkloadDone);
+    finished = finished && settle(&world, deadline).await;
+    drop_router(&world, &target);
+    finished = finished && settle(&world, deadline).await;
+    world.record(Event::RunEnd { finished });
+    (finished, world.start.elapsed())
+}
+
+fn drop_router(world: &World, target: &Mutex<Option<Target>>) {
+    let taken = target.lock().unwrap().take();
+    if let Some(target) = taken {
+        drop(target);
+        world.record(Event::RouterDropped);
+    }
+}
+
+/// Waits until the log has been quiet for longer than any handler or TTL
+/// could take: then nothing but stuck keys is still running. `false` when
+/// the deadline comes first.
+async fn settle(world: &World, deadline: Instant) -> bool {
+    let params = &world.params;
+    let quiet =
+        params.handler.1.max(params.idle_ttl.unwrap_or_default()) + Duration::from_millis(10);
+    loop {
+        let before = world.log.snapshot().len();
+        tokio::time::sleep(quiet).await;
+        if world.log.snapshot().len() == before {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+    }
+}
+
+async fn produce(world: Arc<World>, target: Arc<Mutex<Option<Target>>>, producer: u64) {
+    let params = world.params.clone();
+    let mut sent = 0;
+    while sent < params.items_per_producer {
+        let burst = world
+            .draw(params.burst.0, params.burst.1)
+            .min(params.items_per_producer - sent);
+        for _ in 0..burst {
+            world.buggify().await;
+            let key = if world.chance(params.hot_key) {
+                0
+            } else {
+                world.draw(0, params.keys - 1)
+            };
+            let item = producer * params.items_per_producer + sent;
+            sent += 1;
+            let routed = target
+                .lock()
+                .unwrap()
+                .as_ref()
+                .map(|target| target.route(&world, key, item));
+            let Some((capacity, depth)) = routed else {
+                return; // the router was dropped
+            };
+            world.record(Event::Routed {
+                key,
+                item,
+                capacity,
+                depth,
+            });
+            let gap = world.between(params.gap);
+            if !gap.is_zero() {
+                tokio::time::sleep(gap).await;
+            }
+        }
+        let pause = world.between(params.pause);
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
+    }
+}
