@@ -1,38 +1,175 @@
-//! The runner as a person uses it: help, list, and usage errors exit 2.
+//! The runner as a person uses it: help, list, run, replay, audit, exit
+//! codes, and the one repro line a failure prints, replayed.
 
-use std::process::Command;
+use std::process::{Command, Output};
 
-fn lanesim(args: &[&str]) -> std::process::Output {
+fn lanesim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lanesim"))
         .args(args)
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .env_remove("RUST_LOG")
         .output()
         .expect("runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 #[test]
 fn help_names_the_commands() {
     let out = lanesim(&["--help"]);
     assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("list"), "{text}");
+    for command in ["list", "run", "replay", "audit"] {
+        assert!(
+            stdout(&out).contains(command),
+            "{command} missing from --help"
+        );
+    }
 }
 
 #[test]
-fn list_shows_the_scenarios_directory() {
+fn list_shows_every_scenario_with_its_contracts() {
     let out = lanesim(&["list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        text.contains("lanes_reap_race") && text.contains("[L1, L2, L3, L4, L5]"),
+        "{text}"
     );
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("scenarios ("));
 }
 
 #[test]
-fn a_missing_path_or_an_unknown_command_exits_2() {
-    let out = lanesim(&["list", "no/such/dir"]);
+fn a_passing_run_prints_its_seed_and_parameters_first_and_exits_0() {
+    let out = lanesim(&["run", "scenarios/lanes_order.toml", "--seed", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let seed_line = text.find("seed 3: keys=").expect("parameters printed");
+    let summary = text
+        .find("summary: 1 runs: 1 pass")
+        .expect("summary printed");
+    assert!(seed_line < summary);
+}
+
+#[test]
+fn json_output_is_machine_readable() {
+    let out = lanesim(&[
+        "run",
+        "scenarios/lanes_order.toml",
+        "--seeds",
+        "0..2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let json = &text[text.find('{').expect("a JSON document")..];
+    let value: serde_json::Value = serde_json::from_str(json).expect("valid JSON");
+    assert_eq!(value["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(value["runs"][0]["verdict"], "pass");
+}
+
+#[test]
+fn bad_input_and_usage_exit_2_with_the_file_line_and_key() {
+    let out = lanesim(&["run", "sims/tests/bad/unknown_world.toml"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/dir"));
+    assert!(
+        stderr(&out)
+            .contains("sims/tests/bad/unknown_world.toml:2:9: world: unknown variant `mars`"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(lanesim(&["run", "no/such/dir"]).status.code(), Some(2));
     assert_eq!(lanesim(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(
+        lanesim(&["run", "scenarios", "--seeds", "5..1"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[cfg(not(feature = "planted-bugs"))]
+#[test]
+fn selecting_a_planted_bug_needs_the_feature() {
+    let out = lanesim(&[
+        "run",
+        "scenarios/lanes_order.toml",
+        "--seed",
+        "1",
+        "--bug",
+        "no-exit-guard",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("this build has no planted bugs"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_repro_line_is_rustc_note_style() {
+    use lanesim::planted::Planted;
+    assert_eq!(
+        lanesim_sims::run::repro_line("scenarios/lanes_order.toml", 7121, Planted::none()),
+        "note: reproduce with: cargo run -- replay scenarios/lanes_order.toml --seed 7121"
+    );
+}
+
+#[test]
+fn audit_finds_no_divergence() {
+    let out = lanesim(&["audit", "scenarios", "--seeds", "0..3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("audit: 0 divergence(s)"));
+}
+
+/// A failing run's note line, executed as printed (minus `cargo run ... --`),
+/// reproduces the same violations.
+#[cfg(feature = "planted-bugs")]
+#[test]
+fn a_failure_prints_one_repro_line_that_replays_the_same_failure() {
+    let out = lanesim(&[
+        "run",
+        "scenarios/lanes_order.toml",
+        "--seed",
+        "5",
+        "--bug",
+        "pending-decremented-at-dequeue",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    let notes: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("note: reproduce with:"))
+        .collect();
+    assert_eq!(
+        notes,
+        ["note: reproduce with: cargo run --features planted-bugs -- replay scenarios/lanes_order.toml --seed 5 --bug pending-decremented-at-dequeue"]
+    );
+    let args: Vec<&str> = notes[0]
+        .split(" -- ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let replay = lanesim(&args);
+    assert_eq!(replay.status.code(), Some(1));
+    let violations = |t: &str| {
+        t.lines()
+            .filter(|l| l.contains("violated:"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert!(!violations(&text).is_empty());
+    assert_eq!(
+        violations(&stdout(&replay)),
+        violations(&text),
+        "the replay found something else"
+    );
 }

@@ -357,51 +357,35 @@ impl Replay<'_> {
             );
         }
         // L5: idle lanes reaped in time; every lane ends after the drop.
-        let lanes: Vec<(
-            u64,
-            u64,
-            bool,
-            Option<Duration>,
-            Duration,
-            usize,
-            bool,
-            bool,
-        )> = self
-            .lanes
-            .iter()
-            .map(|(id, l)| {
-                (
-                    *id,
-                    l.key,
-                    l.open,
-                    l.closed_at,
-                    l.last_activity,
-                    l.created,
-                    l.outstanding.is_empty(),
-                    l.stuck,
-                )
-            })
-            .collect();
-        for (id, key, open, closed_at, last, created, idle, stuck) in lanes {
-            if let (Some(ttl), true, false) = (context.idle_ttl, idle, stuck) {
-                let due = last + ttl + REAP_SLACK;
-                let late = closed_at.is_none_or(|closed| closed > due);
+        let mut found = Vec::new();
+        for (id, lane) in &self.lanes {
+            let idle = lane.outstanding.is_empty() && !lane.stuck;
+            if let (Some(ttl), true) = (context.idle_ttl, idle) {
+                let due = lane.last_activity + ttl + REAP_SLACK;
+                let late = lane.closed_at.is_none_or(|closed| closed > due);
                 let dropped_first = self.router_dropped.is_some_and(|dropped| dropped <= due);
                 if late && !dropped_first && end > due {
-                    self.violate(
-                        Contract::L5,
-                        format!("key {key}: lane {id} idle since {last:?} was not reaped by {due:?} (TTL {ttl:?} + slack)"),
-                        &[created],
-                    );
+                    found.push((
+                        format!(
+                            "key {}: lane {id} idle since {:?} was not reaped by {due:?} (TTL {ttl:?} + slack)",
+                            lane.key, lane.last_activity
+                        ),
+                        lane.created,
+                    ));
                 }
             }
-            if open && !stuck && self.router_dropped.is_some() {
-                self.violate(
-                    Contract::L5,
-                    format!("key {key}: lane {id} still running after the router was dropped"),
-                    &[created],
-                );
+            if lane.open && !lane.stuck && self.router_dropped.is_some() {
+                found.push((
+                    format!(
+                        "key {}: lane {id} still running after the router was dropped",
+                        lane.key
+                    ),
+                    lane.created,
+                ));
             }
+        }
+        for (message, created) in found {
+            self.violate(Contract::L5, message, &[created]);
         }
     }
 }

@@ -190,15 +190,9 @@ pub fn audit(
     for seed in seeds {
         let a = execute(scenario, seed, planted);
         let b = execute(scenario, seed, planted);
-        if a.hash == b.hash && a.records.len() == b.records.len() {
+        let Some(index) = first_divergence(&a.records, &b.records) else {
             continue;
-        }
-        let index = a
-            .records
-            .iter()
-            .zip(&b.records)
-            .position(|(x, y)| record_hash(x) != record_hash(y))
-            .unwrap_or(a.records.len().min(b.records.len()));
+        };
         divergences.push(Divergence {
             scenario: scenario.name.clone(),
             seed,
@@ -208,6 +202,20 @@ pub fn audit(
         });
     }
     divergences
+}
+
+/// Where two logs first differ, or `None` when they are the same.
+#[must_use]
+pub fn first_divergence(a: &[Record], b: &[Record]) -> Option<usize> {
+    if log_hash(a) == log_hash(b) && a.len() == b.len() {
+        return None;
+    }
+    Some(
+        a.iter()
+            .zip(b)
+            .position(|(x, y)| record_hash(x) != record_hash(y))
+            .unwrap_or(a.len().min(b.len())),
+    )
 }
 
 /// The single line that reproduces a failed run, in rustc's `note:` style.

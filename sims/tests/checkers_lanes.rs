@@ -1,0 +1,322 @@
+//! Each lanes checker against a hand-made log that breaks exactly its
+//! contract (`*_detects_*`), and a well-behaved log that breaks none.
+
+use std::time::Duration;
+
+use lanesim_sims::check::{check, CheckContext};
+use lanesim_sims::event::{Event, Record};
+use lanesim_sims::scenario::Contract;
+
+const ALL: [Contract; 6] = [
+    Contract::L1,
+    Contract::L2,
+    Contract::L3,
+    Contract::L4,
+    Contract::L5,
+    Contract::L6,
+];
+
+fn at(ms: u64, event: Event) -> Record {
+    Record {
+        at: Duration::from_millis(ms),
+        host: "lanes".into(),
+        event,
+    }
+}
+
+fn created(ms: u64, key: u64, lane: u64) -> Record {
+    at(ms, Event::LaneCreated { key, lane })
+}
+fn routed(ms: u64, key: u64, item: u64, capacity: Option<u64>, depth: Option<u64>) -> Record {
+    at(
+        ms,
+        Event::Routed {
+            key,
+            item,
+            capacity,
+            depth,
+        },
+    )
+}
+fn start(ms: u64, key: u64, item: u64, lane: u64) -> Record {
+    at(ms, Event::HandleStart { key, item, lane })
+}
+fn end(ms: u64, key: u64, item: u64, lane: u64) -> Record {
+    at(
+        ms,
+        Event::HandleEnd {
+            key,
+            item,
+            lane,
+            panicked: false,
+        },
+    )
+}
+fn closed(ms: u64, key: u64, lane: u64, exit: &str) -> Record {
+    at(
+        ms,
+        Event::LaneClosed {
+            key,
+            lane,
+            exit: exit.into(),
+        },
+    )
+}
+
+fn finished() -> CheckContext {
+    CheckContext {
+        finished: true,
+        idle_ttl: Some(Duration::from_millis(10)),
+        panics_kill_lanes: false,
+    }
+}
+
+/// Two items on one key, handled in order, reaped on time, router dropped.
+fn good() -> Vec<Record> {
+    vec![
+        created(0, 1, 1),
+        routed(0, 1, 10, Some(2), Some(0)),
+        routed(0, 1, 11, Some(2), Some(1)),
+        routed(0, 1, 12, Some(2), None),
+        start(1, 1, 10, 1),
+        end(2, 1, 10, 1),
+        start(2, 1, 11, 1),
+        end(3, 1, 11, 1),
+        closed(13, 1, 1, "reaped"),
+        at(20, Event::RouterDropped),
+        at(30, Event::RunEnd { finished: true }),
+    ]
+}
+
+fn contracts_of(records: &[Record], context: &CheckContext) -> Vec<(Contract, String)> {
+    check(&ALL, records, context)
+        .into_iter()
+        .map(|v| (v.contract, v.message))
+        .collect()
+}
+
+#[test]
+fn a_well_behaved_log_breaks_nothing() {
+    assert_eq!(contracts_of(&good(), &finished()), vec![]);
+}
+
+#[test]
+fn l1_detects_a_key_handled_out_of_route_order() {
+    let mut log = good();
+    log.swap(4, 6); // start 11 before 10
+    log.swap(5, 7);
+    let found = contracts_of(&log, &finished());
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L1 && m.contains("item 10")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn l2_detects_a_lost_item_a_duplicate_and_a_refused_item_handled() {
+    let mut lost = good();
+    lost.retain(|r| {
+        !matches!(
+            r.event,
+            Event::HandleStart { item: 11, .. } | Event::HandleEnd { item: 11, .. }
+        )
+    });
+    let found = contracts_of(&lost, &finished());
+    assert!(
+        found.contains(&(
+            Contract::L2,
+            "key 1: admitted item 11 was never handled".into()
+        )),
+        "{found:?}"
+    );
+
+    let mut twice = good();
+    twice.insert(8, start(4, 1, 11, 1));
+    assert!(
+        contracts_of(&twice, &finished()).contains(&(Contract::L2, "item 11 handled twice".into()))
+    );
+
+    let mut refused = good();
+    refused.insert(8, start(4, 1, 12, 1));
+    assert!(contracts_of(&refused, &finished())
+        .contains(&(Contract::L2, "item 12 was refused but handled".into())));
+}
+
+#[test]
+fn l2_detects_an_item_admitted_into_a_lane_that_already_exited() {
+    let log = vec![
+        created(0, 1, 1),
+        routed(0, 1, 10, None, Some(0)),
+        start(0, 1, 10, 1),
+        at(
+            0,
+            Event::HandleEnd {
+                key: 1,
+                item: 10,
+                lane: 1,
+                panicked: true,
+            },
+        ),
+        closed(0, 1, 1, "panicked"),
+        routed(1, 1, 11, None, Some(1)),
+    ];
+    let context = CheckContext {
+        panics_kill_lanes: true,
+        ..finished()
+    };
+    let found = contracts_of(&log, &context);
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L2 && m.contains("black-holed")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn l3_detects_a_second_live_lane_and_an_item_on_the_wrong_lane() {
+    let log = vec![
+        created(0, 1, 1),
+        routed(0, 1, 10, None, Some(0)),
+        created(1, 1, 2),
+        routed(1, 1, 11, None, Some(0)),
+        start(2, 1, 11, 2),
+        start(2, 1, 10, 2),
+    ];
+    let found = contracts_of(&log, &CheckContext::default());
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L3 && m.contains("two live lanes")),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L3
+                && m.contains("handled by lane 2 but admitted to lane 1"))
+    );
+}
+
+#[test]
+fn l4_detects_admission_past_capacity_a_short_depth_and_a_refusal_below_capacity() {
+    let mut past = good();
+    past[3] = routed(0, 1, 12, Some(2), Some(2));
+    let found = contracts_of(&past, &CheckContext::default());
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L4 && m.contains("admitted past capacity 2")),
+        "{found:?}"
+    );
+
+    let mut short = good();
+    short[2] = routed(0, 1, 11, Some(2), Some(0));
+    let found = contracts_of(&short, &CheckContext::default());
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L4 && m.contains("reported depth 0")),
+        "{found:?}"
+    );
+
+    let mut early = good();
+    early[2] = routed(0, 1, 11, Some(2), None);
+    let found = contracts_of(&early, &CheckContext::default());
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L4 && m.contains("refused below capacity 2")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn l5_detects_a_reap_with_work_a_late_reap_and_a_lane_outliving_the_router() {
+    let mut busy = good();
+    busy.insert(5, closed(1, 1, 1, "reaped"));
+    let found = contracts_of(&busy, &CheckContext::default());
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L5 && m.contains("reaped while holding")),
+        "{found:?}"
+    );
+
+    let mut late = good();
+    late[8] = closed(19, 1, 1, "reaped"); // idle since 3 ms, TTL 10 ms + 5 ms slack
+    let found = contracts_of(&late, &finished());
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L5 && m.contains("was not reaped by")),
+        "{found:?}"
+    );
+
+    let mut survivor = good();
+    survivor.remove(8);
+    let context = CheckContext {
+        idle_ttl: None,
+        ..finished()
+    };
+    let found = contracts_of(&survivor, &context);
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L5
+                && m.contains("still running after the router was dropped")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn l6_detects_another_key_starved_while_one_is_stuck() {
+    let log = vec![
+        created(0, 1, 1),
+        routed(0, 1, 10, None, Some(0)),
+        start(0, 1, 10, 1),
+        at(
+            0,
+            Event::Stuck {
+                key: 1,
+                item: 10,
+                lane: 1,
+            },
+        ),
+        created(0, 2, 2),
+        routed(0, 2, 20, None, Some(0)),
+        at(50, Event::RunEnd { finished: true }),
+    ];
+    let context = CheckContext {
+        idle_ttl: None,
+        ..finished()
+    };
+    let found = contracts_of(&log, &context);
+    assert_eq!(
+        found,
+        vec![(
+            Contract::L6,
+            "key 2: admitted item 20 was never handled while key(s) {1} were stuck".into()
+        )]
+    );
+}
+
+#[test]
+fn completeness_is_not_judged_on_a_run_that_ran_out_of_budget() {
+    let mut unfinished = good();
+    unfinished.retain(|r| {
+        !matches!(
+            r.event,
+            Event::HandleStart { item: 11, .. } | Event::HandleEnd { item: 11, .. }
+        )
+    });
+    let context = CheckContext {
+        finished: false,
+        ..finished()
+    };
+    assert!(contracts_of(&unfinished, &context)
+        .iter()
+        .all(|(c, _)| *c != Contract::L2));
+}

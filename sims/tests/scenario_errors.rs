@@ -1,0 +1,193 @@
+//! Hostile scenario files: each is refused with one message naming the file,
+//! the line and column, and the key, and the runner exits 2, never panics.
+
+use std::path::Path;
+
+use lanesim_sims::scenario::Scenario;
+
+const GOOD: &str = r#"
+description = "ok"
+world = "lanes"
+checks = ["L1"]
+
+[lanes]
+keys = [1, 4]
+producers = 1
+items_per_producer = 10
+burst = 1
+gap = "0ms"
+pause = "1ms"
+handler = ["0ms", "1ms"]
+capacity = 4
+policy = "reject"
+"#;
+
+/// The error text for `GOOD` with `from` replaced by `to`.
+fn error_for(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "{from}");
+    let source = GOOD.replacen(from, to, 1);
+    Scenario::parse(Path::new("scenarios/x.toml"), &source)
+        .expect_err("must be refused")
+        .to_string()
+}
+
+#[test]
+fn the_good_file_loads() {
+    let scenario = Scenario::parse(Path::new("scenarios/x.toml"), GOOD).unwrap();
+    assert_eq!(scenario.name, "x");
+}
+
+#[test]
+fn an_unknown_key_names_file_line_and_key() {
+    let error = error_for("capacity = 4", "cpacity = 4");
+    assert!(
+        error.starts_with("scenarios/x.toml:14:1: lanes.cpacity: unknown field `cpacity`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn malformed_toml_names_file_and_line() {
+    // The parser notices at the next line; both are within a line of the
+    // mistake, and the message says what is missing.
+    let error = error_for("keys = [1, 4]", "keys = [1, 4");
+    assert!(
+        error.starts_with("scenarios/x.toml:8:") && error.contains("expected `,`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_wrong_type_names_the_key() {
+    let error = error_for("producers = 1", "producers = \"one\"");
+    assert!(
+        error.starts_with("scenarios/x.toml:8:") && error.contains("lanes.producers"),
+        "{error}"
+    );
+    let error = error_for("gap = \"0ms\"", "gap = 5");
+    assert!(
+        error.contains("lanes.gap") && error.contains("duration"),
+        "{error}"
+    );
+    let error = error_for("producers = 1", "producers = -1");
+    assert!(
+        error.contains("lanes.producers") && error.contains("-1"),
+        "{error}"
+    );
+}
+
+#[test]
+fn impossible_values_are_refused_with_their_line() {
+    let error = error_for("capacity = 4", "capacity = 0");
+    assert_eq!(
+        error,
+        "scenarios/x.toml:14:1: lanes.capacity: must be at least 1 (got 0)"
+    );
+    let error = error_for("keys = [1, 4]", "keys = [4, 1]");
+    assert_eq!(
+        error,
+        "scenarios/x.toml:7:1: lanes.keys: range [4, 1] has min > max"
+    );
+    let error = error_for(
+        "policy = \"reject\"",
+        "policy = \"reject\"\nidle_ttl = \"0ms\"",
+    );
+    assert_eq!(
+        error,
+        "scenarios/x.toml:16:1: lanes.idle_ttl: must be greater than zero"
+    );
+    let error = error_for("gap = \"0ms\"", "gap = \"-3ms\"");
+    assert!(
+        error.contains("lanes.gap") && error.contains("must not be negative"),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_unknown_enum_value_is_refused() {
+    let error = error_for("policy = \"reject\"", "policy = \"drop\"");
+    assert!(
+        error.contains("lanes.policy") && error.contains("unknown variant `drop`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_contract_of_the_other_world_is_refused() {
+    let error = error_for("checks = [\"L1\"]", "checks = [\"DC-1\"]");
+    assert_eq!(
+        error,
+        "scenarios/x.toml:4:1: checks: DC-1 is not a contract of the lanes world"
+    );
+}
+
+const SENDER: &str = r#"
+description = "ok"
+world = "sender"
+checks = ["DC-1"]
+
+[sender]
+peers = 2
+data_frames = 10
+links = 2
+frame_bytes = 16
+gap = "1ms"
+
+[[sender.fault]]
+kind = "wedge"
+peer = 1
+at = "1s"
+"#;
+
+fn sender_error(from: &str, to: &str) -> String {
+    let source = SENDER.replacen(from, to, 1);
+    Scenario::parse(Path::new("s.toml"), &source)
+        .expect_err("must be refused")
+        .to_string()
+}
+
+#[test]
+fn sender_files_refuse_missing_peers_unknown_faults_and_zero_deadlines() {
+    assert!(Scenario::parse(Path::new("s.toml"), SENDER).is_ok());
+    let error = sender_error("peer = 1", "peer = 2");
+    assert_eq!(
+        error,
+        "s.toml:15:1: sender.fault[0].peer: peer index 2 does not exist: there may be only 2 peers"
+    );
+    let error = sender_error("peers = 2", "peers = 65");
+    assert_eq!(
+        error,
+        "s.toml:7:1: sender.peers: more peers than the simulated network has addresses (64)"
+    );
+    let error = sender_error("kind = \"wedge\"", "kind = \"meteor\"");
+    assert!(
+        error.starts_with("s.toml:14:") && error.contains("unknown variant `meteor`"),
+        "{error}"
+    );
+    let error = sender_error("gap = \"1ms\"", "gap = \"1ms\"\nwrite_timeout = \"0s\"");
+    assert_eq!(
+        error,
+        "s.toml:12:1: sender.write_timeout: must be greater than zero"
+    );
+    let error = sender_error("kind = \"wedge\"", "kind = \"partition\"");
+    assert_eq!(error, "s.toml:14:1: sender.fault[0].kind: this fault needs `for` (how long, or the read interval for slow)");
+}
+
+#[test]
+fn every_hostile_file_in_the_corpus_is_refused_without_a_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let result = std::panic::catch_unwind(|| Scenario::load(&path));
+        let error = result
+            .expect("loading panicked")
+            .expect_err("a hostile file was accepted");
+        assert!(
+            error.to_string().starts_with(&path.display().to_string()),
+            "{error}"
+        );
+        count += 1;
+    }
+    assert!(count >= 5, "the hostile corpus is missing");
+}
