@@ -42,6 +42,7 @@ fn manager_with_downed_pin() -> (ConnectionManager, Arc<DistConnection>) {
             read: Box::new(read),
             write: Box::new(write),
             peer: "memory".into(),
+            local: "memory".into(),
         },
     );
     pinned.mark_down(DownReason::ManualDisconnect);

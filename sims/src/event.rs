@@ -54,11 +54,13 @@ pub enum Event {
     },
     /// A dial failed.
     DialFailed { node: String, error: String },
-    /// A data frame was offered to `enqueue`.
+    /// A data frame was offered to `enqueue`; `blocked_us` is the virtual
+    /// time the call took (S1: always 0 for a call that never awaits).
     DataEnqueued {
         node: String,
         seq: u64,
         outcome: String,
+        blocked_us: u64,
     },
     /// A control was offered to `enqueue_control`, pinned to a generation;
     /// `down_at_return` records whether that generation was already down
@@ -70,7 +72,31 @@ pub enum Event {
         link: Option<u64>,
         outcome: String,
         down_at_return: bool,
+        blocked_us: u64,
     },
+    /// The drain began writing a frame (`lane`: data or control).
+    WriteStarted {
+        node: String,
+        generation: u64,
+        lane: String,
+        seq: u64,
+    },
+    /// That write ended (`outcome`: written, failed, timed_out).
+    WriteFinished {
+        node: String,
+        generation: u64,
+        lane: String,
+        seq: u64,
+        outcome: String,
+    },
+    /// The drain skipped a control whose pinned generation was down.
+    ControlSkipped {
+        node: String,
+        generation: u64,
+        seq: u64,
+    },
+    /// The drain dropped a data frame: no live connection.
+    DataUnroutable { node: String, seq: u64 },
     /// A local link was made over a generation.
     Linked {
         node: String,
@@ -103,7 +129,16 @@ pub enum Event {
     /// A fault was injected.
     Fault { what: String, peer: String },
     /// The sender's final counters (S4).
-    SenderStats { stats: String },
+    SenderStats {
+        data_queued: u64,
+        data_written: u64,
+        data_failed: u64,
+        data_no_connection: u64,
+        control_queued: u64,
+        control_written: u64,
+        control_failed: u64,
+        control_skipped: u64,
+    },
     /// The sender was dropped (S5); `panicked` if the drop panicked.
     SenderDropped { panicked: bool },
 
@@ -153,7 +188,7 @@ pub struct EventLog {
 impl EventLog {
     /// Appends `event` at virtual time `at`, from `host`.
     pub fn push(&self, at: Duration, host: &str, event: Event) {
-        tracing::debug!(target: "lanesim::event", host, ?event);
+        tracing::debug!(target: "lanesim::event", at = %format_args!("{:.6}s", at.as_secs_f64()), host, ?event);
         self.records
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -162,6 +197,21 @@ impl EventLog {
                 host: host.to_string(),
                 event,
             });
+    }
+
+    /// How many records so far.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.records
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
+    /// Whether nothing was recorded yet.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Everything so far.

@@ -5,6 +5,7 @@
 pub mod check;
 pub mod cli;
 pub mod event;
+pub mod fault;
 pub mod rng;
 pub mod run;
 pub mod scenario;

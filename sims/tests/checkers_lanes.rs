@@ -67,7 +67,7 @@ fn finished() -> CheckContext {
     CheckContext {
         finished: true,
         idle_ttl: Some(Duration::from_millis(10)),
-        panics_kill_lanes: false,
+        ..CheckContext::default()
     }
 }
 

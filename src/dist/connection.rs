@@ -74,6 +74,7 @@ pub struct DistConnection {
     node: NodeName,
     generation: u64,
     peer: String,
+    local: String,
     writer: AsyncMutex<Option<BoxWrite>>,
     state: AtomicU8,
     shutdown: Notify,
@@ -86,6 +87,7 @@ impl DistConnection {
         node: NodeName,
         generation: u64,
         peer: String,
+        local: String,
         writer: BoxWrite,
         manager: Weak<ManagerShared>,
         planted: Planted,
@@ -94,6 +96,7 @@ impl DistConnection {
             node,
             generation,
             peer,
+            local,
             writer: AsyncMutex::new(Some(writer)),
             state: AtomicU8::new(UP),
             shutdown: Notify::new(),
@@ -118,6 +121,12 @@ impl DistConnection {
     #[must_use]
     pub fn peer(&self) -> &str {
         &self.peer
+    }
+
+    /// Our own address on this connection's socket.
+    #[must_use]
+    pub fn local(&self) -> &str {
+        &self.local
     }
 
     /// Whether the connection has gone down.
@@ -235,6 +244,7 @@ mod tests {
             read: Box::new(read),
             write: Box::new(write),
             peer: "memory".into(),
+            local: "memory".into(),
         }
     }
 

@@ -224,7 +224,12 @@ impl ConnectionManager {
     /// A live incumbent wins: it is returned and `stream` is dropped. A down
     /// incumbent is displaced by a new generation.
     pub fn register(&self, node: NodeName, stream: Connected) -> Arc<DistConnection> {
-        let Connected { read, write, peer } = stream;
+        let Connected {
+            read,
+            write,
+            peer,
+            local,
+        } = stream;
         let (connection, displaced) = {
             let mut table = self.shared.table.lock();
             let slot = table.entry(node.clone()).or_default();
@@ -238,6 +243,7 @@ impl ConnectionManager {
                 node,
                 slot.generation,
                 peer,
+                local,
                 write,
                 Arc::downgrade(&self.shared),
                 self.shared.planted,

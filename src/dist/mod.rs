@@ -25,5 +25,6 @@ pub use manager::{
 pub use node::NodeName;
 pub use sender::{
     ControlEnqueueError, ControlOutbound, DataOutbound, DistSender, Enqueued, SenderConfig,
-    SenderConfigError, SenderStats, CONTROL_QUEUE_CAP, DATA_QUEUE_CAP, WRITE_TIMEOUT,
+    SenderConfigError, SenderLane, SenderObserver, SenderStats, WriteOutcome, CONTROL_QUEUE_CAP,
+    DATA_QUEUE_CAP, WRITE_TIMEOUT,
 };

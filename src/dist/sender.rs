@@ -98,8 +98,47 @@ impl fmt::Display for ControlEnqueueError {
 
 impl std::error::Error for ControlEnqueueError {}
 
+/// Which lane a frame travelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderLane {
+    /// Best effort, resolved by node at write time.
+    Data,
+    /// Must deliver, pinned to a generation.
+    Control,
+}
+
+/// How one drain write ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// The whole frame was written.
+    Written,
+    /// The write failed (the connection is now down, `WriteError`).
+    Failed,
+    /// The deadline expired (the connection is now down, `WriteTimeout`).
+    TimedOut,
+}
+
+/// Hooks into the drain, for metrics and for the testbed's S2/S4 checks.
+/// Called on the drain task; keep them quick.
+pub trait SenderObserver: Send + Sync {
+    /// A write of `frame` to `connection` begins.
+    fn write_started(&self, connection: &DistConnection, lane: SenderLane, frame: &[u8]);
+    /// That write ended.
+    fn write_finished(
+        &self,
+        connection: &DistConnection,
+        lane: SenderLane,
+        frame: &[u8],
+        outcome: WriteOutcome,
+    );
+    /// A control was skipped: its pinned generation is down.
+    fn control_skipped(&self, connection: &DistConnection, frame: &[u8]);
+    /// A data frame was dropped: its node has no live connection.
+    fn data_unroutable(&self, node: &NodeName, frame: &[u8]);
+}
+
 /// How a [`DistSender`] runs.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct SenderConfig {
     /// Data lane depth, at least 1.
     pub data_capacity: usize,
@@ -109,6 +148,8 @@ pub struct SenderConfig {
     pub write_timeout: Duration,
     /// Where the drain runs.
     pub runtime: RuntimeChoice,
+    /// Drain hooks.
+    pub observer: Option<Arc<dyn SenderObserver>>,
     /// Planted bug, if any.
     pub planted: Planted,
 }
@@ -122,6 +163,7 @@ impl SenderConfig {
             control_capacity: CONTROL_QUEUE_CAP,
             write_timeout: WRITE_TIMEOUT,
             runtime,
+            observer: None,
             planted: Planted::none(),
         }
     }
@@ -257,6 +299,7 @@ impl DistSender {
             write_timeout: config.write_timeout,
             counters: Arc::clone(&counters),
             planted: config.planted,
+            observer: config.observer,
             closed: Arc::clone(&closed),
             writing: Mutex::new(None),
         };
@@ -369,6 +412,7 @@ struct Drain {
     write_timeout: Duration,
     counters: Arc<Counters>,
     planted: Planted,
+    observer: Option<Arc<dyn SenderObserver>>,
     closed: Arc<AtomicBool>,
     /// The connection a write is in progress on, if any.
     writing: Mutex<Option<Arc<DistConnection>>>,
@@ -417,18 +461,20 @@ impl Drain {
         let target = if self.planted.has(PlantedBug::ControlResolvedByNode) {
             self.connections.get_connection(connection.node())
         } else {
-            Some(connection)
+            Some(Arc::clone(&connection))
         };
         // Pinned and down: skipped, never re-resolved by node (DC-2). The
         // down already covers it (DC-1).
         let Some(target) = target.filter(|connection| !connection.is_down()) else {
+            if let Some(observer) = &self.observer {
+                observer.control_skipped(&connection, &frame);
+            }
             bump(&self.counters.control_skipped_down);
             return;
         };
-        let counter = if self.write(&target, &frame).await {
-            &self.counters.control_written
-        } else {
-            &self.counters.control_failed
+        let counter = match self.write(&target, SenderLane::Control, &frame).await {
+            WriteOutcome::Written => &self.counters.control_written,
+            WriteOutcome::Failed | WriteOutcome::TimedOut => &self.counters.control_failed,
         };
         bump(counter);
     }
@@ -436,34 +482,51 @@ impl Drain {
     async fn write_data(&self, item: DataOutbound) {
         // Connected only: the send path never dials.
         let Some(connection) = self.connections.get_connection(&item.node) else {
+            if let Some(observer) = &self.observer {
+                observer.data_unroutable(&item.node, &item.frame);
+            }
             bump(&self.counters.data_no_connection);
             return;
         };
-        let counter = if self.write(&connection, &item.frame).await {
-            &self.counters.data_written
-        } else {
-            &self.counters.data_failed
+        let counter = match self.write(&connection, SenderLane::Data, &item.frame).await {
+            WriteOutcome::Written => &self.counters.data_written,
+            WriteOutcome::Failed | WriteOutcome::TimedOut => &self.counters.data_failed,
         };
         bump(counter);
     }
 
     /// One bounded write. A write error has already marked the connection
     /// down inside `write_raw`; an expired deadline has not, so it is marked
-    /// here. Returns whether the frame was written.
-    async fn write(&self, connection: &Arc<DistConnection>, frame: &[u8]) -> bool {
+    /// here.
+    async fn write(
+        &self,
+        connection: &Arc<DistConnection>,
+        lane: SenderLane,
+        frame: &[u8],
+    ) -> WriteOutcome {
+        if let Some(observer) = &self.observer {
+            observer.write_started(connection, lane, frame);
+        }
         *self.writing.lock() = Some(Arc::clone(connection));
-        let written = if self.planted.has(PlantedBug::NoWriteDeadline) {
-            connection.write_raw(frame).await.is_ok()
+        let outcome = if self.planted.has(PlantedBug::NoWriteDeadline) {
+            match connection.write_raw(frame).await {
+                Ok(()) => WriteOutcome::Written,
+                Err(_) => WriteOutcome::Failed,
+            }
         } else {
             match timeout(self.write_timeout, connection.write_raw(frame)).await {
-                Ok(written) => written.is_ok(),
+                Ok(Ok(())) => WriteOutcome::Written,
+                Ok(Err(_)) => WriteOutcome::Failed,
                 Err(_elapsed) => {
                     connection.mark_down_write_timeout();
-                    false
+                    WriteOutcome::TimedOut
                 }
             }
         };
         *self.writing.lock() = None;
-        written
+        if let Some(observer) = &self.observer {
+            observer.write_finished(connection, lane, frame, outcome);
+        }
+        outcome
     }
 }

@@ -26,8 +26,12 @@ pub struct Connected {
     pub read: BoxRead,
     /// Where the stream writes to.
     pub write: BoxWrite,
-    /// The remote address, for logs.
+    /// The remote address.
     pub peer: String,
+    /// Our own address on this stream: with `peer`, what names the socket
+    /// on both sides (the testbed matches a peer's arrivals to generations
+    /// by it).
+    pub local: String,
 }
 
 impl Connected {
@@ -39,11 +43,13 @@ impl Connected {
     pub fn from_tcp(stream: TcpStream) -> io::Result<Self> {
         stream.set_nodelay(true)?;
         let peer = stream.peer_addr()?.to_string();
+        let local = stream.local_addr()?.to_string();
         let (read, write) = stream.into_split();
         Ok(Self {
             read: Box::new(read),
             write: Box::new(write),
             peer,
+            local,
         })
     }
 }

@@ -325,7 +325,7 @@ impl Replay<'_> {
     }
 
     fn finish(&mut self, context: &CheckContext) {
-        let end = self.records.last().map_or(Duration::ZERO, |r| r.at);
+        let end = self.records.iter().map(|r| r.at).max().unwrap_or_default();
         if !context.finished {
             return;
         }

@@ -3,6 +3,7 @@
 //! broken, and the handful of events that prove it.
 
 pub mod lanes;
+pub mod sender;
 
 use std::fmt;
 use std::time::Duration;
@@ -42,14 +43,18 @@ pub struct CheckContext {
     /// A panicking consumer kills its lane (raw router), so the items queued
     /// behind it are lost with it rather than handled.
     pub panics_kill_lanes: bool,
+    /// The sender's write deadline (S2).
+    pub write_timeout: Option<Duration>,
+    /// The simulation's tick: the resolution of every time in the log.
+    pub tick: Duration,
 }
 
 /// Every violation of `contracts` in `records`, in contract order.
 #[must_use]
 pub fn check(contracts: &[Contract], records: &[Record], context: &CheckContext) -> Vec<Violation> {
-    let lanes = lanes::check(records, context);
-    let mut found: Vec<Violation> = lanes
+    let mut found: Vec<Violation> = lanes::check(records, context)
         .into_iter()
+        .chain(sender::check(records, context))
         .filter(|v| contracts.contains(&v.contract))
         .collect();
     found.sort_by_key(|violation| violation.contract);

@@ -89,6 +89,14 @@ pub fn execute(scenario: &Scenario, seed: u64, planted: Planted) -> RunResult {
             Params::Sender(_) => None,
         },
         panics_kill_lanes: matches!(&params, Params::Lanes(p) if p.policy == Policy::Raw),
+        write_timeout: match &params {
+            Params::Sender(p) => Some(p.write_timeout),
+            Params::Lanes(_) => None,
+        },
+        tick: match &params {
+            Params::Sender(p) => p.tick,
+            Params::Lanes(_) => Duration::from_millis(1),
+        },
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         world::run(scenario, &params, seed, planted)

@@ -148,11 +148,19 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
             break;
         }
         let kind = kinds[rng.range(0, kinds.len() as u64 - 1) as usize];
+        let deadline_ms = write_timeout.as_millis() as u64;
+        // A slow peer's read interval stays far under the deadline: slow is
+        // not wedged, and a long interval would only starve the run.
+        let lasting_ms = if kind == FaultKind::Slow {
+            rng.range(1, (deadline_ms / 50).max(1))
+        } else {
+            rng.range(1, deadline_ms + 1)
+        };
         faults.push(ScheduledFault {
             kind,
             peer: rng.range(0, peers - 1),
-            at: Duration::from_millis(rng.range(0, 2 * write_timeout.as_millis() as u64)),
-            lasting: Duration::from_millis(rng.range(1, write_timeout.as_millis() as u64 + 1)),
+            at: Duration::from_millis(rng.range(0, 2 * deadline_ms)),
+            lasting: Duration::from_millis(lasting_ms),
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.peer));

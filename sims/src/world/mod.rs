@@ -7,6 +7,9 @@
 //!   other hosts, faults injected by the simulation driver.
 
 pub mod lanes;
+pub mod net;
+pub mod sender;
+pub mod tag;
 
 use std::sync::Once;
 use std::time::Duration;
@@ -36,7 +39,7 @@ pub fn run(scenario: &Scenario, params: &Params, seed: u64, planted: Planted) ->
     quiet_injected_panics();
     match params {
         Params::Lanes(p) => lanes::run(p, seed, scenario.budget(), planted),
-        Params::Sender(_) => unimplemented!("the sender world is not written yet"),
+        Params::Sender(p) => sender::run(p, seed, scenario.budget(), planted),
     }
 }
 
