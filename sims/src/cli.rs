@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use lanesim::planted::{Planted, PlantedBug, CATALOGUE};
 
-use crate::run::{self, report, Verdict};
+use crate::run::{self, report, selftest, Verdict};
 use crate::scenario::{parse_seed_range, Scenario};
 
 /// Deterministic simulation testbed for per-key ordering lanes and
@@ -68,6 +68,16 @@ enum Command {
         /// Plant this bug (needs a `--features planted-bugs` build).
         #[arg(long)]
         bug: Option<String>,
+    },
+    /// Check that every planted bug visible to the simulated worlds is caught
+    /// by some scenario (needs a `--features planted-bugs` build).
+    Selftest {
+        /// Scenario files or directories.
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Seeds tried per scenario before a bug counts as escaped.
+        #[arg(long, default_value_t = 500)]
+        max_seeds: u64,
     },
     /// Run each seed twice and compare the event-log hashes.
     Audit {
@@ -168,6 +178,42 @@ fn dispatch(command: Command) -> Result<u8, String> {
                 result.records.len()
             );
             Ok(result.verdict.exit_code())
+        }
+        Command::Selftest { paths, max_seeds } => {
+            if CATALOGUE.is_empty() {
+                return Err("selftest needs planted bugs: use `cargo run --features planted-bugs -- selftest`".into());
+            }
+            let scenarios = load_all(&paths)?;
+            let caught = selftest::selftest(&selftest::TURMOIL_LAYER, &scenarios, max_seeds);
+            let mut escaped = 0;
+            for c in &caught {
+                match &c.by {
+                    Some((scenario, seed, contracts)) => {
+                        let contracts: Vec<&str> = contracts.iter().map(|c| c.id()).collect();
+                        println!(
+                            "#{:<3} {:<32} caught by {scenario} seed {seed} [{}] after {} run(s)",
+                            c.bug.catalogue_id(),
+                            c.bug.name(),
+                            contracts.join(", "),
+                            c.runs
+                        );
+                    }
+                    None => {
+                        escaped += 1;
+                        println!(
+                            "#{:<3} {:<32} ESCAPED after {} run(s)",
+                            c.bug.catalogue_id(),
+                            c.bug.name(),
+                            c.runs
+                        );
+                    }
+                }
+            }
+            println!(
+                "selftest: {} caught, {escaped} escaped",
+                caught.len() - escaped
+            );
+            Ok(u8::from(escaped > 0))
         }
         Command::Audit { paths, seeds } => {
             let seeds = parse_seed_range(&seeds)

@@ -173,3 +173,29 @@ fn a_failure_prints_one_repro_line_that_replays_the_same_failure() {
         "the replay found something else"
     );
 }
+
+#[test]
+fn audit_detects_the_first_diverging_event() {
+    use lanesim_sims::event::{Event, Record};
+    use lanesim_sims::run::first_divergence;
+    let record = |item| Record {
+        at: std::time::Duration::from_millis(item),
+        host: "lanes".into(),
+        event: Event::Routed {
+            key: 0,
+            item,
+            capacity: None,
+            depth: Some(0),
+        },
+    };
+    let a = vec![record(1), record(2), record(3)];
+    let mut b = a.clone();
+    assert_eq!(first_divergence(&a, &b), None);
+    b[2] = record(4);
+    assert_eq!(first_divergence(&a, &b), Some(2));
+    assert_eq!(
+        first_divergence(&a, &a[..2]),
+        Some(2),
+        "a shorter log diverges where it ends"
+    );
+}

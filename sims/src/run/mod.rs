@@ -10,6 +10,7 @@ use std::time::Duration;
 use lanesim::planted::Planted;
 
 pub mod report;
+pub mod selftest;
 
 use crate::check::{self, CheckContext, Violation};
 use crate::event::{log_hash, record_hash, Record};

@@ -1,0 +1,120 @@
+//! CI invariant checks: every scenario passes on a fixed seed set, found
+//! failures stay fixed, and (with `planted-bugs`) every planted bug a
+//! simulated world can see is caught.
+
+use std::path::Path;
+
+use lanesim::planted::Planted;
+use lanesim_sims::run::{execute, sweep, Verdict};
+use lanesim_sims::scenario::Scenario;
+
+fn scenarios() -> Vec<Scenario> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| Scenario::load(p).expect("every shipped scenario loads"))
+        .collect()
+}
+
+fn scenario(name: &str) -> Scenario {
+    scenarios()
+        .into_iter()
+        .find(|s| s.name == name)
+        .expect("scenario exists")
+}
+
+#[test]
+fn every_scenario_passes_on_its_ci_seeds() {
+    let scenarios = scenarios();
+    assert!(scenarios.len() >= 18, "scenarios went missing");
+    let work: Vec<(&Scenario, u64)> = scenarios
+        .iter()
+        .flat_map(|s| (0..8).map(move |seed| (s, seed)))
+        .collect();
+    let results = sweep(&work, 2, Planted::none(), false);
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .map(|r| {
+            format!(
+                "{} seed {}: {:?} {:?}",
+                r.scenario,
+                r.seed,
+                r.verdict,
+                r.violations.first().map(|v| &v.message)
+            )
+        })
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// Found while writing the chaos sampler: a "slow" peer drew a read interval
+/// of 2.3 s, and 295 frames behind it could not drain in the budget.
+#[test]
+fn chaos_seed_7_slow_peer_drains_within_its_budget() {
+    assert_eq!(
+        execute(&scenario("sender_chaos"), 7, Planted::none()).verdict,
+        Verdict::Pass
+    );
+}
+
+/// Found when the world ended before a slow peer had read its last frames:
+/// the end-to-end check then saw EXITs that had not arrived yet.
+#[test]
+fn slow_peer_seeds_14_and_23_wait_for_the_slow_reader() {
+    for seed in [14, 23] {
+        let result = execute(&scenario("sender_slow_peer"), seed, Planted::none());
+        assert_eq!(
+            result.verdict,
+            Verdict::Pass,
+            "seed {seed}: {:?}",
+            result.violations.first()
+        );
+    }
+}
+
+/// Found when events logged while the simulation was torn down (the drain's
+/// drop, at time zero) ended the log: an endless write looked like a
+/// liveness failure instead of the S2 violation it is.
+#[cfg(feature = "planted-bugs")]
+#[test]
+fn a_wedged_write_without_deadline_is_an_s2_violation() {
+    use lanesim::planted::PlantedBug;
+    let result = execute(
+        &scenario("sender_wedged_peer"),
+        0,
+        Planted::bug(PlantedBug::NoWriteDeadline),
+    );
+    assert_eq!(result.verdict, Verdict::Violated);
+    assert!(result
+        .violations
+        .iter()
+        .any(|v| v.contract.id() == "S2" && v.message.contains("never finished")));
+}
+
+#[cfg(feature = "planted-bugs")]
+#[test]
+fn every_planted_bug_a_simulated_world_can_see_is_caught_within_500_seeds() {
+    use lanesim_sims::run::selftest::{selftest, TURMOIL_LAYER};
+    let caught = selftest(&TURMOIL_LAYER, &scenarios(), 500);
+    for c in &caught {
+        println!(
+            "#{} {}: {:?} after {} runs",
+            c.bug.catalogue_id(),
+            c.bug.name(),
+            c.by,
+            c.runs
+        );
+    }
+    let escaped: Vec<&str> = caught
+        .iter()
+        .filter(|c| c.by.is_none())
+        .map(|c| c.bug.name())
+        .collect();
+    assert!(escaped.is_empty(), "escaped: {escaped:?}");
+}
