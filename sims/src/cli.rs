@@ -79,6 +79,19 @@ enum Command {
         #[arg(long, default_value_t = 500)]
         max_seeds: u64,
     },
+    /// Measure the testbed: seeds/s per scenario, the wedged-peer exchange
+    /// real vs simulated, and the harness against bare turmoil.
+    Bench {
+        /// Scenario files or directories.
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Seeds per scenario.
+        #[arg(long, default_value = "0..200")]
+        seeds: String,
+        /// Skip the 5 s real loopback exchange.
+        #[arg(long)]
+        no_real: bool,
+    },
     /// Run each seed twice and compare the event-log hashes.
     Audit {
         /// Scenario files or directories.
@@ -215,6 +228,16 @@ fn dispatch(command: Command) -> Result<u8, String> {
             );
             Ok(u8::from(escaped > 0))
         }
+        Command::Bench {
+            paths,
+            seeds,
+            no_real,
+        } => {
+            let seeds = parse_seed_range(&seeds)
+                .ok_or(format!("--seeds: expected A..B with A < B, got {seeds}"))?;
+            bench(&load_all(&paths)?, seeds, no_real);
+            Ok(0)
+        }
         Command::Audit { paths, seeds } => {
             let seeds = parse_seed_range(&seeds)
                 .ok_or(format!("--seeds: expected A..B with A < B, got {seeds}"))?;
@@ -248,6 +271,56 @@ fn dispatch(command: Command) -> Result<u8, String> {
             println!("audit: {diverged} divergence(s)");
             Ok(u8::from(diverged > 0))
         }
+    }
+}
+
+fn bench(scenarios: &[Scenario], seeds: std::ops::Range<u64>, no_real: bool) {
+    use crate::run::bench;
+    println!("| scenario | seeds | seeds/s (1 core) | virtual s / wall s |");
+    println!("|---|---|---|---|");
+    for scenario in scenarios {
+        let b = bench::scenario(scenario, seeds.clone());
+        println!(
+            "| {} | {} | {:.0} | {:.0} |",
+            b.name, b.seeds, b.seeds_per_sec, b.virtual_per_wall
+        );
+    }
+    println!();
+    for tick in [1, 10, 50] {
+        let (virtual_time, wall) =
+            bench::wedged_exchange_sim(std::time::Duration::from_millis(tick));
+        println!(
+            "wedged exchange, turmoil tick {tick} ms: {virtual_time:?} virtual in {wall:?} wall"
+        );
+        if !no_real && tick == 1 {
+            let real = bench::wedged_exchange_real();
+            println!("wedged exchange, real loopback TCP: {real:?} wall");
+            println!(
+                "ratio real / simulated (tick 1 ms): {:.0}x",
+                real.as_secs_f64() / wall.as_secs_f64()
+            );
+        }
+    }
+    println!();
+    for scenario in scenarios
+        .iter()
+        .filter(|s| s.file.world == crate::scenario::WorldKind::Sender)
+    {
+        let mut harness = std::time::Duration::ZERO;
+        let mut bare = std::time::Duration::ZERO;
+        for seed in seeds.clone().take(20) {
+            let started = std::time::Instant::now(); // wall-clock: ok (benchmark)
+            let _ = run::execute(scenario, seed, Planted::none());
+            harness += started.elapsed();
+            bare += bench::bare_turmoil(&scenario.sample(seed), seed);
+        }
+        println!(
+            "{}: harness {:?} vs bare turmoil {:?} over 20 seeds: {:.2}x",
+            scenario.name,
+            harness,
+            bare,
+            harness.as_secs_f64() / bare.as_secs_f64()
+        );
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 /// One thing that happened.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     // ---- lanes world ----
@@ -150,13 +150,14 @@ pub enum Event {
 }
 
 /// An event with its time and host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Record {
     /// Virtual time since the world started.
     #[serde(serialize_with = "as_micros")]
     pub at: Duration,
-    /// Which simulated host recorded it.
-    pub host: String,
+    /// Which simulated host recorded it (interned: one allocation per host
+    /// name per run, not per event).
+    pub host: Arc<str>,
     /// What happened.
     #[serde(flatten)]
     pub event: Event,
@@ -182,30 +183,41 @@ impl fmt::Display for Record {
 /// production code's hooks must be.
 #[derive(Clone, Default)]
 pub struct EventLog {
-    records: Arc<Mutex<Vec<Record>>>,
+    inner: Arc<Mutex<Inner>>,
+}
+
+#[derive(Default)]
+struct Inner {
+    records: Vec<Record>,
+    hosts: Vec<Arc<str>>,
 }
 
 impl EventLog {
+    fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Appends `event` at virtual time `at`, from `host`.
     pub fn push(&self, at: Duration, host: &str, event: Event) {
         tracing::debug!(target: "lanesim::event", at = %format_args!("{:.6}s", at.as_secs_f64()), host, ?event);
-        self.records
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(Record {
-                at,
-                host: host.to_string(),
-                event,
-            });
+        let mut inner = self.inner();
+        let host = match inner.hosts.iter().find(|known| &***known == host) {
+            Some(known) => Arc::clone(known),
+            None => {
+                let interned: Arc<str> = Arc::from(host);
+                inner.hosts.push(Arc::clone(&interned));
+                interned
+            }
+        };
+        inner.records.push(Record { at, host, event });
     }
 
     /// How many records so far.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.records
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .len()
+        self.inner().records.len()
     }
 
     /// Whether nothing was recorded yet.
@@ -217,25 +229,36 @@ impl EventLog {
     /// Everything so far.
     #[must_use]
     pub fn snapshot(&self) -> Vec<Record> {
-        self.records
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.inner().records.clone()
     }
 }
 
-/// A stable 64-bit FNV-1a over each record's debug text, folded in order:
-/// equal logs give equal hashes on every machine and build.
+/// 64-bit FNV-1a: a hasher with no seed, so equal logs hash equal in every
+/// process on every machine.
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+}
+
+/// A record's hash.
 #[must_use]
 pub fn record_hash(record: &Record) -> u64 {
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for byte in format!("{record:?}").bytes() {
-        hash = (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
-    }
-    hash
+    use std::hash::{Hash, Hasher};
+    let mut hasher = Fnv(0xcbf2_9ce4_8422_2325);
+    record.hash(&mut hasher);
+    hasher.finish()
 }
 
-/// The hash of a whole log.
+/// The hash of a whole log, in order.
 #[must_use]
 pub fn log_hash(records: &[Record]) -> u64 {
     records

@@ -190,6 +190,16 @@ fn dc1(c: &mut Checker<'_>, model: &Model) {
 }
 
 fn dc2_dc5(c: &mut Checker<'_>, model: &Model) {
+    let pinned_of: BTreeMap<u64, u64> = c
+        .records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::ControlEnqueued {
+                seq, generation, ..
+            } => Some((*seq, *generation)),
+            _ => None,
+        })
+        .collect();
     let mut last_control: BTreeMap<String, (u64, usize)> = BTreeMap::new();
     let mut last_data: BTreeMap<String, (u64, usize)> = BTreeMap::new();
     for (index, record) in c.records.iter().enumerate() {
@@ -200,14 +210,7 @@ fn dc2_dc5(c: &mut Checker<'_>, model: &Model) {
                 lane,
                 seq,
             } if lane == "control" => {
-                let pinned = c.records.iter().find_map(|r| match &r.event {
-                    Event::ControlEnqueued {
-                        seq: s,
-                        generation: g,
-                        ..
-                    } if s == seq => Some(*g),
-                    _ => None,
-                });
+                let pinned = pinned_of.get(seq).copied();
                 if pinned.is_some_and(|pinned| pinned != *generation) {
                     c.violate(
                         Contract::Dc2,

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use lanesim::planted::Planted;
 
+pub mod bench;
 pub mod report;
 pub mod selftest;
 

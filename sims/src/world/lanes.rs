@@ -283,9 +283,9 @@ async fn settle(world: &World, deadline: Instant) -> bool {
     let quiet =
         params.handler.1.max(params.idle_ttl.unwrap_or_default()) + Duration::from_millis(10);
     loop {
-        let before = world.log.snapshot().len();
+        let before = world.log.len();
         tokio::time::sleep(quiet).await;
-        if world.log.snapshot().len() == before {
+        if world.log.len() == before {
             return true;
         }
         if Instant::now() >= deadline {
