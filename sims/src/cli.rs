@@ -336,7 +336,7 @@ fn init_tracing(default: &str) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .without_time()
+        .with_timer(crate::world::VirtualTime)
         .with_target(false)
         .try_init();
 }

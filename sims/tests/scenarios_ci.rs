@@ -53,6 +53,22 @@ fn every_scenario_passes_on_its_ci_seeds() {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
+#[test]
+fn a_parallel_sweep_gives_exactly_the_serial_results() {
+    let scenarios = scenarios();
+    let work: Vec<(&Scenario, u64)> = scenarios
+        .iter()
+        .flat_map(|s| (0..3).map(move |seed| (s, seed)))
+        .collect();
+    let summary = |jobs| -> Vec<(String, u64, u64, Verdict)> {
+        sweep(&work, jobs, Planted::none(), false)
+            .into_iter()
+            .map(|r| (r.scenario, r.seed, r.hash, r.verdict))
+            .collect()
+    };
+    assert_eq!(summary(1), summary(2));
+}
+
 /// Found while writing the chaos sampler: a "slow" peer drew a read interval
 /// of 2.3 s, and 295 frames behind it could not drain in the budget.
 #[test]

@@ -208,11 +208,17 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, planted: Planted) 
         .build()
         .expect("a current-thread runtime builds");
     let log = EventLog::default();
-    let (finished, elapsed) =
-        runtime.block_on(main(params.clone(), seed, budget, planted, log.clone()));
+    let (finished, elapsed) = runtime.block_on(async {
+        super::lanes_started(Some(Instant::now()));
+        main(params.clone(), seed, budget, planted, log.clone()).await
+    });
+    super::lanes_started(None);
+    // The log ends at `RunEnd`: cancelling what is left (stuck lanes) with
+    // the runtime is not part of the run.
+    let records = log.snapshot();
     drop(runtime);
     WorldRun {
-        records: log.snapshot(),
+        records,
         finished,
         elapsed,
     }

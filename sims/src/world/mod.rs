@@ -43,6 +43,35 @@ pub fn run(scenario: &Scenario, params: &Params, seed: u64, planted: Planted) ->
     }
 }
 
+thread_local! {
+    /// When the lanes world running on this thread started (its clock is
+    /// the paused runtime's).
+    static LANES_START: std::cell::Cell<Option<tokio::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// A tracing timer that prints the running world's virtual time, so every
+/// line of a replay, the production code's own included, is stamped with it.
+pub struct VirtualTime;
+
+impl tracing_subscriber::fmt::time::FormatTime for VirtualTime {
+    fn format_time(&self, w: &mut tracing_subscriber::fmt::format::Writer<'_>) -> std::fmt::Result {
+        let now = turmoil::sim_elapsed().or_else(|| {
+            let start = LANES_START.with(std::cell::Cell::get)?;
+            tokio::runtime::Handle::try_current().ok()?;
+            Some(tokio::time::Instant::now().saturating_duration_since(start))
+        });
+        match now {
+            Some(now) => write!(w, "{:>11.6}s", now.as_secs_f64()),
+            None => write!(w, "{:>12}", "-"),
+        }
+    }
+}
+
+/// Marks the start of a lanes world on this thread (for [`VirtualTime`]).
+pub(crate) fn lanes_started(start: Option<tokio::time::Instant>) {
+    LANES_START.with(|cell| cell.set(start));
+}
+
 /// Text every injected panic starts with.
 pub const INJECTED: &str = "lanesim: injected";
 
