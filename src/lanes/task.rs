@@ -147,8 +147,13 @@ impl<K: Eq + Hash, T, S: BuildHasher + Clone> ExitGuard<K, T, S> {
     /// pending, deciding under the shard lock producers admit under. `true`
     /// means the task must exit.
     fn try_reap(&self) -> bool {
+        // Router gone: do not exit here. Items it admitted before the drop
+        // may have arrived after our timer fired; the map took every sender
+        // with it, so the channel reports the disconnect once they are
+        // drained, and that ends the lane. (Exiting here lost them: loom
+        // found it, `route_vs_idle_reap_*` pins it.)
         let Some(lanes) = self.lanes.upgrade() else {
-            return true;
+            return false;
         };
         lanes.remove_if(&self.key, |lane| {
             self.owns(lane) && lane.state.pending.load(Ordering::Acquire) == 0

@@ -11,6 +11,7 @@ use std::io;
 use std::pin::Pin;
 
 use tokio::io::{AsyncRead, AsyncWrite};
+#[cfg(not(loom))]
 use tokio::net::{TcpListener, TcpStream};
 
 /// A boxed future, as the object-safe transport methods return.
@@ -34,6 +35,7 @@ pub struct Connected {
     pub local: String,
 }
 
+#[cfg(not(loom))]
 impl Connected {
     /// Splits a tokio TCP stream (with `TCP_NODELAY`: frames are small and
     /// latency-sensitive).
@@ -74,10 +76,13 @@ pub trait Listener: Send {
     fn local_addr(&self) -> io::Result<String>;
 }
 
-/// Real TCP through tokio.
+/// Real TCP through tokio. (Absent under `--cfg loom`, where tokio has no
+/// sockets; loom models hand the connection layer in-memory streams.)
+#[cfg(not(loom))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TokioTcp;
 
+#[cfg(not(loom))]
 impl Transport for TokioTcp {
     fn connect<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, io::Result<Connected>> {
         Box::pin(async move { Connected::from_tcp(TcpStream::connect(addr).await?) })
@@ -91,8 +96,10 @@ impl Transport for TokioTcp {
     }
 }
 
+#[cfg(not(loom))]
 struct TokioListener(TcpListener);
 
+#[cfg(not(loom))]
 impl Listener for TokioListener {
     fn accept(&mut self) -> BoxFuture<'_, io::Result<Connected>> {
         Box::pin(async move {

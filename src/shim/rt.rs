@@ -11,13 +11,24 @@
 //! - `Handle`: tasks run on a runtime the caller already has. Simulation uses
 //!   this, because turmoil's sockets only work on the host's own runtime.
 
+#[cfg(not(loom))]
 use std::future::Future;
+#[cfg(not(loom))]
 use std::io;
 
-use tokio::runtime::{Builder, Handle};
+#[cfg(not(loom))]
+use tokio::runtime::Builder;
+use tokio::runtime::Handle;
 /// A spawned background task; `abort` stops it.
+#[cfg(not(loom))]
 pub use tokio::task::JoinHandle;
 
+#[cfg(loom)]
+pub use loom_rt::JoinHandle;
+#[cfg(loom)]
+pub(crate) use loom_rt::{consume_budget, TaskRuntime};
+
+#[cfg(not(loom))]
 use crate::planted::{Planted, PlantedBug};
 
 /// Where a component spawns its background tasks.
@@ -46,11 +57,13 @@ impl RuntimeChoice {
 
 /// A started [`RuntimeChoice`]: a handle to spawn on and, when dedicated, the
 /// runtime itself.
+#[cfg(not(loom))]
 pub(crate) struct TaskRuntime {
     handle: Handle,
     _owned: Option<OwnedRuntime>,
 }
 
+#[cfg(not(loom))]
 impl TaskRuntime {
     pub(crate) fn start(choice: RuntimeChoice, planted: Planted) -> io::Result<Self> {
         match choice {
@@ -85,11 +98,13 @@ impl TaskRuntime {
 }
 
 /// A runtime whose drop is safe from any context (S5).
+#[cfg(not(loom))]
 struct OwnedRuntime {
     runtime: Option<tokio::runtime::Runtime>,
     planted: Planted,
 }
 
+#[cfg(not(loom))]
 impl Drop for OwnedRuntime {
     fn drop(&mut self) {
         let Some(runtime) = self.runtime.take() else {
@@ -107,4 +122,48 @@ impl Drop for OwnedRuntime {
 
 /// A cooperative yield point: returns at once unless the task has used its
 /// scheduling budget, so a busy loop cannot starve its neighbours.
+#[cfg(not(loom))]
 pub(crate) use tokio::task::coop::consume_budget;
+
+/// Under loom every background task is a loom thread driving its future
+/// with `loom::future::block_on`, whatever `RuntimeChoice` says: loom must
+/// see (and schedule) every thread. At most 4 tasks fit beside a model's
+/// main thread.
+#[cfg(loom)]
+mod loom_rt {
+    use std::future::Future;
+    use std::io;
+
+    use super::RuntimeChoice;
+    use crate::planted::Planted;
+
+    pub(crate) struct TaskRuntime;
+
+    impl TaskRuntime {
+        pub(crate) fn start(_choice: RuntimeChoice, _planted: Planted) -> io::Result<Self> {
+            Ok(Self)
+        }
+
+        pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+        where
+            F: Future + Send + 'static,
+            F::Output: Send + 'static,
+        {
+            // Detached: a model joins its tasks by watching their effects.
+            let _ = loom::thread::spawn(move || loom::future::block_on(future));
+            JoinHandle(std::marker::PhantomData)
+        }
+    }
+
+    /// A loom thread's handle. Models end tasks by closing their channels;
+    /// `abort` cannot stop a loom thread and does nothing.
+    pub struct JoinHandle<T>(std::marker::PhantomData<T>);
+
+    impl<T> JoinHandle<T> {
+        /// Does nothing under loom (see the type's docs).
+        pub fn abort(&self) {}
+    }
+
+    /// Each task is its own loom thread: there is no budget to share.
+    pub(crate) async fn consume_budget() {}
+}

@@ -36,6 +36,9 @@ mod imp {
     // loom has no `Weak`; reference counting is not a race we model, so the
     // std pair stays and the loom-visible state lives behind it.
     pub(crate) use std::sync::{Arc, Weak};
+    // The connection layer's async lock and notifier stay tokio's: they work
+    // on loom threads (under `block_on`), though loom does not explore them.
+    pub(crate) use tokio::sync::{Mutex as AsyncMutex, Notify};
 
     #[derive(Debug)]
     pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);

@@ -1,5 +1,46 @@
 //! Time, always through `tokio::time`: turmoil virtualises it per simulated
 //! host and a paused runtime jumps it, so nothing here may read a wall clock.
+//!
+//! Under loom there is no time: a timeout "elapses" exactly when its future
+//! is not ready at once. That is the most eager timer possible (an idle lane
+//! may reap at every point it waits; a blocked write always hits its
+//! deadline), so every interleaving a real timer allows is among those loom
+//! explores.
 
-pub use std::time::Duration;
+pub(crate) use std::time::Duration;
+
+#[cfg(not(loom))]
 pub(crate) use tokio::time::timeout;
+
+#[cfg(loom)]
+pub(crate) use loom_time::timeout;
+
+#[cfg(loom)]
+mod loom_time {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::Poll;
+
+    use super::Duration;
+
+    /// The future did not finish "in time" (it was not ready).
+    #[derive(Debug)]
+    pub(crate) struct Elapsed;
+
+    pub(crate) async fn timeout<F: Future>(
+        _after: Duration,
+        future: F,
+    ) -> Result<F::Output, Elapsed> {
+        let mut future = pin!(future);
+        let first = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
+        match first {
+            Poll::Ready(output) => Ok(output),
+            Poll::Pending => {
+                // Let the others run before the caller acts on the timeout,
+                // or a waiting loop would spin without bound.
+                loom::thread::yield_now();
+                Err(Elapsed)
+            }
+        }
+    }
+}

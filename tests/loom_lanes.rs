@@ -1,0 +1,293 @@
+//! Loom models of the lane races, on the production `LaneRouter` compiled
+//! under `--cfg loom` (lane tasks become loom threads, the lane map a
+//! loom-locked sharded map, timeouts elapse whenever their future is not
+//! ready, so an idle lane may reap at every point it waits).
+//!
+//! Run: `RUSTFLAGS="--cfg loom" cargo test --release --test loom_lanes`
+//! (add `--features planted-bugs` for the `*_detects_*` models).
+#![cfg(loom)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use lanesim::lanes::{FixedHasher, LaneExit, LaneId, LaneObserver, LaneRouter, LaneRouterConfig};
+use lanesim::planted::Planted;
+use lanesim::shim::rt::RuntimeChoice;
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use loom::sync::Mutex;
+
+/// Counts lane lifecycles so a model can wait for every lane to end, and
+/// checks that a key gets a new lane only when every item routed before has
+/// been handled: otherwise an older lane still holds work (L3).
+#[derive(Default)]
+struct Lanes {
+    created: AtomicUsize,
+    closed: AtomicUsize,
+    routed: AtomicUsize,
+    handled: AtomicUsize,
+}
+
+impl LaneObserver<u64> for Lanes {
+    fn lane_created(&self, _key: &u64, _lane: LaneId) {
+        assert_eq!(
+            self.routed.load(Ordering::SeqCst),
+            self.handled.load(Ordering::SeqCst),
+            "L3: a lane was created while an older lane of the key still held work"
+        );
+        self.created.fetch_add(1, Ordering::SeqCst);
+    }
+    fn lane_closed(&self, _key: &u64, _lane: LaneId, _exit: LaneExit) {
+        self.closed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Lanes {
+    /// Spins (yielding to loom) until every created lane has ended.
+    fn wait_all_closed(&self) {
+        while self.closed.load(Ordering::SeqCst) < self.created.load(Ordering::SeqCst) {
+            loom::thread::yield_now();
+        }
+    }
+}
+
+type Consumer = Arc<dyn Fn(LaneId, u64) -> BoxFuture<'static, ()> + Send + Sync>;
+
+fn router(
+    consumer: Consumer,
+    ttl: Option<Duration>,
+    lanes: &Arc<Lanes>,
+    planted: Planted,
+) -> LaneRouter<u64, u64, FixedHasher> {
+    let mut config = LaneRouterConfig::<u64, FixedHasher>::new(RuntimeChoice::Dedicated {
+        thread_name: "loom".into(),
+    })
+    .observer(Arc::clone(lanes) as _)
+    .planted(planted);
+    config.idle_ttl = ttl;
+    config.shards = 2;
+    LaneRouter::with_lane_ids(consumer, config).expect("valid config")
+}
+
+/// A consumer that logs `(lane, item)`, counts what it handled, and checks
+/// no two handlers of the key ever overlap (one live lane).
+fn logging(log: &Arc<Mutex<Vec<(u64, u64)>>>, lanes: &Arc<Lanes>) -> Consumer {
+    let (log, lanes) = (Arc::clone(log), Arc::clone(lanes));
+    let busy = Arc::new(AtomicUsize::new(0));
+    Arc::new(move |lane: LaneId, item: u64| -> BoxFuture<'static, ()> {
+        let (log, busy, lanes) = (Arc::clone(&log), Arc::clone(&busy), Arc::clone(&lanes));
+        Box::pin(async move {
+            assert_eq!(
+                busy.fetch_add(1, Ordering::SeqCst),
+                0,
+                "L3: two lanes of one key ran handlers at once"
+            );
+            log.lock().unwrap().push((lane.0, item));
+            lanes.handled.fetch_add(1, Ordering::SeqCst);
+            busy.fetch_sub(1, Ordering::SeqCst);
+        })
+    })
+}
+
+/// Runs `f` under loom at preemption bound `bound` and prints how many
+/// schedules it explored (the README quotes these).
+fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let schedules = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = Arc::clone(&schedules);
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(bound);
+    builder.check(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f();
+    });
+    eprintln!(
+        "loom: {} schedules at preemption bound {bound}",
+        schedules.load(std::sync::atomic::Ordering::Relaxed)
+    );
+}
+
+/// Routes `items` to one key while its lane may reap between any two, then
+/// drops the router and checks L1/L2/L3 on what was handled.
+fn route_reap_model(items: u64, planted: Planted) {
+    let lanes = Arc::new(Lanes::default());
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let router = router(
+        logging(&log, &lanes),
+        Some(Duration::from_millis(1)),
+        &lanes,
+        planted,
+    );
+    for item in 1..=items {
+        router
+            .route(0, item, None)
+            .expect("no capacity: never refused");
+        lanes.routed.fetch_add(1, Ordering::SeqCst);
+    }
+    drop(router);
+    lanes.wait_all_closed();
+    let handled = log.lock().unwrap().clone();
+    let order: Vec<u64> = handled.iter().map(|(_, item)| *item).collect();
+    assert_eq!(
+        order,
+        (1..=items).collect::<Vec<_>>(),
+        "L1/L2: items lost, duplicated or reordered"
+    );
+    assert!(
+        handled.windows(2).all(|w| w[0].0 <= w[1].0),
+        "L3: lane ids went backwards: two live lanes"
+    );
+}
+
+#[test]
+fn route_vs_idle_reap_keeps_one_live_lane_and_handles_two_items_once_in_order() {
+    model(3, || route_reap_model(2, Planted::none()));
+}
+
+#[test]
+fn route_vs_idle_reap_vs_a_late_exit_guard_handles_three_items_once_in_order() {
+    model(3, || route_reap_model(3, Planted::none()));
+}
+
+/// Two producers race one slot: at most one is admitted while the first
+/// admitted item is still unhandled (its handler waits for `release`).
+fn capacity_model(planted: Planted) {
+    let lanes = Arc::new(Lanes::default());
+    let release = Arc::new(AtomicBool::new(false));
+    let gate = Arc::clone(&release);
+    let consumer: Consumer = Arc::new(move |_, _| -> BoxFuture<'static, ()> {
+        let gate = Arc::clone(&gate);
+        Box::pin(async move {
+            while !gate.load(Ordering::SeqCst) {
+                loom::thread::yield_now();
+            }
+        })
+    });
+    let router = Arc::new(router(consumer, None, &lanes, planted));
+    let other = Arc::clone(&router);
+    let racer = loom::thread::spawn(move || other.route(0, 2, Some(1)).is_ok());
+    let mine = router.route(0, 1, Some(1)).is_ok();
+    let theirs = racer.join().unwrap();
+    assert!(
+        !(mine && theirs),
+        "L4: two items admitted to a lane of capacity 1"
+    );
+    release.store(true, Ordering::SeqCst);
+    drop(router);
+    lanes.wait_all_closed();
+}
+
+#[test]
+fn capacity_admission_never_exceeds_the_cap_under_concurrent_producers() {
+    model(3, || capacity_model(Planted::none()));
+}
+
+/// While an item's handler runs, the lane holds it: a route with capacity 1
+/// is admitted only after the handler resolved.
+fn in_flight_model(planted: Planted) {
+    let lanes = Arc::new(Lanes::default());
+    let done = Arc::new(AtomicBool::new(false));
+    let running = Arc::new(AtomicBool::new(false));
+    let (d, r) = (Arc::clone(&done), Arc::clone(&running));
+    let consumer: Consumer = Arc::new(move |_, item| -> BoxFuture<'static, ()> {
+        let (done, running) = (Arc::clone(&d), Arc::clone(&r));
+        Box::pin(async move {
+            if item == 1 {
+                running.store(true, Ordering::SeqCst);
+                loom::thread::yield_now();
+                running.store(false, Ordering::SeqCst);
+                done.store(true, Ordering::SeqCst);
+            }
+        })
+    });
+    let router = router(consumer, Some(Duration::from_millis(1)), &lanes, planted);
+    router.route(0, 1, Some(1)).expect("an empty lane admits");
+    if running.load(Ordering::SeqCst) {
+        assert_eq!(
+            router.lane_count(),
+            1,
+            "L5: a lane with a handler in flight was reaped"
+        );
+    }
+    if router.route(0, 2, Some(1)).is_ok() {
+        assert!(
+            done.load(Ordering::SeqCst),
+            "L4: admitted past capacity while the first handler still ran"
+        );
+    }
+    drop(router);
+    lanes.wait_all_closed();
+}
+
+#[test]
+fn an_item_in_flight_past_the_ttl_keeps_its_lane_and_its_place() {
+    model(3, || in_flight_model(Planted::none()));
+}
+
+/// Runs a model expected to fail and returns loom's panic message.
+#[cfg(feature = "planted-bugs")]
+fn failure_of(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let payload = std::panic::catch_unwind(f).expect_err("loom found no failing interleaving");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+        .unwrap_or_default()
+}
+
+#[cfg(feature = "planted-bugs")]
+mod detects {
+    use lanesim::planted::{Planted, PlantedBug};
+
+    use super::*;
+
+    #[test]
+    fn route_sends_after_unlock_detects_a_lost_item() {
+        let message = failure_of(|| {
+            model(2, || {
+                route_reap_model(2, Planted::bug(PlantedBug::RouteSendsAfterUnlock))
+            })
+        });
+        assert!(
+            message.contains("L1/L2") || message.contains("L3"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn pending_decremented_at_dequeue_detects_admission_past_capacity() {
+        let message = failure_of(|| {
+            model(3, || {
+                in_flight_model(Planted::bug(PlantedBug::PendingDecrementedAtDequeue))
+            })
+        });
+        assert!(message.contains("L4: admitted past capacity"), "{message}");
+    }
+
+    #[test]
+    fn capacity_checked_outside_guard_detects_two_admissions() {
+        let message = failure_of(|| {
+            model(3, || {
+                capacity_model(Planted::bug(PlantedBug::CapacityCheckedOutsideGuard))
+            })
+        });
+        assert!(message.contains("L4: two items admitted"), "{message}");
+    }
+
+    /// Not caught yet: the eviction needs the producer to create the
+    /// successor between the reap and the exit guard, and this model's eager
+    /// timeout yields before the reap, which lets the producer route into
+    /// the old lane first. Kept, ignored, as the open item it is.
+    #[test]
+    #[ignore = "bug #3 escapes this model (see doc comment); open in the loom issue"]
+    fn reap_without_identity_check_detects_an_evicted_successor() {
+        let message = failure_of(|| {
+            model(4, || {
+                route_reap_model(3, Planted::bug(PlantedBug::ReapWithoutIdentityCheck))
+            })
+        });
+        assert!(
+            message.contains("L1/L2") || message.contains("L3"),
+            "{message}"
+        );
+    }
+}
