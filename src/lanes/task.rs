@@ -9,7 +9,7 @@ use super::observer::{LaneExit, LaneId};
 use super::router::{Lane, LaneContext, LaneMap};
 use crate::planted::PlantedBug;
 use crate::shim::chan::Receiver;
-use crate::shim::rt::consume_budget;
+use crate::shim::rt::{consume_budget, retry_hint};
 use crate::shim::sync::{Arc, AtomicUsize, Ordering, Weak};
 use crate::shim::time::timeout;
 
@@ -80,6 +80,8 @@ where
                         guard.exit = Some(LaneExit::Reaped);
                         break;
                     }
+                    // Work arrived (or the router is going): look again.
+                    retry_hint().await;
                     continue;
                 }
                 Next::Closed => {

@@ -26,7 +26,7 @@ pub use tokio::task::JoinHandle;
 #[cfg(loom)]
 pub use loom_rt::JoinHandle;
 #[cfg(loom)]
-pub(crate) use loom_rt::{consume_budget, TaskRuntime};
+pub(crate) use loom_rt::{consume_budget, retry_hint, TaskRuntime};
 
 #[cfg(not(loom))]
 use crate::planted::{Planted, PlantedBug};
@@ -125,6 +125,13 @@ impl Drop for OwnedRuntime {
 #[cfg(not(loom))]
 pub(crate) use tokio::task::coop::consume_budget;
 
+/// Called by a loop that found its wait cut short and is about to wait
+/// again. Nothing with real timers (the next wait takes its full time);
+/// under loom, where timeouts elapse at once, a yield.
+#[cfg(not(loom))]
+#[inline]
+pub(crate) async fn retry_hint() {}
+
 /// Under loom every background task is a loom thread driving its future
 /// with `loom::future::block_on`, whatever `RuntimeChoice` says: loom must
 /// see (and schedule) every thread. At most 4 tasks fit beside a model's
@@ -166,4 +173,10 @@ mod loom_rt {
 
     /// Each task is its own loom thread: there is no budget to share.
     pub(crate) async fn consume_budget() {}
+
+    /// A loop about to wait again yields first: with timeouts that elapse
+    /// at once, it would otherwise spin without bound.
+    pub(crate) async fn retry_hint() {
+        loom::thread::yield_now();
+    }
 }

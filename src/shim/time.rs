@@ -35,12 +35,7 @@ mod loom_time {
         let first = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
         match first {
             Poll::Ready(output) => Ok(output),
-            Poll::Pending => {
-                // Let the others run before the caller acts on the timeout,
-                // or a waiting loop would spin without bound.
-                loom::thread::yield_now();
-                Err(Elapsed)
-            }
+            Poll::Pending => Err(Elapsed),
         }
     }
 }
