@@ -238,8 +238,11 @@ struct Counters {
     control_failed: AtomicU64,
 }
 
+/// Release, and `stats` loads with Acquire: a reader that sees a control
+/// counted as failed or skipped also sees its connection's down flag. (Free
+/// on x86; loom checks it.)
 fn bump(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Relaxed);
+    counter.fetch_add(1, Ordering::Release);
 }
 
 struct SenderInner {
@@ -386,7 +389,7 @@ impl DistSender {
     #[must_use]
     pub fn stats(&self) -> SenderStats {
         let c = &self.inner.counters;
-        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        let load = |counter: &AtomicU64| counter.load(Ordering::Acquire);
         SenderStats {
             data_queued: load(&c.data_queued),
             data_dropped_full: load(&c.data_dropped_full),

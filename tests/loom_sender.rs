@@ -1,0 +1,315 @@
+//! Loom models of the sender and connection races, on the production
+//! `ConnectionManager` / `DistSender` compiled under `--cfg loom` (the drain
+//! and read loops are loom threads, streams are in-memory, and a write that
+//! cannot finish at once hits its deadline).
+//!
+//! Run: `RUSTFLAGS="--cfg loom" cargo test --release --test loom_sender`
+//! (add `--features planted-bugs` for the `*_detects_*` models).
+#![cfg(loom)]
+
+use std::sync::Arc;
+
+use lanesim::dist::{
+    ConnectionManager, ControlEnqueueError, ControlOutbound, DistConnection, DistSender,
+    DownReason, ManagerConfig, NodeName, SenderConfig,
+};
+use lanesim::planted::Planted;
+use lanesim::shim::net::{BoxFuture, Connected, Listener, Transport};
+use lanesim::shim::rt::RuntimeChoice;
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// The models never dial.
+struct NoTransport;
+
+impl Transport for NoTransport {
+    fn connect<'a>(&'a self, _: &'a str) -> BoxFuture<'a, std::io::Result<Connected>> {
+        Box::pin(async { Err(std::io::ErrorKind::Unsupported.into()) })
+    }
+    fn bind<'a>(&'a self, _: &'a str) -> BoxFuture<'a, std::io::Result<Box<dyn Listener>>> {
+        Box::pin(async { Err(std::io::ErrorKind::Unsupported.into()) })
+    }
+}
+
+fn runtime() -> RuntimeChoice {
+    RuntimeChoice::Dedicated {
+        thread_name: "loom".into(),
+    }
+}
+
+/// A manager counting down-hook calls.
+fn manager(planted: Planted) -> (ConnectionManager, Arc<AtomicUsize>) {
+    let mut config = ManagerConfig::new(runtime());
+    config.planted = planted;
+    let manager =
+        ConnectionManager::new(NodeName::from("local"), Arc::new(NoTransport), config).unwrap();
+    let downs = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&downs);
+    manager.register_connection_down(move |_| {
+        counter.fetch_add(1, Ordering::SeqCst);
+    });
+    (manager, downs)
+}
+
+/// A peer that never sends: reads stay pending (the read loop ends through
+/// its down notification). No locks and no wakers inside, so loom sees every
+/// switch point (tokio's duplex wakes while holding a std mutex, which loom
+/// cannot switch around).
+struct Silent;
+
+impl AsyncRead for Silent {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        _: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Poll::Pending
+    }
+}
+
+/// A socket that takes `room` bytes in all, then never again.
+struct Window {
+    room: usize,
+}
+
+impl AsyncWrite for Window {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        if self.room == 0 {
+            return Poll::Pending;
+        }
+        let n = buf.len().min(self.room);
+        self.room -= n;
+        Poll::Ready(Ok(n))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// A connection to a silent peer whose socket takes `room` bytes.
+fn stream(room: usize) -> Connected {
+    Connected {
+        read: Box::new(Silent),
+        write: Box::new(Window { room }),
+        peer: "far".into(),
+        local: "near".into(),
+    }
+}
+
+fn frame(len: usize) -> Arc<[u8]> {
+    Arc::from(lanesim::dist::frame::encode(&vec![7; len], b"").unwrap())
+}
+
+fn sender(manager: &ConnectionManager, planted: Planted) -> DistSender {
+    let mut config = SenderConfig::new(runtime());
+    config.control_capacity = 1;
+    config.planted = planted;
+    DistSender::new(manager.clone(), config).unwrap()
+}
+
+fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let schedules = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = Arc::clone(&schedules);
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(bound);
+    builder.check(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f();
+    });
+    eprintln!(
+        "loom: {} schedules at preemption bound {bound}",
+        schedules.load(std::sync::atomic::Ordering::Relaxed)
+    );
+}
+
+/// Waits (yielding to loom) for the drain to dispose of every queued control.
+fn drained(sender: &DistSender) {
+    loop {
+        let s = sender.stats();
+        if s.control_queued == s.control_written + s.control_skipped_down + s.control_failed {
+            return;
+        }
+        loom::thread::yield_now();
+    }
+}
+
+/// Two controls into a lane of one, against a connection whose socket takes
+/// `buffer` bytes: every accepted control is written or its connection goes
+/// down (DC-1), `Overflow` only after down, and the hook fires at most once
+/// (S3) even when the drain's deadline and the overflow race to mark down.
+fn control_lane_model(buffer: usize, frame_len: usize, planted: Planted) {
+    let (manager, downs) = manager(planted);
+    let connected = stream(buffer);
+    let connection = manager.register(NodeName::from("peer"), connected);
+    let sender = sender(&manager, planted);
+    let pin = || ControlOutbound {
+        connection: Arc::clone(&connection),
+        frame: frame(frame_len),
+    };
+    let mut accepted = 0;
+    for _ in 0..2 {
+        match sender.enqueue_control(pin()) {
+            Ok(()) => accepted += 1,
+            Err(ControlEnqueueError::Overflow) => {
+                assert!(
+                    connection.is_down(),
+                    "DC-1: Overflow returned before the pinned connection was down"
+                );
+            }
+            Err(ControlEnqueueError::Closed) => panic!("closed while live"),
+        }
+    }
+    drained(&sender);
+    let s = sender.stats();
+    assert!(
+        connection.is_down() || s.control_written as usize == accepted,
+        "DC-1: {accepted} control(s) accepted, {} written, and the connection is still up: one was lost silently",
+        s.control_written
+    );
+    drop(sender);
+    manager.disconnect_node(&NodeName::from("peer"));
+    assert!(
+        downs.load(Ordering::SeqCst) <= 1,
+        "S3: the down hook fired more than once for one generation"
+    );
+}
+
+#[test]
+fn a_full_control_lane_marks_down_before_overflow_and_the_hook_fires_once_against_a_racing_deadline(
+) {
+    // 64-byte socket, 200-byte frames: the drain's write cannot finish, so
+    // its deadline marks down while the second control may overflow.
+    model(3, || control_lane_model(64, 200, Planted::none()));
+}
+
+#[test]
+fn every_accepted_control_is_written_or_its_connection_goes_down() {
+    model(3, || control_lane_model(4096, 16, Planted::none()));
+}
+
+/// Two threads mark one generation down with different reasons.
+fn racing_mark_down_model(planted: Planted) {
+    let (manager, downs) = manager(planted);
+    let connected = stream(64);
+    let connection = manager.register(NodeName::from("peer"), connected);
+    let racer = {
+        let connection = Arc::clone(&connection);
+        loom::thread::spawn(move || connection.mark_down(DownReason::WriteTimeout))
+    };
+    connection.mark_down(DownReason::ControlOverflow);
+    racer.join().unwrap();
+    assert_eq!(
+        downs.load(Ordering::SeqCst),
+        1,
+        "S3: racing mark_down calls fired the hook more or less than once"
+    );
+    assert!(
+        manager.get_connection(&NodeName::from("peer")).is_none(),
+        "the downed generation stayed in the table"
+    );
+}
+
+#[test]
+fn racing_mark_down_calls_fire_the_hook_once() {
+    model(3, || racing_mark_down_model(Planted::none()));
+}
+
+/// A generation goes down on another thread while this one redials as soon
+/// as it sees the down flag: the redial must get a new generation, never the
+/// displaced one, and the displaced one never returns to the table.
+fn redial_model(planted: Planted) {
+    let (manager, downs) = manager(planted);
+    let node = NodeName::from("peer");
+    let first = stream(64);
+    let old: Arc<DistConnection> = manager.register(node.clone(), first);
+    let killer = {
+        let old = Arc::clone(&old);
+        loom::thread::spawn(move || old.mark_down(DownReason::PeerClosed))
+    };
+    while !old.is_down() {
+        loom::thread::yield_now();
+    }
+    let second = stream(64);
+    let new = manager.register(node.clone(), second);
+    assert!(
+        !Arc::ptr_eq(&new, &old),
+        "liveness: the redial was handed the down generation"
+    );
+    assert_eq!(new.generation(), 2);
+    killer.join().unwrap();
+    let current = manager.get_connection(&node);
+    assert!(
+        current.is_none_or(|c| !Arc::ptr_eq(&c, &old)),
+        "the displaced generation returned to the table"
+    );
+    assert_eq!(
+        downs.load(Ordering::SeqCst),
+        1,
+        "S3: generation 1's hook did not fire exactly once"
+    );
+    manager.disconnect_node(&node);
+}
+
+#[test]
+fn a_redial_racing_a_down_gets_a_new_generation_and_the_old_one_never_returns() {
+    model(3, || redial_model(Planted::none()));
+}
+
+#[cfg(feature = "planted-bugs")]
+mod detects {
+    use lanesim::planted::{Planted, PlantedBug};
+
+    use super::*;
+
+    fn failure_of(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+        let payload = std::panic::catch_unwind(f).expect_err("loom found no failing interleaving");
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn silent_control_overflow_detects_a_lost_control() {
+        let message = failure_of(|| {
+            model(3, || {
+                control_lane_model(4096, 16, Planted::bug(PlantedBug::SilentControlOverflow))
+            })
+        });
+        assert!(
+            message.contains("DC-1") && message.contains("lost silently"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn down_hook_not_once_guarded_detects_a_second_hook() {
+        let message = failure_of(|| {
+            model(3, || {
+                racing_mark_down_model(Planted::bug(PlantedBug::DownHookNotOnceGuarded))
+            })
+        });
+        assert!(message.contains("S3"), "{message}");
+    }
+
+    #[test]
+    fn down_entry_treated_as_connected_detects_a_redial_handed_the_dead_generation() {
+        let message = failure_of(|| {
+            model(3, || {
+                redial_model(Planted::bug(PlantedBug::DownEntryTreatedAsConnected))
+            })
+        });
+        assert!(message.contains("liveness"), "{message}");
+    }
+}
