@@ -4,41 +4,37 @@
 //! `try_send`, `try_recv` and `recv_async`. flume's `Selector` is never used
 //! (it draws from fastrand and would break seeded replay).
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 pub(crate) use flume::{bounded, unbounded, Receiver, Sender, TrySendError};
 
-#[cfg(loom)]
+#[cfg(any(loom, shuttle))]
 pub(crate) use loom_chan::{bounded, unbounded, Receiver, Sender, TrySendError};
 
-/// A loom-visible channel: a loom mutex around the queue, an explicit
-/// sender count and receiver flag for disconnects, and a loom `AtomicWaker`
-/// for the one receiver's async wait. Same names and semantics as the flume
-/// subset the production code uses.
-#[cfg(loom)]
+/// A checker-visible channel (loom or shuttle): one checker mutex around
+/// the queue, an explicit sender count and receiver flag for disconnects, and
+/// the one receiver's waker. Same names and semantics as the flume subset the
+/// production code uses.
+#[cfg(any(loom, shuttle))]
 mod loom_chan {
     use std::collections::VecDeque;
     use std::future::Future;
     use std::pin::Pin;
     use std::sync::Arc;
-    use std::task::{Context, Poll};
+    use std::task::{Context, Poll, Waker};
 
-    use loom::future::AtomicWaker;
-    use loom::sync::Mutex;
+    use crate::shim::mc::Mutex;
 
     struct State<T> {
         queue: VecDeque<T>,
         capacity: Option<usize>,
         senders: usize,
         receiver: bool,
+        /// The receiver's waker while it waits.
+        waker: Option<Waker>,
     }
 
-    struct Chan<T> {
-        state: Mutex<State<T>>,
-        waker: AtomicWaker,
-    }
-
-    pub(crate) struct Sender<T>(Arc<Chan<T>>);
-    pub(crate) struct Receiver<T>(Arc<Chan<T>>);
+    pub(crate) struct Sender<T>(Arc<Mutex<State<T>>>);
+    pub(crate) struct Receiver<T>(Arc<Mutex<State<T>>>);
 
     /// Why `try_send` refused.
     pub(crate) enum TrySendError<T> {
@@ -62,16 +58,14 @@ mod loom_chan {
     }
 
     fn channel<T>(capacity: Option<usize>) -> (Sender<T>, Receiver<T>) {
-        let chan = Arc::new(Chan {
-            state: Mutex::new(State {
-                queue: VecDeque::new(),
-                capacity,
-                senders: 1,
-                receiver: true,
-            }),
-            waker: AtomicWaker::new(),
-        });
-        (Sender(Arc::clone(&chan)), Receiver(chan))
+        let state = Arc::new(Mutex::new(State {
+            queue: VecDeque::new(),
+            capacity,
+            senders: 1,
+            receiver: true,
+            waker: None,
+        }));
+        (Sender(Arc::clone(&state)), Receiver(state))
     }
 
     pub(crate) fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
@@ -82,58 +76,63 @@ mod loom_chan {
         channel(Some(capacity))
     }
 
+    /// Wakes outside the lock: a waker may run checker code.
+    fn wake(waker: Option<Waker>) {
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
     impl<T> Sender<T> {
         pub(crate) fn send(&self, item: T) -> Result<(), SendError<T>> {
             match self.try_send(item) {
                 Ok(()) => Ok(()),
-                Err(TrySendError::Full(item) | TrySendError::Disconnected(item)) => {
-                    Err(SendError(item))
-                }
+                Err(TrySendError::Full(item) | TrySendError::Disconnected(item)) => Err(SendError(item)),
             }
         }
 
         pub(crate) fn try_send(&self, item: T) -> Result<(), TrySendError<T>> {
-            {
-                let mut state = self.0.state.lock().unwrap();
+            let waker = {
+                let mut state = self.0.lock().unwrap();
                 if !state.receiver {
                     return Err(TrySendError::Disconnected(item));
                 }
-                if state
-                    .capacity
-                    .is_some_and(|capacity| state.queue.len() >= capacity)
-                {
+                if state.capacity.is_some_and(|capacity| state.queue.len() >= capacity) {
                     return Err(TrySendError::Full(item));
                 }
                 state.queue.push_back(item);
-            }
-            self.0.waker.wake();
+                state.waker.take()
+            };
+            wake(waker);
             Ok(())
         }
     }
 
     impl<T> Clone for Sender<T> {
         fn clone(&self) -> Self {
-            self.0.state.lock().unwrap().senders += 1;
+            self.0.lock().unwrap().senders += 1;
             Self(Arc::clone(&self.0))
         }
     }
 
     impl<T> Drop for Sender<T> {
         fn drop(&mut self) {
-            let last = {
-                let mut state = self.0.state.lock().unwrap();
+            let waker = {
+                let mut state = self.0.lock().unwrap();
                 state.senders -= 1;
-                state.senders == 0
+                if state.senders == 0 {
+                    state.waker.take()
+                } else {
+                    None
+                }
             };
-            if last {
-                self.0.waker.wake();
-            }
+            wake(waker);
         }
     }
 
     impl<T> Receiver<T> {
         pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
-            let mut state = self.0.state.lock().unwrap();
+            let mut state = self.0.lock().unwrap();
             match state.queue.pop_front() {
                 Some(item) => Ok(item),
                 None if state.senders == 0 => Err(TryRecvError::Disconnected),
@@ -148,7 +147,7 @@ mod loom_chan {
 
     impl<T> Drop for Receiver<T> {
         fn drop(&mut self) {
-            let mut state = self.0.state.lock().unwrap();
+            let mut state = self.0.lock().unwrap();
             state.receiver = false;
             state.queue.clear();
         }
@@ -159,15 +158,18 @@ mod loom_chan {
     impl<T> Future for RecvFut<'_, T> {
         type Output = Result<T, RecvError>;
 
+        /// Looks and registers under the one lock, so no send can slip
+        /// between them.
         fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-            // Register first, then look: a send between the two is seen by
-            // the look, a send after it wakes us.
-            self.0 .0.waker.register_by_ref(cx.waker());
-            match self.0.try_recv() {
-                Ok(item) => Poll::Ready(Ok(item)),
-                Err(TryRecvError::Disconnected) => Poll::Ready(Err(RecvError)),
-                Err(TryRecvError::Empty) => Poll::Pending,
+            let mut state = self.0 .0.lock().unwrap();
+            if let Some(item) = state.queue.pop_front() {
+                return Poll::Ready(Ok(item));
             }
+            if state.senders == 0 {
+                return Poll::Ready(Err(RecvError));
+            }
+            state.waker = Some(cx.waker().clone());
+            Poll::Pending
         }
     }
 }

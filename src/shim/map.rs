@@ -11,7 +11,7 @@
 //! (`RandomState`, shards from the core count) make drop order, and so lane
 //! wake-up order, differ between runs; simulated runs pass fixed ones.
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 mod imp {
     use std::hash::{BuildHasher, Hash};
 
@@ -68,9 +68,9 @@ mod imp {
     }
 }
 
-#[cfg(loom)]
+#[cfg(any(loom, shuttle))]
 mod imp {
-    //! One loom mutex per shard; a key always hashes to one shard, so this is
+    //! One checker mutex per shard; a key always hashes to one shard, so this is
     //! an exact model of dashmap's per-shard write lock for the lane races.
     use std::collections::HashMap;
     use std::hash::{BuildHasher, Hash};

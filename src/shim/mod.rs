@@ -5,8 +5,9 @@
 //! `src/loom/`). One file per primitive; every file exports the same names on
 //! both sides of the switch, so the code that uses them compiles unchanged:
 //!
-//! - `sync`, `map`, `chan`: std / dashmap / flume normally, loom types under
-//!   `--cfg loom` (the loom side of `map` and `chan` lands with the loom models).
+//! - `sync`, `map`, `chan`: std / dashmap / flume normally; under
+//!   `--cfg loom` or `--cfg shuttle` the checker's types (through `mc`), a
+//!   sharded map of checker mutexes and a checker-visible channel.
 //! - `time`: `tokio::time`, which turmoil virtualises per simulated host.
 //! - `net`: a [`Transport`](net::Transport) trait for dial / accept. A trait,
 //!   not a cfg, because one binary runs real TCP and simulated TCP side by side.
@@ -15,6 +16,8 @@
 
 pub(crate) mod chan;
 pub(crate) mod map;
+#[cfg(any(loom, shuttle))]
+mod mc;
 pub mod net;
 pub mod rt;
 pub(crate) mod sync;

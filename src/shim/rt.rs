@@ -11,24 +11,24 @@
 //! - `Handle`: tasks run on a runtime the caller already has. Simulation uses
 //!   this, because turmoil's sockets only work on the host's own runtime.
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 use std::future::Future;
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 use std::io;
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 use tokio::runtime::Builder;
 use tokio::runtime::Handle;
 /// A spawned background task; `abort` stops it.
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 pub use tokio::task::JoinHandle;
 
-#[cfg(loom)]
+#[cfg(any(loom, shuttle))]
 pub use loom_rt::JoinHandle;
-#[cfg(loom)]
+#[cfg(any(loom, shuttle))]
 pub(crate) use loom_rt::{consume_budget, retry_hint, TaskRuntime};
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 use crate::planted::{Planted, PlantedBug};
 
 /// Where a component spawns its background tasks.
@@ -57,13 +57,13 @@ impl RuntimeChoice {
 
 /// A started [`RuntimeChoice`]: a handle to spawn on and, when dedicated, the
 /// runtime itself.
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 pub(crate) struct TaskRuntime {
     handle: Handle,
     _owned: Option<OwnedRuntime>,
 }
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 impl TaskRuntime {
     pub(crate) fn start(choice: RuntimeChoice, planted: Planted) -> io::Result<Self> {
         match choice {
@@ -98,13 +98,13 @@ impl TaskRuntime {
 }
 
 /// A runtime whose drop is safe from any context (S5).
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 struct OwnedRuntime {
     runtime: Option<tokio::runtime::Runtime>,
     planted: Planted,
 }
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 impl Drop for OwnedRuntime {
     fn drop(&mut self) {
         let Some(runtime) = self.runtime.take() else {
@@ -122,21 +122,21 @@ impl Drop for OwnedRuntime {
 
 /// A cooperative yield point: returns at once unless the task has used its
 /// scheduling budget, so a busy loop cannot starve its neighbours.
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 pub(crate) use tokio::task::coop::consume_budget;
 
 /// Called by a loop that found its wait cut short and is about to wait
 /// again. Nothing with real timers (the next wait takes its full time);
 /// under loom, where timeouts elapse at once, a yield.
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 #[inline]
 pub(crate) async fn retry_hint() {}
 
-/// Under loom every background task is a loom thread driving its future
-/// with `loom::future::block_on`, whatever `RuntimeChoice` says: loom must
-/// see (and schedule) every thread. At most 4 tasks fit beside a model's
-/// main thread.
-#[cfg(loom)]
+/// Under a model checker every background task is a checker task (a loom
+/// thread under `block_on`, a shuttle future), whatever `RuntimeChoice`
+/// says: the checker must see and schedule every task. Loom fits at most 4
+/// beside a model's main thread.
+#[cfg(any(loom, shuttle))]
 mod loom_rt {
     use std::future::Future;
     use std::io;
@@ -157,7 +157,7 @@ mod loom_rt {
             F::Output: Send + 'static,
         {
             // Detached: a model joins its tasks by watching their effects.
-            let _ = loom::thread::spawn(move || loom::future::block_on(future));
+            crate::shim::mc::spawn(future);
             JoinHandle(std::marker::PhantomData)
         }
     }
@@ -177,6 +177,6 @@ mod loom_rt {
     /// A loop about to wait again yields first: with timeouts that elapse
     /// at once, it would otherwise spin without bound.
     pub(crate) async fn retry_hint() {
-        loom::thread::yield_now();
+        crate::shim::mc::yield_now();
     }
 }

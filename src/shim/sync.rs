@@ -6,7 +6,7 @@
 //! (a handler, a down hook) must not turn into a second panic for whoever
 //! locks next.
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 mod imp {
     pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
     pub(crate) use std::sync::{Arc, Weak};
@@ -30,10 +30,13 @@ mod imp {
     }
 }
 
-#[cfg(loom)]
+#[cfg(any(loom, shuttle))]
 mod imp {
+    #[cfg(loom)]
     pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-    // loom has no `Weak`; reference counting is not a race we model, so the
+    #[cfg(shuttle)]
+    pub(crate) use shuttle::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+    // The checkers have no `Weak`; reference counting is not a race we model, so the
     // std pair stays and the loom-visible state lives behind it.
     pub(crate) use std::sync::{Arc, Weak};
     // The connection layer's async lock and notifier stay tokio's: they work
@@ -41,13 +44,13 @@ mod imp {
     pub(crate) use tokio::sync::{Mutex as AsyncMutex, Notify};
 
     #[derive(Debug)]
-    pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);
+    pub(crate) struct Mutex<T>(crate::shim::mc::Mutex<T>);
 
-    pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+    pub(crate) type MutexGuard<'a, T> = crate::shim::mc::MutexGuard<'a, T>;
 
     impl<T> Mutex<T> {
         pub(crate) fn new(value: T) -> Self {
-            Self(loom::sync::Mutex::new(value))
+            Self(crate::shim::mc::Mutex::new(value))
         }
 
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {

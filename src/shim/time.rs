@@ -1,7 +1,7 @@
 //! Time, always through `tokio::time`: turmoil virtualises it per simulated
 //! host and a paused runtime jumps it, so nothing here may read a wall clock.
 //!
-//! Under loom there is no time: a timeout "elapses" exactly when its future
+//! Under a model checker (loom, shuttle) there is no time: a timeout "elapses" exactly when its future
 //! is not ready at once. That is the most eager timer possible (an idle lane
 //! may reap at every point it waits; a blocked write always hits its
 //! deadline), so every interleaving a real timer allows is among those loom
@@ -9,13 +9,13 @@
 
 pub(crate) use std::time::Duration;
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 pub(crate) use tokio::time::timeout;
 
-#[cfg(loom)]
+#[cfg(any(loom, shuttle))]
 pub(crate) use loom_time::timeout;
 
-#[cfg(loom)]
+#[cfg(any(loom, shuttle))]
 mod loom_time {
     use std::future::Future;
     use std::pin::pin;

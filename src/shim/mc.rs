@@ -1,0 +1,33 @@
+//! The model checker under `--cfg loom` or `--cfg shuttle`: the handful of
+//! primitives the checker-side shim files build on, named once here so the
+//! channel, map, timer and task shims serve both checkers unchanged.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::{Mutex, MutexGuard};
+#[cfg(loom)]
+pub(crate) use loom::thread::yield_now;
+
+#[cfg(shuttle)]
+pub(crate) use shuttle::sync::{Mutex, MutexGuard};
+#[cfg(shuttle)]
+pub(crate) use shuttle::thread::yield_now;
+
+/// Runs `future` as its own checker-visible task, detached.
+#[cfg(loom)]
+pub(crate) fn spawn<F>(future: F)
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let _ = loom::thread::spawn(move || loom::future::block_on(future));
+}
+
+/// Runs `future` as its own checker-visible task, detached.
+#[cfg(shuttle)]
+pub(crate) fn spawn<F>(future: F)
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    drop(shuttle::future::spawn(future));
+}
