@@ -87,7 +87,9 @@ mod loom_chan {
         pub(crate) fn send(&self, item: T) -> Result<(), SendError<T>> {
             match self.try_send(item) {
                 Ok(()) => Ok(()),
-                Err(TrySendError::Full(item) | TrySendError::Disconnected(item)) => Err(SendError(item)),
+                Err(TrySendError::Full(item) | TrySendError::Disconnected(item)) => {
+                    Err(SendError(item))
+                }
             }
         }
 
@@ -97,7 +99,10 @@ mod loom_chan {
                 if !state.receiver {
                     return Err(TrySendError::Disconnected(item));
                 }
-                if state.capacity.is_some_and(|capacity| state.queue.len() >= capacity) {
+                if state
+                    .capacity
+                    .is_some_and(|capacity| state.queue.len() >= capacity)
+                {
                     return Err(TrySendError::Full(item));
                 }
                 state.queue.push_back(item);

@@ -29,5 +29,7 @@ where
     F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    drop(shuttle::future::spawn(future));
+    // A thread, not `shuttle::future::spawn`: dropping that one's handle
+    // aborts the task.
+    let _ = shuttle::thread::spawn(move || shuttle::future::block_on(future));
 }

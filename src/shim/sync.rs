@@ -35,7 +35,9 @@ mod imp {
     #[cfg(loom)]
     pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
     #[cfg(shuttle)]
-    pub(crate) use shuttle::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+    pub(crate) use shuttle::sync::atomic::{
+        AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+    };
     // The checkers have no `Weak`; reference counting is not a race we model, so the
     // std pair stays and the loom-visible state lives behind it.
     pub(crate) use std::sync::{Arc, Weak};
