@@ -1,6 +1,7 @@
 //! LaneRouter throughput on a 2-worker runtime: route + handle end to end,
 //! for 1, 64 and 10,000 keys, and with a 1 ms idle TTL at 10,000 keys (reap /
-//! recreate churn). `shim_cost` compares `route` through the shim with the
+//! recreate churn). `route_alone` times `route()` with no consumer running.
+//! `shim_cost` compares `route` through the shim with the
 //! same admission written directly on dashmap + flume: the shim's price.
 //!
 //! Run: `cargo bench --bench lanes`
@@ -207,5 +208,39 @@ fn route_cost(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, route_and_handle, route_cost);
+/// `route()` by itself: 64 live lanes on a current-thread runtime that is
+/// not driven while the routes are timed (so no consumer competes for the
+/// lanes' cache lines), then driven, untimed, to drain them.
+fn route_alone(c: &mut Criterion) {
+    let mut group = c.benchmark_group("route_alone");
+    group.sample_size(20).measurement_time(Duration::from_secs(3));
+    group.throughput(Throughput::Elements(ITEMS));
+    for keys in [64u64, 10_000] {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let done = Arc::new(Done::new());
+        let router = router(&runtime, &done, None);
+        group.bench_function(BenchmarkId::from_parameter(format!("keys={keys}")), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let target = done.handled() + ITEMS;
+                    let started = Instant::now(); // wall-clock: ok (benchmark)
+                    for i in 0..ITEMS {
+                        let _ = router.route(i % keys, i, None);
+                    }
+                    total += started.elapsed();
+                    runtime.block_on(async {
+                        while done.handled() < target {
+                            tokio::task::yield_now().await;
+                        }
+                    });
+                }
+                total
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, route_and_handle, route_cost, route_alone);
 criterion_main!(benches);

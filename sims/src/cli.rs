@@ -288,7 +288,7 @@ fn bench(scenarios: &[Scenario], seeds: std::ops::Range<u64>, no_real: bool) {
     println!();
     // Medians of 7: these machines are shared and noisy.
     let mut ticks = Vec::new();
-    for tick in [1, 10, 50] {
+    for tick in [1, 10, 50, 100] {
         let mut runs: Vec<(std::time::Duration, std::time::Duration)> = (0..7)
             .map(|_| bench::wedged_exchange_sim(std::time::Duration::from_millis(tick)))
             .collect();
