@@ -213,10 +213,15 @@ fn route_cost(c: &mut Criterion) {
 /// lanes' cache lines), then driven, untimed, to drain them.
 fn route_alone(c: &mut Criterion) {
     let mut group = c.benchmark_group("route_alone");
-    group.sample_size(20).measurement_time(Duration::from_secs(3));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(3));
     group.throughput(Throughput::Elements(ITEMS));
     for keys in [64u64, 10_000] {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         let done = Arc::new(Done::new());
         let router = router(&runtime, &done, None);
         group.bench_function(BenchmarkId::from_parameter(format!("keys={keys}")), |b| {

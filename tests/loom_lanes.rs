@@ -7,9 +7,12 @@
 //! (add `--features planted-bugs` for the `*_detects_*` models).
 #![cfg(loom)]
 
+mod checker;
+
 use std::sync::Arc;
 use std::time::Duration;
 
+use checker::model;
 use futures_util::future::BoxFuture;
 use lanesim::lanes::{FixedHasher, LaneExit, LaneId, LaneObserver, LaneRouter, LaneRouterConfig};
 use lanesim::planted::Planted;
@@ -100,23 +103,6 @@ fn logging(log: &Arc<Mutex<Vec<(u64, u64)>>>, lanes: &Arc<Lanes>) -> Consumer {
             busy.fetch_sub(1, Ordering::SeqCst);
         })
     })
-}
-
-/// Runs `f` under loom at preemption bound `bound` and prints how many
-/// schedules it explored (the README quotes these).
-fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
-    let schedules = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = Arc::clone(&schedules);
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(bound);
-    builder.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        f();
-    });
-    eprintln!(
-        "loom: {} schedules at preemption bound {bound}",
-        schedules.load(std::sync::atomic::Ordering::Relaxed)
-    );
 }
 
 /// Routes `items` to one key while its lane may reap between any two, then
@@ -229,22 +215,12 @@ fn an_item_in_flight_past_the_ttl_keeps_its_lane_and_its_place() {
     model(3, || in_flight_model(Planted::none()));
 }
 
-/// Runs a model expected to fail and returns loom's panic message.
-#[cfg(feature = "planted-bugs")]
-fn failure_of(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    let payload = std::panic::catch_unwind(f).expect_err("loom found no failing interleaving");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
-        .unwrap_or_default()
-}
-
 #[cfg(feature = "planted-bugs")]
 mod detects {
     use lanesim::planted::{Planted, PlantedBug};
 
     use super::*;
+    use crate::checker::failure_of;
 
     #[test]
     fn route_sends_after_unlock_detects_a_lost_item() {

@@ -7,8 +7,11 @@
 //! (add `--features planted-bugs` for the `*_detects_*` models).
 #![cfg(loom)]
 
+mod checker;
+
 use std::sync::Arc;
 
+use checker::model;
 use lanesim::dist::{
     ConnectionManager, ControlEnqueueError, ControlOutbound, DistConnection, DistSender,
     DownReason, ManagerConfig, NodeName, SenderConfig,
@@ -115,21 +118,6 @@ fn sender(manager: &ConnectionManager, planted: Planted) -> DistSender {
     config.control_capacity = 1;
     config.planted = planted;
     DistSender::new(manager.clone(), config).unwrap()
-}
-
-fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
-    let schedules = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = Arc::clone(&schedules);
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(bound);
-    builder.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        f();
-    });
-    eprintln!(
-        "loom: {} schedules at preemption bound {bound}",
-        schedules.load(std::sync::atomic::Ordering::Relaxed)
-    );
 }
 
 /// Waits (yielding to loom) for the drain to dispose of every queued control.
@@ -270,15 +258,7 @@ mod detects {
     use lanesim::planted::{Planted, PlantedBug};
 
     use super::*;
-
-    fn failure_of(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-        let payload = std::panic::catch_unwind(f).expect_err("loom found no failing interleaving");
-        payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
-            .unwrap_or_default()
-    }
+    use crate::checker::failure_of;
 
     #[test]
     fn silent_control_overflow_detects_a_lost_control() {
