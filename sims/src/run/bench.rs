@@ -13,7 +13,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lanesim::dist::frame::{encode, read_frame, Frame, DEFAULT_MAX_FRAME};
-use lanesim::dist::{ConnectionManager, DistSender, ManagerConfig, NodeName, SenderConfig};
+use lanesim::dist::{
+    ConnectionManager, DistConnection, DistSender, ManagerConfig, NodeName, SenderConfig,
+    SenderLane, SenderObserver, WriteOutcome,
+};
 use lanesim::planted::Planted;
 use lanesim::shim::net::{Connected, TokioTcp, Transport};
 use lanesim::shim::rt::RuntimeChoice;
@@ -168,7 +171,10 @@ pub fn wedged_exchange_sim(tick: Duration) -> (Duration, Duration) {
                 transport.connect(&format!("{name}:9000")).await?,
             );
         }
-        let sender = DistSender::new(manager.clone(), SenderConfig::new(RuntimeChoice::current()))?;
+        let written = Arc::new(Written::default());
+        let mut config = SenderConfig::new(RuntimeChoice::current());
+        config.observer = Some(Arc::clone(&written) as _);
+        let sender = DistSender::new(manager.clone(), config)?;
         let start = tokio::time::Instant::now();
         sender.enqueue(
             NodeName::from("wedged"),
@@ -178,8 +184,11 @@ pub fn wedged_exchange_sim(tick: Duration) -> (Duration, Duration) {
             NodeName::from("healthy"),
             Arc::from(encode(b"healthy", b"").unwrap()),
         );
+        // Wait on the drain's own signal, not a poll: within one turmoil
+        // tick a host's timers all fire, so a 1 ms poll would cost 5,000
+        // wake-ups whatever the tick.
         while sender.stats().data_written < 1 {
-            tokio::time::sleep(Duration::from_millis(1)).await;
+            written.notify.notified().await;
         }
         *done.lock().unwrap() = start.elapsed();
         Ok(())
@@ -187,6 +196,21 @@ pub fn wedged_exchange_sim(tick: Duration) -> (Duration, Duration) {
     sim.run().expect("the simulated exchange runs");
     let virtual_time = *arrived.lock().unwrap();
     (virtual_time, started.elapsed())
+}
+
+/// Wakes the exchange's client when the drain finishes a write.
+#[derive(Default)]
+struct Written {
+    notify: tokio::sync::Notify,
+}
+
+impl SenderObserver for Written {
+    fn write_started(&self, _: &DistConnection, _: SenderLane, _: &[u8]) {}
+    fn write_finished(&self, _: &DistConnection, _: SenderLane, _: &[u8], _: WriteOutcome) {
+        self.notify.notify_one();
+    }
+    fn control_skipped(&self, _: &DistConnection, _: &[u8]) {}
+    fn data_unroutable(&self, _: &NodeName, _: &[u8]) {}
 }
 
 /// Bare turmoil carrying a sender-world run's data frames (same peers,
