@@ -9,7 +9,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::event::Record;
-use crate::scenario::Contract;
+use crate::scenario::{Contract, WorldKind};
 
 /// One broken contract.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,11 +52,15 @@ pub struct CheckContext {
 /// Every violation of `contracts` in `records`, in contract order.
 #[must_use]
 pub fn check(contracts: &[Contract], records: &[Record], context: &CheckContext) -> Vec<Violation> {
-    let mut found: Vec<Violation> = lanes::check(records, context)
-        .into_iter()
-        .chain(sender::check(records, context))
-        .filter(|v| contracts.contains(&v.contract))
-        .collect();
+    let wants = |world| contracts.iter().any(|c| c.world() == world);
+    let mut found: Vec<Violation> = Vec::new();
+    if wants(WorldKind::Lanes) {
+        found.extend(lanes::check(records, context));
+    }
+    if wants(WorldKind::Sender) {
+        found.extend(sender::check(records, context));
+    }
+    found.retain(|v| contracts.contains(&v.contract));
     found.sort_by_key(|violation| violation.contract);
     found
 }
