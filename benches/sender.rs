@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use lanesim::dist::{
+use lanesim::distribution::{
     ConnectionManager, ControlOutbound, DistConnection, DistSender, DownReason, ManagerConfig,
     NodeName, SenderConfig, SenderStats,
 };
@@ -78,7 +78,8 @@ fn batched(
 }
 
 fn enqueue_cost(c: &mut Criterion) {
-    let frame: Arc<[u8]> = Arc::from(lanesim::dist::frame::encode(b"ctl", b"payload").unwrap());
+    let frame: Arc<[u8]> =
+        Arc::from(lanesim::distribution::frame::encode(b"ctl", b"payload").unwrap());
     let node = NodeName::from("absent@bench");
     let mut group = c.benchmark_group("sender");
     group.measurement_time(Duration::from_secs(3));

@@ -6,7 +6,7 @@
 //! [`planted`] holds the catalogue of known bug classes the testbed must
 //! catch; without the `planted-bugs` feature it compiles to nothing.
 
-pub mod dist;
+pub mod distribution;
 pub mod lanes;
 pub mod planted;
 pub mod shim;

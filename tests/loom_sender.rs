@@ -12,7 +12,7 @@ mod checker;
 use std::sync::Arc;
 
 use checker::model;
-use lanesim::dist::{
+use lanesim::distribution::{
     ConnectionManager, ControlEnqueueError, ControlOutbound, DistConnection, DistSender,
     DownReason, ManagerConfig, NodeName, SenderConfig,
 };
@@ -110,7 +110,7 @@ fn stream(room: usize) -> Connected {
 }
 
 fn frame(len: usize) -> Arc<[u8]> {
-    Arc::from(lanesim::dist::frame::encode(&vec![7; len], b"").unwrap())
+    Arc::from(lanesim::distribution::frame::encode(&vec![7; len], b"").unwrap())
 }
 
 fn sender(manager: &ConnectionManager, planted: Planted) -> DistSender {

@@ -3,7 +3,7 @@
 //! holds for the correct code (pinned in the other test files) fails. The
 //! thread-level bugs (#1, #3, #5a) have no `.await` in their window; the loom
 //! models catch those. #11's window is shown by a unit test in
-//! `src/dist/connection.rs`, which stops inside it.
+//! `src/distribution/connection.rs`, which stops inside it.
 #![cfg(feature = "planted-bugs")]
 
 mod common;
@@ -16,7 +16,7 @@ use common::{
     framed, lane_config, log, loopback, manager, read_controls, record_downs, snapshot, wait_for,
     Recorder,
 };
-use lanesim::dist::{
+use lanesim::distribution::{
     ConnectionManager, ControlEnqueueError, ControlOutbound, DistSender, DownReason, ManagerConfig,
     NodeName, SenderConfig,
 };
@@ -159,7 +159,7 @@ async fn no_write_deadline_lets_one_wedged_peer_stall_every_peer() {
         Duration::from_millis(100),
     );
     let huge: Arc<[u8]> =
-        Arc::from(lanesim::dist::frame::encode(&vec![1u8; 16 << 20], b"").unwrap());
+        Arc::from(lanesim::distribution::frame::encode(&vec![1u8; 16 << 20], b"").unwrap());
     sender.enqueue(NodeName::from("wedged@test"), huge);
     sender.enqueue(NodeName::from("live@test"), framed(&[0xAB]));
     let served = tokio::time::timeout(Duration::from_secs(2), read_controls(&mut live, 1)).await;
@@ -179,7 +179,7 @@ async fn silent_control_overflow_drops_controls_without_marking_down() {
         Duration::from_secs(30),
     );
     let huge: Arc<[u8]> =
-        Arc::from(lanesim::dist::frame::encode(&vec![1u8; 16 << 20], b"").unwrap());
+        Arc::from(lanesim::distribution::frame::encode(&vec![1u8; 16 << 20], b"").unwrap());
     let pin = |frame| ControlOutbound {
         connection: Arc::clone(&wedged),
         frame,

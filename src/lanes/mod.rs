@@ -26,11 +26,13 @@
 
 mod config;
 mod dispatcher;
+mod lane;
 mod observer;
 mod router;
 mod task;
 
 pub use config::{FixedHasher, LaneConfigError, LaneRouterConfig, RandomState, DEFAULT_SHARDS};
 pub use dispatcher::{DispatchStats, DispatcherConfig, Handler, OrderedDispatcher, OverflowPolicy};
+pub use lane::LaneConsumer;
 pub use observer::{LaneExit, LaneId, LaneObserver};
-pub use router::{Consumer, LaneConsumer, LaneRouter};
+pub use router::{Consumer, LaneRouter};

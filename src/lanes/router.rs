@@ -7,38 +7,17 @@ use std::hash::{BuildHasher, Hash};
 use futures_util::future::BoxFuture;
 
 use super::config::{LaneConfigError, LaneRouterConfig, RandomState};
-use super::observer::{LaneId, LaneObserver};
-use super::task::{LaneState, LaneTask};
-use crate::planted::{Planted, PlantedBug};
+use super::lane::{Lane, LaneConsumer, LaneContext, LaneMap, LaneState};
+use super::observer::LaneId;
+use super::task::LaneTask;
+use crate::planted::PlantedBug;
 use crate::shim::chan::{self, Sender};
 use crate::shim::map::ShardedMap;
 use crate::shim::rt::TaskRuntime;
 use crate::shim::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
-use crate::shim::time::Duration;
 
 /// Handles one item; the future resolving is what frees its place in the lane.
 pub type Consumer<T> = Arc<dyn Fn(T) -> BoxFuture<'static, ()> + Send + Sync>;
-/// A consumer that is also told which lane runs it (the testbed's L3 check).
-pub type LaneConsumer<T> = Arc<dyn Fn(LaneId, T) -> BoxFuture<'static, ()> + Send + Sync>;
-
-pub(super) type LaneMap<K, T, S> = ShardedMap<K, Lane<T>, S>;
-
-/// A key's lane as the map holds it: the only sender into the lane task.
-pub(super) struct Lane<T> {
-    tx: Sender<T>,
-    pub(super) state: Arc<LaneState>,
-}
-
-/// What every lane task of a router shares.
-pub(super) struct LaneContext<K, T> {
-    pub(super) consumer: LaneConsumer<T>,
-    pub(super) idle_ttl: Option<Duration>,
-    pub(super) observer: Option<Arc<dyn LaneObserver<K>>>,
-    pub(super) planted: Planted,
-    next_lane: AtomicU64,
-    /// Only read and written under planted bug #5b (one counter for all keys).
-    pub(super) all_pending: AtomicUsize,
-}
 
 /// Routes items to per-key ordering lanes: items sharing a key reach the
 /// consumer one at a time in route order; distinct keys run concurrently.

@@ -5,22 +5,13 @@
 use std::fmt::Debug;
 use std::hash::{BuildHasher, Hash};
 
+use super::lane::{Lane, LaneContext, LaneMap, LaneState};
 use super::observer::{LaneExit, LaneId};
-use super::router::{Lane, LaneContext, LaneMap};
 use crate::planted::PlantedBug;
 use crate::shim::chan::Receiver;
 use crate::shim::rt::{consume_budget, retry_hint};
-use crate::shim::sync::{Arc, AtomicUsize, Ordering, Weak};
+use crate::shim::sync::{Arc, Ordering, Weak};
 use crate::shim::time::timeout;
-
-/// State shared by a lane's producers and its task.
-#[derive(Default)]
-pub(crate) struct LaneState {
-    /// Items admitted to this lane whose handler has not resolved yet.
-    /// Incremented by producers under the shard lock; decremented only by the
-    /// lane task. Reading 0 under the shard lock proves the lane idle.
-    pub(crate) pending: AtomicUsize,
-}
 
 /// A lane task not yet started. The guard exists from creation, so even a
 /// task dropped before its first poll (its runtime already shut down) removes

@@ -69,8 +69,10 @@ pub fn snapshot<V: Clone>(log: &Log<V>) -> Vec<V> {
     log.lock().unwrap().clone()
 }
 
-use lanesim::dist::frame::{read_frame, Frame, DEFAULT_MAX_FRAME};
-use lanesim::dist::{ConnectionManager, DistConnection, DownEvent, ManagerConfig, NodeName};
+use lanesim::distribution::frame::{read_frame, Frame, DEFAULT_MAX_FRAME};
+use lanesim::distribution::{
+    ConnectionManager, DistConnection, DownEvent, ManagerConfig, NodeName,
+};
 use lanesim::shim::net::{Connected, TokioTcp};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -106,7 +108,7 @@ pub async fn loopback(manager: &ConnectionManager, node: &str) -> (Arc<DistConne
 
 /// A frame whose control is `tag`.
 pub fn framed(tag: &[u8]) -> Arc<[u8]> {
-    Arc::from(lanesim::dist::frame::encode(tag, b"").unwrap())
+    Arc::from(lanesim::distribution::frame::encode(tag, b"").unwrap())
 }
 
 /// Reads frames off `stream` until `n` arrived or it ends; returns the

@@ -12,8 +12,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lanesim::dist::frame::{encode, read_frame, Frame, DEFAULT_MAX_FRAME};
-use lanesim::dist::{
+use lanesim::distribution::frame::{encode, read_frame, Frame, DEFAULT_MAX_FRAME};
+use lanesim::distribution::{
     ConnectionManager, DistConnection, DistSender, ManagerConfig, NodeName, SenderConfig,
     SenderLane, SenderObserver, WriteOutcome,
 };

@@ -14,8 +14,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lanesim::dist::frame::{read_frame, Frame, DEFAULT_MAX_FRAME};
-use lanesim::dist::{
+use lanesim::distribution::frame::{read_frame, Frame, DEFAULT_MAX_FRAME};
+use lanesim::distribution::{
     ConnectionManager, ControlEnqueueError, ControlOutbound, DistConnection, DistSender, Enqueued,
     LinkTable, ManagerConfig, NodeName, SenderConfig, SenderLane, SenderObserver, WriteOutcome,
     HELLO,
@@ -229,7 +229,7 @@ async fn peer_socket(
             Ok(Frame::Keepalive) => {}
             Err(error) => {
                 let how = match error {
-                    lanesim::dist::frame::ReadFrameError::Closed => "eof".to_string(),
+                    lanesim::distribution::frame::ReadFrameError::Closed => "eof".to_string(),
                     other => format!("error: {other}"),
                 };
                 shared.record(&peer, closed(&how));

@@ -2,7 +2,7 @@
 //! log exactly what arrived: lane, pinned generation (0 for data, which is
 //! resolved at write time), sequence number, and link (0 for none).
 
-use lanesim::dist::frame::encode;
+use lanesim::distribution::frame::encode;
 
 /// Bytes in a tag.
 pub const TAG_LEN: usize = 25;

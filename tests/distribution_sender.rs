@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{framed, loopback, manager, read_controls, record_downs, snapshot, wait_for};
-use lanesim::dist::{
+use lanesim::distribution::{
     ControlEnqueueError, ControlOutbound, DistSender, DownReason, Enqueued, NodeName, SenderConfig,
     SenderConfigError,
 };
@@ -22,7 +22,7 @@ fn dedicated() -> SenderConfig {
 /// A frame big enough to fill the kernel's send and receive buffers, so a
 /// peer that never reads makes `write_all` park.
 fn huge_frame() -> Arc<[u8]> {
-    Arc::from(lanesim::dist::frame::encode(&vec![1u8; 16 * 1024 * 1024], b"").unwrap())
+    Arc::from(lanesim::distribution::frame::encode(&vec![1u8; 16 * 1024 * 1024], b"").unwrap())
 }
 
 #[test]
@@ -347,7 +347,7 @@ async fn shutdown_marks_down_every_queued_controls_connection_and_refuses_later_
     let (wedged, _held_never_read) = loopback(&manager, "wedged@test").await;
     let (queued_behind, _peer) = loopback(&manager, "other@test").await;
     let sender = DistSender::new(manager, dedicated()).unwrap();
-    let pin = |connection: &Arc<lanesim::dist::DistConnection>, frame| ControlOutbound {
+    let pin = |connection: &Arc<lanesim::distribution::DistConnection>, frame| ControlOutbound {
         connection: Arc::clone(connection),
         frame,
     };

@@ -5,7 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use lanesim::dist::frame::{
+use lanesim::distribution::frame::{
     encode, read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME, KEEPALIVE,
 };
 

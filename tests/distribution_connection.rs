@@ -7,7 +7,7 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use common::{framed, log, loopback, manager, record_downs, snapshot, wait_for};
-use lanesim::dist::{
+use lanesim::distribution::{
     ConnectionManager, DialError, DownReason, InboundFrame, Link, LinkTable, ManagerConfig,
     NodeName,
 };
@@ -135,7 +135,7 @@ async fn a_truncated_frame_marks_the_connection_down_with_read_error() {
 #[tokio::test]
 async fn end_of_stream_at_a_frame_boundary_is_peer_closed() {
     let mut bytes = framed(b"one").to_vec();
-    bytes.extend_from_slice(&lanesim::dist::frame::KEEPALIVE);
+    bytes.extend_from_slice(&lanesim::distribution::frame::KEEPALIVE);
     assert_eq!(
         down_reason_after_peer_sends(&bytes, true).await,
         DownReason::PeerClosed
@@ -303,7 +303,7 @@ async fn a_down_generation_delivers_noconnection_for_its_links_only() {
     let (new, _new_peer) = loopback(&manager, "peer@test").await;
     let fresh = links.link(&new, 12, 22).unwrap();
     assert_eq!(fresh.generation, 2);
-    links.connection_down(&lanesim::dist::DownEvent {
+    links.connection_down(&lanesim::distribution::DownEvent {
         node: node.clone(),
         generation: 1,
         reason: DownReason::PeerClosed,

@@ -13,7 +13,6 @@ use std::io;
 
 use tokio::io::AsyncWriteExt;
 
-use super::manager::ManagerShared;
 use super::node::NodeName;
 use crate::planted::{Planted, PlantedBug};
 use crate::shim::net::BoxWrite;
@@ -58,6 +57,14 @@ impl DownReason {
 
 const UP: u8 = 0;
 
+/// Who a connection tells when it goes down: the manager that owns it. A
+/// trait, so a connection (the child) calls back without depending on the
+/// manager's module.
+pub(crate) trait DownListener: Send + Sync {
+    /// Called once per generation, by the `mark_down` that downed it.
+    fn connection_down(&self, connection: &DistConnection, reason: DownReason);
+}
+
 /// What the down hook is told.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DownEvent {
@@ -78,7 +85,7 @@ pub struct DistConnection {
     writer: AsyncMutex<Option<BoxWrite>>,
     state: AtomicU8,
     shutdown: Notify,
-    manager: Weak<ManagerShared>,
+    manager: Weak<dyn DownListener>,
     planted: Planted,
 }
 
@@ -89,7 +96,7 @@ impl DistConnection {
         peer: String,
         local: String,
         writer: BoxWrite,
-        manager: Weak<ManagerShared>,
+        manager: Weak<dyn DownListener>,
         planted: Planted,
     ) -> Self {
         Self {
@@ -202,6 +209,14 @@ impl DistConnection {
         self.shutdown.notified().await;
     }
 
+    /// The first half of `mark_down` alone (the flag flips, nobody is told):
+    /// the window a racing thread can land in, for tests that stop time
+    /// inside it.
+    #[cfg(test)]
+    pub(super) fn flip_down_flag_only(&self, reason: DownReason) {
+        self.state.store(reason as u8, Ordering::Release);
+    }
+
     /// Closes the write half so the peer sees end of stream. Waits at most
     /// `bound` for an in-flight write to release the lock; if it does not,
     /// the half closes when the last reference to the connection drops.
@@ -223,100 +238,5 @@ impl fmt::Debug for DistConnection {
             .field("peer", &self.peer)
             .field("down", &self.down_reason())
             .finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
-
-    use super::*;
-    use crate::dist::manager::{ConnectionManager, ManagerConfig};
-    use crate::shim::net::{Connected, TokioTcp};
-    use crate::shim::rt::RuntimeChoice;
-    use crate::shim::sync::Arc;
-
-    fn in_memory() -> Connected {
-        let (ours, theirs) = tokio::io::duplex(1024);
-        std::mem::forget(theirs); // keep the peer open for the whole test
-        let (read, write) = tokio::io::split(ours);
-        Connected {
-            read: Box::new(read),
-            write: Box::new(write),
-            peer: "memory".into(),
-            local: "memory".into(),
-        }
-    }
-
-    fn manager(planted: Planted) -> ConnectionManager {
-        let mut config = ManagerConfig::new(RuntimeChoice::current());
-        config.planted = planted;
-        ConnectionManager::new(NodeName::from("local@test"), Arc::new(TokioTcp), config).unwrap()
-    }
-
-    /// The first half of `mark_down` (the flag flip) without the second (the
-    /// manager's removal): the window a racing thread can land in.
-    fn flip_only(connection: &DistConnection) {
-        connection
-            .state
-            .store(DownReason::WriteTimeout as u8, Ordering::Release);
-    }
-
-    /// The window between `mark_down`'s flag flip and the manager's removal
-    /// has no `.await` in it, so only a thread can land there; this test
-    /// stops time inside it by doing the two halves by hand.
-    #[tokio::test]
-    async fn a_down_but_not_yet_removed_entry_counts_as_absent_and_is_displaced() {
-        let manager = manager(Planted::none());
-        let downs = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&downs);
-        manager.register_connection_down(move |event| sink.lock().unwrap().push(event.clone()));
-        let node = NodeName::from("peer@test");
-        let old = manager.register(node.clone(), in_memory());
-
-        // First half of mark_down: the flag flips ...
-        flip_only(&old);
-        // ... and before the removal, the entry must already count as gone.
-        assert!(
-            manager.get_connection(&node).is_none(),
-            "a down entry was handed out"
-        );
-        assert!(manager.connected_nodes().is_empty());
-        let new = manager.register(node.clone(), in_memory());
-        assert_eq!(new.generation(), 2, "the down entry blocked the redial");
-
-        // Second half: the manager removes only its own entry and fires once.
-        old.manager
-            .upgrade()
-            .unwrap()
-            .connection_down(&old, DownReason::WriteTimeout);
-        assert!(
-            Arc::ptr_eq(&manager.get_connection(&node).unwrap(), &new),
-            "evicted the successor"
-        );
-        let downs = downs.lock().unwrap().clone();
-        assert_eq!(downs.len(), 1, "{downs:?}");
-        assert_eq!(
-            (downs[0].generation, downs[0].reason),
-            (1, DownReason::WriteTimeout)
-        );
-    }
-
-    #[cfg(feature = "planted-bugs")]
-    #[tokio::test]
-    async fn down_entry_treated_as_connected_hands_out_the_dead_generation_and_blocks_the_redial() {
-        let manager = manager(Planted::bug(PlantedBug::DownEntryTreatedAsConnected));
-        let node = NodeName::from("peer@test");
-        let old = manager.register(node.clone(), in_memory());
-        flip_only(&old);
-        let handed_out = manager
-            .get_connection(&node)
-            .expect("the planted bug did not show");
-        assert!(handed_out.is_down());
-        let redialed = manager.register(node.clone(), in_memory());
-        assert!(
-            Arc::ptr_eq(&redialed, &old),
-            "the planted bug did not show: the redial got through"
-        );
     }
 }

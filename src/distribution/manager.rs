@@ -18,7 +18,7 @@ use std::io;
 use crate::shim::rt::JoinHandle;
 use tokio::io::AsyncWriteExt;
 
-use super::connection::{DistConnection, DownEvent, DownReason};
+use super::connection::{DistConnection, DownEvent, DownListener, DownReason};
 use super::frame::{encode, read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME};
 use super::node::NodeName;
 use crate::planted::{Planted, PlantedBug};
@@ -108,7 +108,7 @@ struct Slot {
     current: Option<Arc<DistConnection>>,
 }
 
-pub(crate) struct ManagerShared {
+struct ManagerShared {
     table: Mutex<BTreeMap<NodeName, Slot>>,
     down_hooks: Mutex<Vec<DownHook>>,
     on_frame: Option<FrameHook>,
@@ -124,9 +124,11 @@ impl ManagerShared {
     fn usable(&self, connection: &DistConnection) -> bool {
         !connection.is_down() || self.planted.has(PlantedBug::DownEntryTreatedAsConnected)
     }
+}
 
+impl DownListener for ManagerShared {
     /// Called once per generation by `DistConnection::mark_down`.
-    pub(crate) fn connection_down(&self, connection: &DistConnection, reason: DownReason) {
+    fn connection_down(&self, connection: &DistConnection, reason: DownReason) {
         {
             let mut table = self.table.lock();
             if let Some(slot) = table.get_mut(connection.node()) {
@@ -245,7 +247,7 @@ impl ConnectionManager {
                 peer,
                 local,
                 write,
-                Arc::downgrade(&self.shared),
+                Arc::downgrade(&self.shared) as Weak<dyn DownListener>,
                 self.shared.planted,
             ));
             let displaced = slot.current.replace(Arc::clone(&connection));
@@ -418,4 +420,93 @@ async fn read_loop(
     }
     drop(read);
     connection.close_writer(close_bound).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::shim::net::{Connected, TokioTcp};
+    use crate::shim::rt::RuntimeChoice;
+    use crate::shim::sync::Arc;
+
+    fn in_memory() -> Connected {
+        let (ours, theirs) = tokio::io::duplex(1024);
+        std::mem::forget(theirs); // keep the peer open for the whole test
+        let (read, write) = tokio::io::split(ours);
+        Connected {
+            read: Box::new(read),
+            write: Box::new(write),
+            peer: "memory".into(),
+            local: "memory".into(),
+        }
+    }
+
+    fn manager(planted: Planted) -> ConnectionManager {
+        let mut config = ManagerConfig::new(RuntimeChoice::current());
+        config.planted = planted;
+        ConnectionManager::new(NodeName::from("local@test"), Arc::new(TokioTcp), config).unwrap()
+    }
+
+    fn flip_only(connection: &DistConnection) {
+        connection.flip_down_flag_only(DownReason::WriteTimeout);
+    }
+
+    /// The window between `mark_down`'s flag flip and the manager's removal
+    /// has no `.await` in it, so only a thread can land there; this test
+    /// stops time inside it by doing the two halves by hand.
+    #[tokio::test]
+    async fn a_down_but_not_yet_removed_entry_counts_as_absent_and_is_displaced() {
+        let manager = manager(Planted::none());
+        let downs = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&downs);
+        manager.register_connection_down(move |event| sink.lock().unwrap().push(event.clone()));
+        let node = NodeName::from("peer@test");
+        let old = manager.register(node.clone(), in_memory());
+
+        // First half of mark_down: the flag flips ...
+        flip_only(&old);
+        // ... and before the removal, the entry must already count as gone.
+        assert!(
+            manager.get_connection(&node).is_none(),
+            "a down entry was handed out"
+        );
+        assert!(manager.connected_nodes().is_empty());
+        let new = manager.register(node.clone(), in_memory());
+        assert_eq!(new.generation(), 2, "the down entry blocked the redial");
+
+        // Second half: the manager removes only its own entry and fires once.
+        manager
+            .shared
+            .connection_down(&old, DownReason::WriteTimeout);
+        assert!(
+            Arc::ptr_eq(&manager.get_connection(&node).unwrap(), &new),
+            "evicted the successor"
+        );
+        let downs = downs.lock().unwrap().clone();
+        assert_eq!(downs.len(), 1, "{downs:?}");
+        assert_eq!(
+            (downs[0].generation, downs[0].reason),
+            (1, DownReason::WriteTimeout)
+        );
+    }
+
+    #[cfg(feature = "planted-bugs")]
+    #[tokio::test]
+    async fn down_entry_treated_as_connected_hands_out_the_dead_generation_and_blocks_the_redial() {
+        let manager = manager(Planted::bug(PlantedBug::DownEntryTreatedAsConnected));
+        let node = NodeName::from("peer@test");
+        let old = manager.register(node.clone(), in_memory());
+        flip_only(&old);
+        let handed_out = manager
+            .get_connection(&node)
+            .expect("the planted bug did not show");
+        assert!(handed_out.is_down());
+        let redialed = manager.register(node.clone(), in_memory());
+        assert!(
+            Arc::ptr_eq(&redialed, &old),
+            "the planted bug did not show: the redial got through"
+        );
+    }
 }

@@ -1,0 +1,45 @@
+//! The types a router and its lane tasks share: the map entry ([`Lane`]),
+//! the per-lane counter ([`LaneState`]) and what every lane of one router
+//! shares ([`LaneContext`]). Their own module so that the router (which
+//! creates lanes) and the lane task (which consumes and removes them) both
+//! depend on it and not on each other.
+
+use futures_util::future::BoxFuture;
+
+use super::observer::{LaneId, LaneObserver};
+use crate::planted::Planted;
+use crate::shim::chan::Sender;
+use crate::shim::map::ShardedMap;
+use crate::shim::sync::{Arc, AtomicU64, AtomicUsize};
+use crate::shim::time::Duration;
+
+/// A consumer that is also told which lane runs it (the testbed's L3 check).
+pub type LaneConsumer<T> = Arc<dyn Fn(LaneId, T) -> BoxFuture<'static, ()> + Send + Sync>;
+
+pub(super) type LaneMap<K, T, S> = ShardedMap<K, Lane<T>, S>;
+
+/// A key's lane as the map holds it: the only sender into the lane task.
+pub(super) struct Lane<T> {
+    pub(super) tx: Sender<T>,
+    pub(super) state: Arc<LaneState>,
+}
+
+/// State shared by a lane's producers and its task.
+#[derive(Default)]
+pub(crate) struct LaneState {
+    /// Items admitted to this lane whose handler has not resolved yet.
+    /// Incremented by producers under the shard lock; decremented only by the
+    /// lane task. Reading 0 under the shard lock proves the lane idle.
+    pub(crate) pending: AtomicUsize,
+}
+
+/// What every lane task of a router shares.
+pub(super) struct LaneContext<K, T> {
+    pub(super) consumer: LaneConsumer<T>,
+    pub(super) idle_ttl: Option<Duration>,
+    pub(super) observer: Option<Arc<dyn LaneObserver<K>>>,
+    pub(super) planted: Planted,
+    pub(super) next_lane: AtomicU64,
+    /// Only read and written under planted bug #5b (one counter for all keys).
+    pub(super) all_pending: AtomicUsize,
+}
