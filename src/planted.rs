@@ -159,6 +159,20 @@ impl Planted {
         Self { bug: Some(bug) }
     }
 
+    /// `bug` planted, when this build can plant bugs (`None` without the
+    /// `planted-bugs` feature), so callers choose at run time without a
+    /// `cfg` of their own.
+    #[must_use]
+    pub const fn select(bug: PlantedBug) -> Option<Self> {
+        #[cfg(feature = "planted-bugs")]
+        return Some(Self::bug(bug));
+        #[cfg(not(feature = "planted-bugs"))]
+        {
+            let _ = bug;
+            None
+        }
+    }
+
     /// The selected bug, if any.
     #[must_use]
     pub const fn selected(self) -> Option<PlantedBug> {

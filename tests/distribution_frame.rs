@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use lanesim::distribution::frame::{
-    encode, read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME, KEEPALIVE,
+    decode, encode, read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME, KEEPALIVE,
 };
 
 struct PeakPerThread;
@@ -136,4 +136,45 @@ fn read_errors_say_what_happened() {
         frame.unwrap_err().to_string(),
         "stream ended inside a frame: 9 of 12 bytes"
     );
+}
+
+/// `decode` is the buffer-keeping (cancel-safe) twin of `read_frame`: fed a
+/// stream one byte at a time it finds the same frames at the same offsets,
+/// asks for more until a frame is whole, and refuses an oversized header as
+/// soon as the header is complete.
+#[test]
+fn decode_fed_byte_by_byte_finds_exactly_the_frames_read_frame_reads() {
+    let mut stream = encode(b"a", b"first").unwrap();
+    stream.extend_from_slice(&KEEPALIVE);
+    stream.extend_from_slice(&encode(b"", b"").unwrap_or_default());
+    stream.extend_from_slice(&encode(b"ctl", &[7; 300]).unwrap());
+    let mut reader = &stream[..];
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut expected = Vec::new();
+    while !reader.is_empty() {
+        expected.push(runtime.block_on(read_frame(&mut reader, 1024)).unwrap());
+    }
+    let mut decoded = Vec::new();
+    let (mut start, mut end) = (0, 0);
+    while end < stream.len() {
+        end += 1;
+        if let Some((frame, used)) = decode(&stream[start..end], 1024).unwrap() {
+            decoded.push(frame);
+            start += used;
+            assert_eq!(start, end, "a frame completed before its last byte");
+        }
+    }
+    assert_eq!(decoded, expected);
+    assert_eq!(decoded.len(), 4);
+
+    let mut lying = header(0, 5000);
+    assert!(decode(&lying[..7], 1024).unwrap().is_none());
+    assert!(matches!(
+        decode(&lying, 1024),
+        Err(ReadFrameError::TooLarge { len: 5000, max: 1024 })
+    ));
+    lying.extend_from_slice(&[1; 10]);
+    assert!(decode(&lying, 8192).unwrap().is_none(), "only 10 of 5000 body bytes");
 }

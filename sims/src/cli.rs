@@ -1,14 +1,58 @@
-//! Command line: parse, dispatch, map outcomes to exit codes (0 pass,
-//! 1 contract violated, 2 bad input or usage, 3 liveness, 4 crash).
+//! Command line. Model: one function per subcommand, each returning a typed
+//! [`Outcome`]; [`print`] is the one place results are printed; [`Exit`] is
+//! the one type of exit code. The only other output is the announcement of
+//! what is about to run (a run's seed and parameters are printed before its
+//! first step, the determinism rule), which goes to stderr when stdout is a
+//! machine format.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use lanesim::planted::{Planted, PlantedBug, CATALOGUE};
+use lanesim::shim::probe::{Mark, Point};
 
-use crate::run::{self, report, selftest, Verdict};
+use crate::coverage::{CoverMark, WorldMark};
+use crate::run::bench::BenchReport;
+use crate::run::selftest::{self, catalogue_contracts, BugReport};
+use crate::run::{self, report, Divergence, RunResult, ScenarioReach, Verdict};
 use crate::scenario::{parse_seed_range, Scenario};
+
+/// The process exit codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// Everything held.
+    Pass = 0,
+    /// A contract was violated.
+    Violated = 1,
+    /// Bad input or usage.
+    Usage = 2,
+    /// A run outlived its virtual-time budget with no contract broken.
+    Liveness = 3,
+    /// The testbed itself panicked.
+    Crash = 4,
+    /// A sweep missed a coverage mark its scenario requires.
+    NotReached = 5,
+    /// `audit`: a seed's two runs differed.
+    Diverged = 6,
+    /// `selftest`: a planted bug a simulated world must catch escaped.
+    Escaped = 7,
+}
+
+impl Exit {
+    /// The exit code of a run's verdict.
+    #[must_use]
+    pub fn of(verdict: Verdict) -> Self {
+        match verdict {
+            Verdict::Pass => Self::Pass,
+            Verdict::Liveness => Self::Liveness,
+            Verdict::Violated => Self::Violated,
+            Verdict::Crash => Self::Crash,
+        }
+    }
+}
 
 /// Deterministic simulation testbed for per-key ordering lanes and
 /// node-to-node senders.
@@ -19,21 +63,25 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Format {
+/// How results are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// For people.
     Human,
+    /// One JSON document on stdout.
     Json,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// List the scenarios under the given files or directories, and the
-    /// planted bugs this build can select.
+    /// List the scenarios under the given files or directories, the coverage
+    /// marks, and the planted bugs this build can select.
     List {
         /// Scenario files or directories (default: `scenarios`).
         paths: Vec<PathBuf>,
     },
-    /// Run scenarios over seeds and decide every run against its contracts.
+    /// Run scenarios over seeds and decide every run against its contracts
+    /// and every sweep against the marks its scenario must reach.
     Run {
         /// Scenario files or directories.
         #[arg(required = true)]
@@ -58,7 +106,7 @@ enum Command {
         bug: Option<String>,
     },
     /// Re-run one seed, printing its parameters, its events (RUST_LOG
-    /// filters them, default `lanesim::event=debug`) and its verdict.
+    /// filters them, default `lanesim::event=debug`), its marks and verdict.
     Replay {
         /// The scenario file.
         path: PathBuf,
@@ -69,15 +117,19 @@ enum Command {
         #[arg(long)]
         bug: Option<String>,
     },
-    /// Check that every planted bug visible to the simulated worlds is caught
-    /// by some scenario (needs a `--features planted-bugs` build).
+    /// Plant each bug in turn and report which scenarios catch it, by a
+    /// contract the catalogue lists for it, in what share of their seeds
+    /// (needs a `--features planted-bugs` build).
     Selftest {
         /// Scenario files or directories.
         #[arg(default_value = "scenarios")]
         paths: Vec<PathBuf>,
-        /// Seeds tried per scenario before a bug counts as escaped.
-        #[arg(long, default_value_t = 500)]
-        max_seeds: u64,
+        /// Seeds per scenario `A..B`; default: each scenario's own.
+        #[arg(long)]
+        seeds: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Measure the testbed: seeds/s per scenario, the wedged-peer exchange
     /// real vs simulated, and the harness against bare turmoil.
@@ -103,6 +155,80 @@ enum Command {
     },
 }
 
+/// What a subcommand produced.
+pub enum Outcome {
+    /// `list`.
+    List(Vec<Scenario>),
+    /// `run`.
+    Run {
+        /// Every run, in job order.
+        results: Vec<RunResult>,
+        /// Per scenario, its marks.
+        reaches: Vec<ScenarioReach>,
+        /// The bug planted.
+        planted: Planted,
+        /// How to print.
+        format: Format,
+    },
+    /// `replay`.
+    Replay {
+        /// The run.
+        result: Box<RunResult>,
+        /// The bug planted.
+        planted: Planted,
+    },
+    /// `selftest`.
+    Selftest {
+        /// Per bug.
+        reports: Vec<BugReport>,
+        /// How to print.
+        format: Format,
+    },
+    /// `bench`.
+    Bench(BenchReport),
+    /// `audit`: per scenario, seeds compared and divergences.
+    Audit(Vec<(String, u64, Vec<Divergence>)>),
+}
+
+impl Outcome {
+    /// The process exit code.
+    #[must_use]
+    pub fn exit(&self) -> Exit {
+        match self {
+            Self::List(_) | Self::Bench(_) => Exit::Pass,
+            Self::Run {
+                results, reaches, ..
+            } => {
+                let worst = results
+                    .iter()
+                    .map(|r| r.verdict)
+                    .max()
+                    .unwrap_or(Verdict::Pass);
+                if worst == Verdict::Pass && reaches.iter().any(|r| !r.missed().is_empty()) {
+                    Exit::NotReached
+                } else {
+                    Exit::of(worst)
+                }
+            }
+            Self::Replay { result, .. } => Exit::of(result.verdict),
+            Self::Selftest { reports, .. } => {
+                if reports.iter().any(BugReport::escaped) {
+                    Exit::Escaped
+                } else {
+                    Exit::Pass
+                }
+            }
+            Self::Audit(audits) => {
+                if audits.iter().any(|(_, _, d)| !d.is_empty()) {
+                    Exit::Diverged
+                } else {
+                    Exit::Pass
+                }
+            }
+        }
+    }
+}
+
 /// Runs the CLI on the process arguments.
 #[must_use]
 pub fn main() -> ExitCode {
@@ -110,19 +236,28 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+            let code = if error.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Pass
+            };
+            return ExitCode::from(code as u8);
         }
     };
-    match dispatch(cli.command) {
-        Ok(code) => ExitCode::from(code),
+    let exit = match dispatch(cli.command) {
+        Ok(outcome) => {
+            print(&outcome);
+            outcome.exit()
+        }
         Err(message) => {
             eprintln!("error: {message}");
-            ExitCode::from(2)
+            Exit::Usage
         }
-    }
+    };
+    ExitCode::from(exit as u8)
 }
 
-fn dispatch(command: Command) -> Result<u8, String> {
+fn dispatch(command: Command) -> Result<Outcome, String> {
     match command {
         Command::List { paths } => list(&paths),
         Command::Run {
@@ -133,201 +268,427 @@ fn dispatch(command: Command) -> Result<u8, String> {
             format,
             verbose,
             bug,
-        } => {
-            let planted = planted(bug.as_deref())?;
-            let scenarios = load_all(&paths)?;
-            let explicit = match (seed, seeds) {
-                (Some(seed), _) => Some(seed..seed + 1),
-                (None, Some(text)) => Some(
-                    parse_seed_range(&text)
-                        .ok_or(format!("--seeds: expected A..B with A < B, got {text}"))?,
-                ),
-                (None, None) => None,
-            };
-            let mut work = Vec::new();
-            for scenario in &scenarios {
-                let seeds = explicit.clone().unwrap_or_else(|| scenario.default_seeds());
-                println!(
-                    "{} ({}): seeds {}..{}",
-                    scenario.name,
-                    scenario.path.display(),
-                    seeds.start,
-                    seeds.end
-                );
-                for seed in seeds {
-                    if verbose
-                        || explicit
-                            .as_ref()
-                            .is_some_and(|range| range.end - range.start == 1)
-                    {
-                        println!("  seed {seed}: {}", scenario.sample(seed));
-                    }
-                    work.push((scenario, seed));
-                }
+        } => run(
+            &paths,
+            seed,
+            seeds.as_deref(),
+            jobs,
+            format,
+            verbose,
+            bug.as_deref(),
+        ),
+        Command::Replay { path, seed, bug } => replay(&path, seed, bug.as_deref()),
+        Command::Selftest {
+            paths,
+            seeds,
+            format,
+        } => selftest(&paths, seeds.as_deref(), format),
+        Command::Bench {
+            paths,
+            seeds,
+            no_real,
+        } => Ok(Outcome::Bench(run::bench::report(
+            &load_all(&paths)?,
+            seed_range("--seeds", &seeds)?,
+            no_real,
+        ))),
+        Command::Audit { paths, seeds } => audit(&paths, &seeds),
+    }
+}
+
+fn seed_range(flag: &str, text: &str) -> Result<Range<u64>, String> {
+    parse_seed_range(text).ok_or(format!("{flag}: expected A..B with A < B, got {text}"))
+}
+
+/// Says what is about to run: on stdout for people, stderr for machines.
+fn announce(format: Format, line: &str) {
+    match format {
+        Format::Human => println!("{line}"),
+        Format::Json => eprintln!("{line}"),
+    }
+}
+
+fn list(paths: &[PathBuf]) -> Result<Outcome, String> {
+    let defaults = [PathBuf::from("scenarios")];
+    let paths = if paths.is_empty() {
+        &defaults[..]
+    } else {
+        paths
+    };
+    Ok(Outcome::List(load_all(paths)?))
+}
+
+fn run(
+    paths: &[PathBuf],
+    seed: Option<u64>,
+    seeds: Option<&str>,
+    jobs: usize,
+    format: Format,
+    verbose: bool,
+    bug: Option<&str>,
+) -> Result<Outcome, String> {
+    let planted = planted(bug)?;
+    let scenarios = load_all(paths)?;
+    let explicit = match (seed, seeds) {
+        (Some(seed), _) => Some(seed..seed.saturating_add(1)),
+        (None, Some(text)) => Some(seed_range("--seeds", text)?),
+        (None, None) => None,
+    };
+    let mut work = Vec::new();
+    for scenario in &scenarios {
+        let seeds = explicit.clone().unwrap_or_else(|| scenario.default_seeds());
+        announce(
+            format,
+            &format!(
+                "{} ({}): seeds {}..{}",
+                scenario.name,
+                scenario.path.display(),
+                seeds.start,
+                seeds.end
+            ),
+        );
+        let single = seeds.end - seeds.start == 1;
+        for seed in seeds {
+            if verbose || single {
+                announce(format, &format!("  seed {seed}: {}", scenario.sample(seed)));
             }
-            let results = run::sweep(&work, jobs, planted, false);
-            match format {
-                Format::Human => print!("{}", report::human(&results, planted)),
-                Format::Json => println!("{}", report::json(&results, planted)),
-            }
-            Ok(results
-                .iter()
-                .map(|r| r.verdict)
-                .max()
-                .unwrap_or(Verdict::Pass)
-                .exit_code())
+            work.push((scenario, seed));
         }
-        Command::Replay { path, seed, bug } => {
-            let planted = planted(bug.as_deref())?;
-            let scenario = Scenario::load(&path).map_err(|e| e.to_string())?;
-            init_tracing("lanesim::event=debug");
-            println!("replay {} seed {seed}", scenario.path.display());
-            println!("params: {}", scenario.sample(seed));
-            let result = run::execute(&scenario, seed, planted);
-            print!("{}", report::human(std::slice::from_ref(&result), planted));
+    }
+    let results = run::sweep(&work, jobs, planted, false);
+    let reaches = scenarios
+        .iter()
+        .map(|scenario| {
+            let mine: Vec<&RunResult> = results
+                .iter()
+                .filter(|r| r.path == scenario.path.display().to_string())
+                .collect();
+            run::reach(scenario, &mine)
+        })
+        .collect();
+    Ok(Outcome::Run {
+        results,
+        reaches,
+        planted,
+        format,
+    })
+}
+
+fn replay(path: &Path, seed: u64, bug: Option<&str>) -> Result<Outcome, String> {
+    let planted = planted(bug)?;
+    let scenario = Scenario::load(path).map_err(|e| e.to_string())?;
+    init_tracing("lanesim::event=debug");
+    announce(
+        Format::Human,
+        &format!("replay {} seed {seed}", scenario.path.display()),
+    );
+    announce(Format::Human, &format!("params: {}", scenario.sample(seed)));
+    let result = run::execute(&scenario, seed, planted);
+    Ok(Outcome::Replay {
+        result: Box::new(result),
+        planted,
+    })
+}
+
+fn selftest(paths: &[PathBuf], seeds: Option<&str>, format: Format) -> Result<Outcome, String> {
+    if CATALOGUE.is_empty() {
+        return Err(
+            "selftest needs planted bugs: use `cargo run --features planted-bugs -- selftest`"
+                .into(),
+        );
+    }
+    let seeds = seeds.map(|s| seed_range("--seeds", s)).transpose()?;
+    let scenarios = load_all(paths)?;
+    let bugs: Vec<PlantedBug> = CATALOGUE
+        .iter()
+        .copied()
+        .filter(|bug| {
+            catalogue_contracts(*bug)
+                .iter()
+                .all(|c| c.undecidable_in_simulation().is_none())
+        })
+        .collect();
+    Ok(Outcome::Selftest {
+        reports: selftest::selftest(&bugs, &scenarios, seeds),
+        format,
+    })
+}
+
+fn audit(paths: &[PathBuf], seeds: &str) -> Result<Outcome, String> {
+    let seeds = seed_range("--seeds", seeds)?;
+    let scenarios = load_all(paths)?;
+    Ok(Outcome::Audit(
+        scenarios
+            .iter()
+            .map(|scenario| {
+                (
+                    scenario.name.clone(),
+                    seeds.end - seeds.start,
+                    run::audit(scenario, seeds.clone(), Planted::none()),
+                )
+            })
+            .collect(),
+    ))
+}
+
+/// The one place outcomes are printed.
+pub fn print(outcome: &Outcome) {
+    match outcome {
+        Outcome::List(scenarios) => print!("{}", listing(scenarios)),
+        Outcome::Run {
+            results,
+            reaches,
+            planted,
+            format: Format::Human,
+        } => print!("{}", report::human(results, reaches, *planted)),
+        Outcome::Run {
+            results,
+            reaches,
+            planted,
+            format: Format::Json,
+        } => println!("{}", report::json(results, reaches, *planted)),
+        Outcome::Replay { result, planted } => {
+            let reach = ScenarioReachLine(result);
+            if result.verdict == Verdict::Pass {
+                println!("PASS {} seed {}", result.scenario, result.seed);
+            } else {
+                let mut text = String::new();
+                report::failure(&mut text, result, *planted);
+                print!("{text}");
+            }
+            println!("{reach}");
             println!(
                 "event log hash: {:016x} ({} events)",
                 result.hash,
                 result.records.len()
             );
-            Ok(result.verdict.exit_code())
         }
-        Command::Selftest { paths, max_seeds } => {
-            if CATALOGUE.is_empty() {
-                return Err("selftest needs planted bugs: use `cargo run --features planted-bugs -- selftest`".into());
-            }
-            let scenarios = load_all(&paths)?;
-            let caught = selftest::selftest(&selftest::TURMOIL_LAYER, &scenarios, max_seeds);
-            let mut escaped = 0;
-            for c in &caught {
-                match &c.by {
-                    Some((scenario, seed, contracts)) => {
-                        let contracts: Vec<&str> = contracts.iter().map(|c| c.id()).collect();
-                        println!(
-                            "#{:<3} {:<32} caught by {scenario} seed {seed} [{}] after {} run(s)",
-                            c.bug.catalogue_id(),
-                            c.bug.name(),
-                            contracts.join(", "),
-                            c.runs
-                        );
-                    }
-                    None => {
-                        escaped += 1;
-                        println!(
-                            "#{:<3} {:<32} ESCAPED after {} run(s)",
-                            c.bug.catalogue_id(),
-                            c.bug.name(),
-                            c.runs
-                        );
-                    }
-                }
-            }
-            println!(
-                "selftest: {} caught, {escaped} escaped",
-                caught.len() - escaped
-            );
-            Ok(u8::from(escaped > 0))
-        }
-        Command::Bench {
-            paths,
-            seeds,
-            no_real,
-        } => {
-            let seeds = parse_seed_range(&seeds)
-                .ok_or(format!("--seeds: expected A..B with A < B, got {seeds}"))?;
-            bench(&load_all(&paths)?, seeds, no_real);
-            Ok(0)
-        }
-        Command::Audit { paths, seeds } => {
-            let seeds = parse_seed_range(&seeds)
-                .ok_or(format!("--seeds: expected A..B with A < B, got {seeds}"))?;
-            let scenarios = load_all(&paths)?;
-            let mut diverged = 0;
-            for scenario in &scenarios {
-                let divergences = run::audit(scenario, seeds.clone(), Planted::none());
+        Outcome::Selftest {
+            reports,
+            format: Format::Human,
+        } => print!("{}", selftest_table(reports)),
+        Outcome::Selftest {
+            reports,
+            format: Format::Json,
+        } => println!("{}", selftest_json(reports)),
+        Outcome::Bench(bench) => print!("{}", bench_table(bench)),
+        Outcome::Audit(audits) => {
+            let mut total = 0;
+            for (name, seeds, divergences) in audits {
                 println!(
-                    "{}: {} seeds x2, {} divergence(s)",
-                    scenario.name,
-                    seeds.end - seeds.start,
+                    "{name}: {seeds} seeds x2, {} divergence(s)",
                     divergences.len()
                 );
-                for d in &divergences {
+                for d in divergences {
+                    let show = |r: &Option<crate::event::Record>| {
+                        r.as_ref()
+                            .map_or("<end of log>".into(), ToString::to_string)
+                    };
                     println!("  seed {} diverges at event {}:", d.seed, d.index);
-                    println!(
-                        "    first:  {}",
-                        d.first
-                            .as_ref()
-                            .map_or("<end of log>".into(), ToString::to_string)
-                    );
-                    println!(
-                        "    second: {}",
-                        d.second
-                            .as_ref()
-                            .map_or("<end of log>".into(), ToString::to_string)
-                    );
+                    println!("    first:  {}", show(&d.first));
+                    println!("    second: {}", show(&d.second));
                 }
-                diverged += divergences.len();
+                total += divergences.len();
             }
-            println!("audit: {diverged} divergence(s)");
-            Ok(u8::from(diverged > 0))
+            println!("audit: {total} divergence(s)");
         }
     }
 }
 
-fn bench(scenarios: &[Scenario], seeds: std::ops::Range<u64>, no_real: bool) {
-    use crate::run::bench;
-    println!("| scenario | seeds | seeds/s (1 core) | virtual s / wall s |");
-    println!("|---|---|---|---|");
+/// A replayed run's marks on one line.
+struct ScenarioReachLine<'a>(&'a RunResult);
+
+impl std::fmt::Display for ScenarioReachLine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("marks:")?;
+        for (mark, count) in &self.0.coverage {
+            write!(f, " {mark}={count}")?;
+        }
+        Ok(())
+    }
+}
+
+fn listing(scenarios: &[Scenario]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "scenarios ({}):", scenarios.len());
     for scenario in scenarios {
-        let b = bench::scenario(scenario, seeds.clone());
-        println!(
+        let checks: Vec<&str> = scenario.file.checks.iter().map(|c| c.id()).collect();
+        let _ = writeln!(
+            out,
+            "  {:<32} {:<7} [{}]",
+            scenario.name,
+            format!("{:?}", scenario.file.world).to_lowercase(),
+            checks.join(", ")
+        );
+        let _ = writeln!(
+            out,
+            "      {}",
+            scenario
+                .file
+                .description
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        if !scenario.reaches.is_empty() {
+            let reaches: Vec<String> = scenario.reaches.iter().map(ToString::to_string).collect();
+            let _ = writeln!(out, "      reaches: {}", reaches.join(", "));
+        }
+    }
+    let _ = writeln!(out, "coverage marks ({}):", CoverMark::all().len());
+    let code: Vec<&str> = Mark::ALL.iter().map(|m| m.name()).collect();
+    let world: Vec<&str> = WorldMark::ALL.iter().map(|m| m.name()).collect();
+    let points: Vec<String> = Point::ALL
+        .iter()
+        .map(|p| CoverMark::Preempted(*p).to_string())
+        .collect();
+    let _ = writeln!(out, "  production code: {}", code.join(" "));
+    let _ = writeln!(out, "  worlds: {}", world.join(" "));
+    let _ = writeln!(out, "  preemption points: {}", points.join(" "));
+    if CATALOGUE.is_empty() {
+        let _ = writeln!(
+            out,
+            "planted bugs: none in this build (build with --features planted-bugs)"
+        );
+    } else {
+        let _ = writeln!(out, "planted bugs ({}):", CATALOGUE.len());
+        for bug in CATALOGUE {
+            let _ = writeln!(out, "  #{:<3} {}", bug.catalogue_id(), bug.name());
+        }
+    }
+    out
+}
+
+fn selftest_table(reports: &[BugReport]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| bug | contracts | scenario | caught / seeds | first catching seed | runs to first | wall to first |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for report in reports {
+        let contracts: Vec<&str> = catalogue_contracts(report.bug)
+            .iter()
+            .map(|c| c.id())
+            .collect();
+        let name = format!("#{} {}", report.bug.catalogue_id(), report.bug.name());
+        let catching: Vec<_> = report
+            .detections
+            .iter()
+            .filter(|d| d.seeds_caught > 0)
+            .collect();
+        if catching.is_empty() {
+            let verdict = if report.expected {
+                "ESCAPED"
+            } else {
+                "not caught (not expected: loom/shuttle)"
+            };
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {verdict} | 0 / {} | - | - | - |",
+                contracts.join(", "),
+                report.detections.iter().map(|d| d.seeds_run).sum::<u64>()
+            );
+        }
+        for d in catching {
+            let (seed, runs, wall) = d.first.expect("caught");
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {} | {} / {} | {seed} | {runs} | {:.1} ms |",
+                contracts.join(", "),
+                d.scenario,
+                d.seeds_caught,
+                d.seeds_run,
+                wall.as_secs_f64() * 1e3
+            );
+        }
+    }
+    let escaped: Vec<String> = reports
+        .iter()
+        .filter(|r| r.escaped())
+        .map(|r| r.bug.name().to_string())
+        .collect();
+    let caught = reports.iter().filter(|r| r.caught()).count();
+    let _ = writeln!(
+        out,
+        "selftest: {caught} of {} bugs caught; {} expected bug(s) escaped{}",
+        reports.len(),
+        escaped.len(),
+        if escaped.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", escaped.join(", "))
+        }
+    );
+    out
+}
+
+fn selftest_json(reports: &[BugReport]) -> String {
+    let bugs: Vec<serde_json::Value> = reports
+        .iter()
+        .map(|report| {
+            serde_json::json!({
+                "bug": report.bug.name(),
+                "catalogue_id": report.bug.catalogue_id(),
+                "contracts": catalogue_contracts(report.bug).iter().map(|c| c.id()).collect::<Vec<_>>(),
+                "expected": report.expected,
+                "caught": report.caught(),
+                "escaped": report.escaped(),
+                "scenarios": report.detections.iter().map(|d| serde_json::json!({
+                    "scenario": d.scenario,
+                    "seeds_run": d.seeds_run,
+                    "seeds_caught": d.seeds_caught,
+                    "seeds_failed_otherwise": d.seeds_other,
+                    "first_seed": d.first.map(|f| f.0),
+                    "runs_to_first": d.first.map(|f| f.1),
+                    "wall_ms_to_first": d.first.map(|f| f.2.as_secs_f64() * 1e3),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({ "bugs": bugs })).unwrap_or_default()
+}
+
+fn bench_table(bench: &BenchReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| scenario | seeds | seeds/s (1 core) | virtual s / wall s |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|");
+    for b in &bench.scenarios {
+        let _ = writeln!(
+            out,
             "| {} | {} | {:.0} | {:.0} |",
             b.name, b.seeds, b.seeds_per_sec, b.virtual_per_wall
         );
     }
-    println!();
-    // Medians of 7: these machines are shared and noisy.
-    let mut ticks = Vec::new();
-    for tick in [1, 10, 50, 100] {
-        let mut runs: Vec<(std::time::Duration, std::time::Duration)> = (0..7)
-            .map(|_| bench::wedged_exchange_sim(std::time::Duration::from_millis(tick)))
-            .collect();
-        runs.sort_by_key(|run| run.1);
-        let (virtual_time, wall) = runs[3];
-        println!("wedged exchange, turmoil tick {tick} ms: {virtual_time:?} virtual in {wall:?} wall (median of 7)");
-        ticks.push((tick, wall));
+    out.push('\n');
+    for (tick, virtual_time, wall) in &bench.exchange {
+        let _ = writeln!(out, "wedged exchange, turmoil tick {tick} ms: {virtual_time:?} virtual in {wall:?} wall (median of 7)");
     }
-    if !no_real {
-        let real = bench::wedged_exchange_real();
-        println!("wedged exchange, real loopback TCP: {real:?} wall");
-        for (tick, wall) in ticks {
-            println!(
+    if let Some(real) = bench.real {
+        let _ = writeln!(out, "wedged exchange, real loopback TCP: {real:?} wall");
+        for (tick, _, wall) in &bench.exchange {
+            let _ = writeln!(
+                out,
                 "ratio real / simulated at tick {tick} ms: {:.0}x",
                 real.as_secs_f64() / wall.as_secs_f64()
             );
         }
     }
-    println!();
-    for scenario in scenarios
-        .iter()
-        .filter(|s| s.file.world == crate::scenario::WorldKind::Sender)
-    {
-        let mut harness = std::time::Duration::ZERO;
-        let mut bare = std::time::Duration::ZERO;
-        for seed in seeds.clone().take(20) {
-            let started = std::time::Instant::now(); // wall-clock: ok (benchmark)
-            let _ = run::execute(scenario, seed, Planted::none());
-            harness += started.elapsed();
-            bare += bench::bare_turmoil(&scenario.sample(seed), seed);
-        }
-        println!(
-            "{}: harness {:?} vs bare turmoil {:?} over 20 seeds: {:.2}x",
-            scenario.name,
-            harness,
-            bare,
+    out.push('\n');
+    for (name, harness, bare) in &bench.harness {
+        let _ = writeln!(
+            out,
+            "{name}: harness {harness:?} vs bare turmoil {bare:?} over 20 seeds: {:.2}x",
             harness.as_secs_f64() / bare.as_secs_f64()
         );
     }
+    out
 }
 
 fn init_tracing(default: &str) {
@@ -352,20 +713,12 @@ fn planted(bug: Option<&str>) -> Result<Planted, String> {
             names.join(", ")
         )
     })?;
-    select(bug)
-}
-
-#[cfg(feature = "planted-bugs")]
-fn select(bug: PlantedBug) -> Result<Planted, String> {
-    Ok(Planted::bug(bug))
-}
-
-#[cfg(not(feature = "planted-bugs"))]
-fn select(bug: PlantedBug) -> Result<Planted, String> {
-    Err(format!(
-        "--bug {}: this build has no planted bugs; use `cargo run --features planted-bugs -- ...`",
-        bug.name()
-    ))
+    Planted::select(bug).ok_or_else(|| {
+        format!(
+            "--bug {}: this build has no planted bugs; use `cargo run --features planted-bugs -- ...`",
+            bug.name()
+        )
+    })
 }
 
 /// Loads every scenario under `paths`, sorted by path; the first bad file is
@@ -384,44 +737,6 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
         .iter()
         .map(|file| Scenario::load(file).map_err(|error| error.to_string()))
         .collect()
-}
-
-fn list(paths: &[PathBuf]) -> Result<u8, String> {
-    let defaults = [PathBuf::from("scenarios")];
-    let paths = if paths.is_empty() {
-        &defaults[..]
-    } else {
-        paths
-    };
-    let scenarios = load_all(paths)?;
-    println!("scenarios ({}):", scenarios.len());
-    for scenario in &scenarios {
-        let checks: Vec<&str> = scenario.file.checks.iter().map(|c| c.id()).collect();
-        println!(
-            "  {:<28} {:<7} [{}]",
-            scenario.name,
-            format!("{:?}", scenario.file.world).to_lowercase(),
-            checks.join(", ")
-        );
-        println!(
-            "      {}",
-            scenario
-                .file
-                .description
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
-    }
-    if CATALOGUE.is_empty() {
-        println!("planted bugs: none in this build (build with --features planted-bugs)");
-    } else {
-        println!("planted bugs ({}):", CATALOGUE.len());
-        for bug in CATALOGUE {
-            println!("  #{:<3} {}", bug.catalogue_id(), bug.name());
-        }
-    }
-    Ok(0)
 }
 
 fn collect_toml(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {

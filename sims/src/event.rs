@@ -6,9 +6,202 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use lanesim::distribution::{
+    ControlEnqueueError, DialError, DownReason, Enqueued, SenderLane, WriteOutcome,
+};
+use lanesim::lanes::LaneExit;
 use serde::Serialize;
 
-/// One thing that happened.
+/// A lane task's end, as the router's [`LaneExit`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Exit {
+    Reaped,
+    Closed,
+    Panicked,
+    Cancelled,
+}
+
+impl From<LaneExit> for Exit {
+    fn from(exit: LaneExit) -> Self {
+        match exit {
+            LaneExit::Reaped => Self::Reaped,
+            LaneExit::Closed => Self::Closed,
+            LaneExit::Panicked => Self::Panicked,
+            LaneExit::Cancelled => Self::Cancelled,
+        }
+    }
+}
+
+/// Which sender lane a frame travelled ([`SenderLane`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lane {
+    Data,
+    Control,
+}
+
+impl From<SenderLane> for Lane {
+    fn from(lane: SenderLane) -> Self {
+        match lane {
+            SenderLane::Data => Self::Data,
+            SenderLane::Control => Self::Control,
+        }
+    }
+}
+
+/// How a drain write ended ([`WriteOutcome`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Written {
+    Written,
+    Failed,
+    TimedOut,
+}
+
+impl From<WriteOutcome> for Written {
+    fn from(outcome: WriteOutcome) -> Self {
+        match outcome {
+            WriteOutcome::Written => Self::Written,
+            WriteOutcome::Failed => Self::Failed,
+            WriteOutcome::TimedOut => Self::TimedOut,
+        }
+    }
+}
+
+/// Why a generation went down ([`DownReason`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Down {
+    PeerClosed,
+    ReadError,
+    WriteError,
+    WriteTimeout,
+    ManualDisconnect,
+    HeartbeatTimeout,
+    ControlOverflow,
+}
+
+impl From<DownReason> for Down {
+    fn from(reason: DownReason) -> Self {
+        match reason {
+            DownReason::PeerClosed => Self::PeerClosed,
+            DownReason::ReadError => Self::ReadError,
+            DownReason::WriteError => Self::WriteError,
+            DownReason::WriteTimeout => Self::WriteTimeout,
+            DownReason::ManualDisconnect => Self::ManualDisconnect,
+            DownReason::HeartbeatTimeout => Self::HeartbeatTimeout,
+            DownReason::ControlOverflow => Self::ControlOverflow,
+        }
+    }
+}
+
+/// What `enqueue` did with a data frame ([`Enqueued`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataOutcome {
+    Queued,
+    DroppedFull,
+    DroppedClosed,
+}
+
+impl From<Enqueued> for DataOutcome {
+    fn from(outcome: Enqueued) -> Self {
+        match outcome {
+            Enqueued::Queued => Self::Queued,
+            Enqueued::DroppedFull => Self::DroppedFull,
+            Enqueued::DroppedClosed => Self::DroppedClosed,
+        }
+    }
+}
+
+/// What `enqueue_control` answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlOutcome {
+    Queued,
+    Overflow,
+    Closed,
+}
+
+impl From<Result<(), ControlEnqueueError>> for ControlOutcome {
+    fn from(outcome: Result<(), ControlEnqueueError>) -> Self {
+        match outcome {
+            Ok(()) => Self::Queued,
+            Err(ControlEnqueueError::Overflow) => Self::Overflow,
+            Err(ControlEnqueueError::Closed) => Self::Closed,
+        }
+    }
+}
+
+/// Why a dial failed ([`DialError`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DialFailure {
+    Timeout,
+    Io,
+    BadHello,
+}
+
+impl From<&DialError> for DialFailure {
+    fn from(error: &DialError) -> Self {
+        match error {
+            DialError::Timeout => Self::Timeout,
+            DialError::Io(_) => Self::Io,
+            DialError::BadHello(_) => Self::BadHello,
+        }
+    }
+}
+
+/// How a peer's socket ended, seen from the peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SocketEnd {
+    /// End of stream at a frame boundary.
+    Eof,
+    /// The stream failed or carried something that is not a frame.
+    Error,
+    /// A frame whose control part is not a tag.
+    Garbage,
+}
+
+/// What a peer did to one of its sockets on a fault's orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeerAct {
+    /// Stopped reading it, kept it open.
+    Wedged,
+    /// Closed it.
+    Killed,
+}
+
+/// A fault the driver applied (see `fault::Action`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultApplied {
+    /// The peer is told to stop reading its current socket.
+    Wedge,
+    /// The peer reads one frame per `every_us` from now on.
+    Slow { every_us: u64 },
+    /// The peer is told to close its current socket.
+    Kill,
+    /// The peer host crashed.
+    Crash,
+    /// The peer host restarted.
+    Bounce,
+    /// The local node and the peer were partitioned.
+    Partition,
+    /// The partition healed.
+    Repair,
+    /// The link gained this latency.
+    Latency { us: u64 },
+    /// The local node disconnected the peer's live generation.
+    Disconnect,
+}
+
+/// One thing that happened. Every field a checker matches on is a small
+/// `Copy` enum, matched exhaustively: renaming a production variant breaks
+/// the build here instead of silently switching a checker off.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
@@ -23,8 +216,8 @@ pub enum Event {
     },
     /// A lane task was spawned.
     LaneCreated { key: u64, lane: u64 },
-    /// A lane task ended (`exit` is the router's `LaneExit`, lower case).
-    LaneClosed { key: u64, lane: u64, exit: String },
+    /// A lane task ended.
+    LaneClosed { key: u64, lane: u64, exit: Exit },
     /// A handler began running an item on a lane.
     HandleStart { key: u64, item: u64, lane: u64 },
     /// A handler finished (or panicked: the item still counts as handled).
@@ -40,107 +233,133 @@ pub enum Event {
     RouterDropped,
 
     // ---- sender world ----
-    /// A connection generation was registered (`local` is our socket address).
+    // Peers are numbered (`peer` = index, node name `peer<N>`); a socket is
+    // named by the local node's port on it, which both ends log.
+    /// A connection generation was registered.
     ConnectionUp {
-        node: String,
+        peer: u64,
         generation: u64,
-        local: String,
+        socket: u16,
     },
-    /// The down hook fired.
+    /// The down hook fired. `table` is the generation the manager hands
+    /// out for the node right after (S3: never the one that went down).
     ConnectionDown {
-        node: String,
+        peer: u64,
         generation: u64,
-        reason: String,
+        reason: Down,
+        table: Option<u64>,
     },
     /// A dial failed.
-    DialFailed { node: String, error: String },
-    /// A data frame was offered to `enqueue`; `blocked_us` is the virtual
-    /// time the call took (S1: always 0 for a call that never awaits).
+    DialFailed { peer: u64, error: DialFailure },
+    /// A data frame was offered to `enqueue`.
     DataEnqueued {
-        node: String,
+        peer: u64,
         seq: u64,
-        outcome: String,
-        blocked_us: u64,
+        outcome: DataOutcome,
     },
     /// A control was offered to `enqueue_control`, pinned to a generation;
     /// `down_at_return` records whether that generation was already down
     /// when the call returned.
     ControlEnqueued {
-        node: String,
+        peer: u64,
         generation: u64,
         seq: u64,
         link: Option<u64>,
-        outcome: String,
+        outcome: ControlOutcome,
         down_at_return: bool,
-        blocked_us: u64,
     },
-    /// The drain began writing a frame (`lane`: data or control).
+    /// The drain began writing a frame.
     WriteStarted {
-        node: String,
+        peer: u64,
         generation: u64,
-        lane: String,
+        lane: Lane,
         seq: u64,
     },
-    /// That write ended (`outcome`: written, failed, timed_out).
+    /// That write ended.
     WriteFinished {
-        node: String,
+        peer: u64,
         generation: u64,
-        lane: String,
+        lane: Lane,
         seq: u64,
-        outcome: String,
+        outcome: Written,
+    },
+    /// The drain ended in the middle of that write.
+    WriteAbandoned {
+        peer: u64,
+        generation: u64,
+        lane: Lane,
+        seq: u64,
     },
     /// The drain skipped a control whose pinned generation was down.
     ControlSkipped {
-        node: String,
+        peer: u64,
+        generation: u64,
+        seq: u64,
+    },
+    /// The drain ended with this control unwritten.
+    ControlDiscarded {
+        peer: u64,
         generation: u64,
         seq: u64,
     },
     /// The drain dropped a data frame: no live connection.
-    DataUnroutable { node: String, seq: u64 },
+    DataUnroutable { peer: u64, seq: u64 },
+    /// The drain ended with this data frame unwritten.
+    DataDiscarded { peer: u64, seq: u64 },
+    /// The first byte of a tagged frame reached a socket: ground truth for
+    /// "nothing starts to be written after a down" (DC-2).
+    FrameWriteBegun { socket: u16, lane: Lane, seq: u64 },
     /// A local link was made over a generation.
     Linked {
-        node: String,
+        peer: u64,
         generation: u64,
         link: u64,
     },
     /// The local side delivered `noconnection` for a link.
     NoConnection {
-        node: String,
+        peer: u64,
         generation: u64,
         link: u64,
     },
-    /// A peer accepted a socket from `remote` (our local address).
-    PeerAccepted { peer: String, remote: String },
-    /// A peer read a frame from the socket whose far end is `remote`.
+    /// A peer accepted a socket.
+    PeerAccepted { peer: u64, socket: u16 },
+    /// A peer read a whole tagged frame from a socket; `generation` is the
+    /// one the tag says it was pinned to (0 for data).
     FrameArrived {
-        peer: String,
-        remote: String,
-        lane: String,
+        peer: u64,
+        socket: u16,
+        lane: Lane,
         generation: u64,
         seq: u64,
         link: Option<u64>,
     },
-    /// A peer's socket ended (`how`: eof, error, dropped).
+    /// A peer acted on a fault for one socket.
+    PeerActed { peer: u64, socket: u16, act: PeerAct },
+    /// A peer's socket ended.
     PeerSocketClosed {
-        peer: String,
-        remote: String,
-        how: String,
+        peer: u64,
+        socket: u16,
+        how: SocketEnd,
     },
-    /// A fault was injected.
-    Fault { what: String, peer: String },
+    /// The driver applied a fault to a peer (or its link).
+    Fault { peer: u64, fault: FaultApplied },
+    /// The world asked the sender to shut down.
+    ShutdownRequested,
     /// The sender's final counters (S4).
     SenderStats {
         data_queued: u64,
         data_written: u64,
         data_failed: u64,
         data_no_connection: u64,
+        data_discarded: u64,
         control_queued: u64,
         control_written: u64,
         control_failed: u64,
         control_skipped: u64,
+        control_discarded: u64,
     },
-    /// The sender was dropped (S5); `panicked` if the drop panicked.
-    SenderDropped { panicked: bool },
+    /// At the end, the generation the manager hands out for a peer.
+    TableAtEnd { peer: u64, generation: Option<u64> },
 
     // ---- both ----
     /// The workload finished and the world began its end-of-run checks.

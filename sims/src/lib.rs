@@ -3,6 +3,7 @@
 //! the `lanesim` runner.
 
 pub mod check;
+pub mod coverage;
 pub mod cli;
 pub mod event;
 pub mod fault;

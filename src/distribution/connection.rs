@@ -16,6 +16,7 @@ use tokio::io::AsyncWriteExt;
 use super::node::NodeName;
 use crate::planted::{Planted, PlantedBug};
 use crate::shim::net::BoxWrite;
+use crate::shim::probe::{mark, Mark};
 use crate::shim::sync::{AsyncMutex, AtomicU8, Notify, Ordering, Weak};
 use crate::shim::time::timeout;
 
@@ -53,6 +54,19 @@ impl DownReason {
     fn from_code(code: u8) -> Option<Self> {
         Self::ALL.into_iter().find(|reason| *reason as u8 == code)
     }
+
+    /// The coverage mark of a generation going down for this reason.
+    fn mark(self) -> Mark {
+        match self {
+            Self::PeerClosed => Mark::DownPeerClosed,
+            Self::ReadError => Mark::DownReadError,
+            Self::WriteError => Mark::DownWriteError,
+            Self::WriteTimeout => Mark::DownWriteTimeout,
+            Self::ManualDisconnect => Mark::DownManualDisconnect,
+            Self::HeartbeatTimeout => Mark::DownHeartbeatTimeout,
+            Self::ControlOverflow => Mark::DownControlOverflow,
+        }
+    }
 }
 
 const UP: u8 = 0;
@@ -63,6 +77,9 @@ const UP: u8 = 0;
 pub(crate) trait DownListener: Send + Sync {
     /// Called once per generation, by the `mark_down` that downed it.
     fn connection_down(&self, connection: &DistConnection, reason: DownReason);
+    /// A later `mark_down` of a generation already down (coverage only: the
+    /// testbed wants to know whether the node had moved on by then).
+    fn connection_down_again(&self, connection: &DistConnection);
 }
 
 /// What the down hook is told.
@@ -159,6 +176,7 @@ impl DistConnection {
         let writer = match writer.as_mut() {
             Some(writer) if !self.is_down() => writer,
             _ => {
+                mark(Mark::WriteRefusedDown);
                 return Err(io::Error::new(
                     io::ErrorKind::NotConnected,
                     "connection is down",
@@ -184,8 +202,18 @@ impl DistConnection {
             .state
             .compare_exchange(UP, reason as u8, Ordering::AcqRel, Ordering::Acquire)
             .is_ok();
-        if !first && !self.planted.has(PlantedBug::DownHookNotOnceGuarded) {
-            return;
+        if !first {
+            mark(Mark::DownRepeated);
+            if crate::shim::probe::ENABLED {
+                if let Some(manager) = self.manager.upgrade() {
+                    manager.connection_down_again(self);
+                }
+            }
+            if !self.planted.has(PlantedBug::DownHookNotOnceGuarded) {
+                return;
+            }
+        } else {
+            mark(reason.mark());
         }
         self.shutdown.notify_one();
         if let Some(manager) = self.manager.upgrade() {

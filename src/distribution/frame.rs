@@ -127,16 +127,9 @@ pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
             Err(error) => return Err(ReadFrameError::Io(error)),
         }
     }
-    if header == KEEPALIVE {
+    let Some((control_len, len)) = body_len(&header, max)? else {
         return Ok(Frame::Keepalive);
-    }
-    let [c0, c1, c2, c3, p0, p1, p2, p3] = header;
-    let control_len = u64::from(u32::from_be_bytes([c0, c1, c2, c3]));
-    let payload_len = u64::from(u32::from_be_bytes([p0, p1, p2, p3]));
-    let len = control_len + payload_len;
-    if len > max {
-        return Err(ReadFrameError::TooLarge { len, max });
-    }
+    };
     // Grows with what arrives, never to the claimed size up front.
     let mut body = Vec::new();
     let got = (&mut *reader)
@@ -156,4 +149,51 @@ pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
         control: body,
         payload,
     })
+}
+
+/// What a header announces: `None` for a keepalive, else the control
+/// length and the whole body's length, refused over `max`.
+fn body_len(header: &[u8; HEADER_LEN], max: u64) -> Result<Option<(u64, u64)>, ReadFrameError> {
+    if *header == KEEPALIVE {
+        return Ok(None);
+    }
+    let [c0, c1, c2, c3, p0, p1, p2, p3] = *header;
+    let control_len = u64::from(u32::from_be_bytes([c0, c1, c2, c3]));
+    let payload_len = u64::from(u32::from_be_bytes([p0, p1, p2, p3]));
+    let len = control_len + payload_len;
+    if len > max {
+        return Err(ReadFrameError::TooLarge { len, max });
+    }
+    Ok(Some((control_len, len)))
+}
+
+/// Decodes the frame at the front of `buf` without any I/O: `Ok(None)` while
+/// more bytes are needed, else the frame and how many bytes of `buf` it
+/// took. For readers that keep their own buffer across wake-ups, which makes
+/// them cancel-safe where [`read_frame`] is not (a `tokio_util` codec, a
+/// peer that must survive being woken mid-frame). A header over `max` is
+/// refused as soon as it is complete.
+///
+/// # Errors
+/// [`ReadFrameError::TooLarge`]; never the others, which need a stream.
+pub fn decode(buf: &[u8], max: u64) -> Result<Option<(Frame, usize)>, ReadFrameError> {
+    let Some(header) = buf.first_chunk::<HEADER_LEN>() else {
+        return Ok(None);
+    };
+    let Some((control_len, len)) = body_len(header, max)? else {
+        return Ok(Some((Frame::Keepalive, HEADER_LEN)));
+    };
+    // `len <= max`, which the caller chose to be addressable.
+    let (control_len, end) = (control_len as usize, HEADER_LEN + len as usize);
+    let Some(body) = buf.get(HEADER_LEN..end) else {
+        return Ok(None);
+    };
+    let (control, payload) = body.split_at(control_len);
+    Ok(Some((
+        Frame::Data {
+            control: control.to_vec(),
+            payload: payload.to_vec(),
+        },
+        end,
+    )))
 }

@@ -23,6 +23,7 @@ use super::frame::{encode, read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME}
 use super::node::NodeName;
 use crate::planted::{Planted, PlantedBug};
 use crate::shim::net::{BoxRead, Connected, Listener, Transport};
+use crate::shim::probe::{mark, preempt_point, Mark, Point};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
 use crate::shim::sync::{Arc, Mutex, Weak};
 use crate::shim::time::timeout;
@@ -127,6 +128,16 @@ impl ManagerShared {
 }
 
 impl DownListener for ManagerShared {
+    fn connection_down_again(&self, connection: &DistConnection) {
+        let table = self.table.lock();
+        if table
+            .get(connection.node())
+            .is_some_and(|slot| slot.generation > connection.generation())
+        {
+            mark(Mark::LateDownOfOldGeneration);
+        }
+    }
+
     /// Called once per generation by `DistConnection::mark_down`.
     fn connection_down(&self, connection: &DistConnection, reason: DownReason) {
         {
@@ -198,6 +209,18 @@ impl ConnectionManager {
         &self.local
     }
 
+    /// A handle that does not keep the manager alive: for a down hook that
+    /// wants to look at the table (a hook holding the manager itself would
+    /// be a reference cycle through the hook list).
+    #[must_use]
+    pub fn downgrade(&self) -> WeakConnectionManager {
+        WeakConnectionManager {
+            shared: Arc::downgrade(&self.shared),
+            transport: Arc::clone(&self.transport),
+            local: self.local.clone(),
+        }
+    }
+
     /// Adds a hook fired once per generation that goes down, outside any lock.
     pub fn register_connection_down(&self, hook: impl Fn(&DownEvent) + Send + Sync + 'static) {
         self.shared.down_hooks.lock().push(Arc::new(hook));
@@ -237,8 +260,10 @@ impl ConnectionManager {
             let slot = table.entry(node.clone()).or_default();
             if let Some(current) = &slot.current {
                 if self.shared.usable(current) {
+                    mark(Mark::RegisterIncumbentKept);
                     return Arc::clone(current);
                 }
+                mark(Mark::RegisterDisplacedDown);
             }
             slot.generation += 1;
             let connection = Arc::new(DistConnection::new(
@@ -291,6 +316,9 @@ impl ConnectionManager {
             .await
             .map_err(|_| DialError::Timeout)?
             .map_err(DialError::Io)?;
+        // Another dial of the same node, or a down of its generation, may
+        // land here: `register` decides under the table lock.
+        preempt_point(Point::DialBeforeRegister).await;
         Ok(self.register(node.clone(), stream))
     }
 
@@ -374,6 +402,27 @@ impl ConnectionManager {
     }
 }
 
+/// A [`ConnectionManager`] that may be gone (see
+/// [`ConnectionManager::downgrade`]).
+#[derive(Clone)]
+pub struct WeakConnectionManager {
+    shared: Weak<ManagerShared>,
+    transport: Arc<dyn Transport>,
+    local: NodeName,
+}
+
+impl WeakConnectionManager {
+    /// The manager, if it still exists.
+    #[must_use]
+    pub fn upgrade(&self) -> Option<ConnectionManager> {
+        Some(ConnectionManager {
+            shared: self.shared.upgrade()?,
+            transport: Arc::clone(&self.transport),
+            local: self.local.clone(),
+        })
+    }
+}
+
 /// Reads frames until the peer closes, a read fails or the connection is
 /// marked down; then closes the write half so the peer sees end of stream.
 async fn read_loop(
@@ -416,6 +465,9 @@ async fn read_loop(
         }
     };
     if let Some(reason) = reason {
+        // The stream is dead but the generation still up: a write may
+        // start in this window, and must fail or be refused, never hang.
+        preempt_point(Point::ReadBeforeMarkDown).await;
         connection.mark_down(reason);
     }
     drop(read);

@@ -20,7 +20,8 @@ mod sender;
 pub use connection::{DistConnection, DownEvent, DownReason};
 pub use links::{Link, LinkTable};
 pub use manager::{
-    ConnectionManager, DialError, InboundFrame, ManagerConfig, DEFAULT_CONNECT_TIMEOUT, HELLO,
+    ConnectionManager, DialError, InboundFrame, ManagerConfig, WeakConnectionManager,
+    DEFAULT_CONNECT_TIMEOUT, HELLO,
 };
 pub use node::NodeName;
 pub use sender::{

@@ -19,10 +19,12 @@
 //!   delays the others by at most one deadline per wedged write (S2).
 //! - The drain owns only the connection manager and its receivers; the
 //!   runtime it runs on is dropped without blocking (S5, see `shim::rt`).
-//! - Shutdown keeps DC-1: the drain's drop marks down the connection it was
-//!   writing (a cancelled write leaves half a frame on the socket) and the
-//!   pinned connection of every control still queued; a control that races
-//!   the shutdown is marked down by its own enqueuer (see `enqueue_control`).
+//! - Shutdown keeps DC-1: the drain records the frame it holds before its
+//!   first await after taking it, so its drop (however it is aborted) marks
+//!   down the connection it was writing (a cancelled write leaves half a
+//!   frame on the socket), the pinned generation of the control it held, and
+//!   that of every control still queued; a control that races the shutdown
+//!   is marked down by its own enqueuer (see `enqueue_control`).
 
 use crate::shim::time::Duration;
 use std::fmt;
@@ -35,6 +37,7 @@ use super::manager::ConnectionManager;
 use super::node::NodeName;
 use crate::planted::{Planted, PlantedBug};
 use crate::shim::chan::{self, Receiver, Sender, TrySendError};
+use crate::shim::probe::{mark, preempt_point, Mark, Point};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
 use crate::shim::sync::{Arc, AtomicBool, AtomicU64, Mutex, Ordering};
 use crate::shim::time::timeout;
@@ -135,6 +138,20 @@ pub trait SenderObserver: Send + Sync {
     fn control_skipped(&self, connection: &DistConnection, frame: &[u8]);
     /// A data frame was dropped: its node has no live connection.
     fn data_unroutable(&self, node: &NodeName, frame: &[u8]);
+    /// The drain ended (shutdown, or its runtime went away) in the middle
+    /// of this write; `connection` is marked down.
+    fn write_abandoned(&self, connection: &DistConnection, lane: SenderLane, frame: &[u8]) {
+        let _ = (connection, lane, frame);
+    }
+    /// The drain ended with this control not yet written; its pinned
+    /// generation is marked down.
+    fn control_discarded(&self, pinned: &DistConnection, frame: &[u8]) {
+        let _ = (pinned, frame);
+    }
+    /// The drain ended with this data frame not yet written; it is dropped.
+    fn data_discarded(&self, node: &NodeName, frame: &[u8]) {
+        let _ = (node, frame);
+    }
 }
 
 /// How a [`DistSender`] runs.
@@ -192,18 +209,22 @@ impl fmt::Display for SenderConfigError {
 
 impl std::error::Error for SenderConfigError {}
 
-/// Counters for S4 accounting: every data frame enqueued ends in exactly one
-/// of `data_written`, `data_dropped_*`, `data_no_connection`, `data_failed`
-/// (or is still queued).
+/// Counters for S4 accounting: every data frame queued ends in exactly one
+/// of `data_written`, `data_no_connection`, `data_failed`, `data_discarded`
+/// (or is still queued); every control queued in exactly one of
+/// `control_written`, `control_skipped_down`, `control_failed`,
+/// `control_discarded`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SenderStats {
     /// Data frames accepted into the lane.
     pub data_queued: u64,
     /// Data frames dropped at enqueue, lane full.
     pub data_dropped_full: u64,
-    /// Data frames dropped because the sender shut down (at enqueue, or still
-    /// queued when it did).
+    /// Data frames refused at enqueue: the sender is shut down.
     pub data_dropped_closed: u64,
+    /// Data frames accepted but still queued (or in hand) when the drain
+    /// ended: dropped.
+    pub data_discarded: u64,
     /// Data frames dropped by the drain: no live connection for the node.
     pub data_no_connection: u64,
     /// Data frames written.
@@ -218,9 +239,12 @@ pub struct SenderStats {
     pub control_written: u64,
     /// Controls skipped because their pinned generation was down.
     pub control_skipped_down: u64,
-    /// Controls whose write failed or timed out, or still queued at shutdown
-    /// (their connection marked down in every case).
+    /// Controls whose write failed or timed out (their connection marked
+    /// down).
     pub control_failed: u64,
+    /// Controls still queued (or in hand) when the drain ended (their
+    /// pinned connection marked down).
+    pub control_discarded: u64,
 }
 
 #[derive(Default)]
@@ -228,6 +252,7 @@ struct Counters {
     data_queued: AtomicU64,
     data_dropped_full: AtomicU64,
     data_dropped_closed: AtomicU64,
+    data_discarded: AtomicU64,
     data_no_connection: AtomicU64,
     data_written: AtomicU64,
     data_failed: AtomicU64,
@@ -236,6 +261,7 @@ struct Counters {
     control_written: AtomicU64,
     control_skipped_down: AtomicU64,
     control_failed: AtomicU64,
+    control_discarded: AtomicU64,
 }
 
 /// Release, and `stats` loads with Acquire: a reader that sees a control
@@ -304,7 +330,7 @@ impl DistSender {
             planted: config.planted,
             observer: config.observer,
             closed: Arc::clone(&closed),
-            writing: Mutex::new(None),
+            in_hand: Mutex::new(None),
         };
         let drain = runtime.spawn(drain.run());
         Ok(Self {
@@ -330,6 +356,7 @@ impl DistSender {
                 Enqueued::Queued
             }
             Err(TrySendError::Full(_)) => {
+                mark(Mark::DataDroppedFull);
                 bump(&counters.data_dropped_full);
                 Enqueued::DroppedFull
             }
@@ -349,6 +376,7 @@ impl DistSender {
     pub fn enqueue_control(&self, item: ControlOutbound) -> Result<(), ControlEnqueueError> {
         let counters = &self.inner.counters;
         if self.inner.closed.load(Ordering::SeqCst) {
+            mark(Mark::ControlRefusedClosed);
             return Err(ControlEnqueueError::Closed);
         }
         let pinned = Arc::clone(&item.connection);
@@ -360,6 +388,7 @@ impl DistSender {
                 // marks it down) or we see the flag here; marking twice is a
                 // no-op.
                 if self.inner.closed.load(Ordering::SeqCst) {
+                    mark(Mark::ControlRacedShutdown);
                     pinned.mark_down(DownReason::ManualDisconnect);
                 }
                 Ok(())
@@ -368,11 +397,15 @@ impl DistSender {
                 if self.inner.planted.has(PlantedBug::SilentControlOverflow) {
                     return Ok(());
                 }
+                mark(Mark::ControlOverflowMarkedDown);
                 item.connection.mark_down_control_overflow();
                 bump(&counters.control_overflow);
                 Err(ControlEnqueueError::Overflow)
             }
-            Err(TrySendError::Disconnected(_)) => Err(ControlEnqueueError::Closed),
+            Err(TrySendError::Disconnected(_)) => {
+                mark(Mark::ControlRefusedClosed);
+                Err(ControlEnqueueError::Closed)
+            }
         }
     }
 
@@ -394,6 +427,7 @@ impl DistSender {
             data_queued: load(&c.data_queued),
             data_dropped_full: load(&c.data_dropped_full),
             data_dropped_closed: load(&c.data_dropped_closed),
+            data_discarded: load(&c.data_discarded),
             data_no_connection: load(&c.data_no_connection),
             data_written: load(&c.data_written),
             data_failed: load(&c.data_failed),
@@ -402,6 +436,7 @@ impl DistSender {
             control_written: load(&c.control_written),
             control_skipped_down: load(&c.control_skipped_down),
             control_failed: load(&c.control_failed),
+            control_discarded: load(&c.control_discarded),
         }
     }
 }
@@ -417,8 +452,24 @@ struct Drain {
     planted: Planted,
     observer: Option<Arc<dyn SenderObserver>>,
     closed: Arc<AtomicBool>,
-    /// The connection a write is in progress on, if any.
-    writing: Mutex<Option<Arc<DistConnection>>>,
+    /// The frame taken off a lane and not yet disposed of, if any. Recorded
+    /// before the drain's first await after taking it, so however the drain
+    /// ends (it is aborted at any await) the frame is accounted for and a
+    /// control's pinned generation is marked down (DC-1).
+    in_hand: Mutex<Option<InHand>>,
+}
+
+/// A frame the drain holds, and the connection it is being written to once
+/// the write began.
+struct InHand {
+    lane: SenderLane,
+    frame: Arc<[u8]>,
+    /// A control's pinned generation; `None` for data.
+    pinned: Option<Arc<DistConnection>>,
+    /// A data frame's node.
+    node: Option<NodeName>,
+    /// Set when the write begins.
+    writing: Option<Arc<DistConnection>>,
 }
 
 impl Drop for Drain {
@@ -426,16 +477,26 @@ impl Drop for Drain {
     /// its runtime.
     fn drop(&mut self) {
         self.closed.store(true, Ordering::SeqCst);
-        // A write cancelled mid-frame leaves the stream unusable.
-        if let Some(connection) = self.writing.lock().take() {
-            connection.mark_down(DownReason::ManualDisconnect);
+        if let Some(held) = self.in_hand.lock().take() {
+            self.discard_in_hand(held);
         }
+        let mut controls = 0;
         while let Ok(item) = self.control_rx.try_recv() {
+            controls += 1;
             item.connection.mark_down(DownReason::ManualDisconnect);
-            bump(&self.counters.control_failed);
+            bump(&self.counters.control_discarded);
+            if let Some(observer) = &self.observer {
+                observer.control_discarded(&item.connection, &item.frame);
+            }
         }
-        while self.data_rx.try_recv().is_ok() {
-            bump(&self.counters.data_dropped_closed);
+        if controls > 0 {
+            mark(Mark::ShutdownWithQueuedControls);
+        }
+        while let Ok(item) = self.data_rx.try_recv() {
+            bump(&self.counters.data_discarded);
+            if let Some(observer) = &self.observer {
+                observer.data_discarded(&item.node, &item.frame);
+            }
         }
     }
 }
@@ -459,8 +520,50 @@ impl Drain {
         }
     }
 
+    /// The drain ended holding `held`: a write cut mid-frame leaves the
+    /// stream unusable, and a control's pinned generation must go down.
+    fn discard_in_hand(&self, held: InHand) {
+        if let Some(connection) = &held.writing {
+            mark(Mark::ShutdownMidWrite);
+            connection.mark_down(DownReason::ManualDisconnect);
+            if let Some(observer) = &self.observer {
+                observer.write_abandoned(connection, held.lane, &held.frame);
+            }
+        }
+        if let Some(pinned) = &held.pinned {
+            pinned.mark_down(DownReason::ManualDisconnect);
+            bump(&self.counters.control_discarded);
+            if let (None, Some(observer)) = (&held.writing, &self.observer) {
+                observer.control_discarded(pinned, &held.frame);
+            }
+        }
+        if let Some(node) = &held.node {
+            bump(&self.counters.data_discarded);
+            if let (None, Some(observer)) = (&held.writing, &self.observer) {
+                observer.data_discarded(node, &held.frame);
+            }
+        }
+    }
+
+    fn hold(&self, held: InHand) {
+        *self.in_hand.lock() = Some(held);
+    }
+
+    fn release(&self) {
+        *self.in_hand.lock() = None;
+    }
+
     async fn write_control(&self, item: ControlOutbound) {
         let ControlOutbound { connection, frame } = item;
+        self.hold(InHand {
+            lane: SenderLane::Control,
+            frame: Arc::clone(&frame),
+            pinned: Some(Arc::clone(&connection)),
+            node: None,
+            writing: None,
+        });
+        // Another thread may mark the pinned generation down from here on.
+        preempt_point(Point::DrainPicked).await;
         let target = if self.planted.has(PlantedBug::ControlResolvedByNode) {
             self.connections.get_connection(connection.node())
         } else {
@@ -469,6 +572,8 @@ impl Drain {
         // Pinned and down: skipped, never re-resolved by node (DC-2). The
         // down already covers it (DC-1).
         let Some(target) = target.filter(|connection| !connection.is_down()) else {
+            self.release();
+            mark(Mark::ControlSkippedPinnedDown);
             if let Some(observer) = &self.observer {
                 observer.control_skipped(&connection, &frame);
             }
@@ -483,34 +588,50 @@ impl Drain {
     }
 
     async fn write_data(&self, item: DataOutbound) {
+        let DataOutbound { node, frame } = item;
+        self.hold(InHand {
+            lane: SenderLane::Data,
+            frame: Arc::clone(&frame),
+            pinned: None,
+            node: Some(node.clone()),
+            writing: None,
+        });
+        preempt_point(Point::DrainPicked).await;
         // Connected only: the send path never dials.
-        let Some(connection) = self.connections.get_connection(&item.node) else {
+        let Some(connection) = self.connections.get_connection(&node) else {
+            self.release();
+            mark(Mark::DataUnroutable);
             if let Some(observer) = &self.observer {
-                observer.data_unroutable(&item.node, &item.frame);
+                observer.data_unroutable(&node, &frame);
             }
             bump(&self.counters.data_no_connection);
             return;
         };
-        let counter = match self.write(&connection, SenderLane::Data, &item.frame).await {
+        let counter = match self.write(&connection, SenderLane::Data, &frame).await {
             WriteOutcome::Written => &self.counters.data_written,
             WriteOutcome::Failed | WriteOutcome::TimedOut => &self.counters.data_failed,
         };
         bump(counter);
     }
 
-    /// One bounded write. A write error has already marked the connection
-    /// down inside `write_raw`; an expired deadline has not, so it is marked
-    /// here.
+    /// One bounded write of the frame in hand. A write error has already
+    /// marked the connection down inside `write_raw`; an expired deadline
+    /// has not, so it is marked here.
     async fn write(
         &self,
         connection: &Arc<DistConnection>,
         lane: SenderLane,
         frame: &[u8],
     ) -> WriteOutcome {
+        // The connection was up when looked at; it may go down before the
+        // write takes the writer lock, which then refuses (DC-2).
+        preempt_point(Point::DrainBeforeWrite).await;
         if let Some(observer) = &self.observer {
             observer.write_started(connection, lane, frame);
         }
-        *self.writing.lock() = Some(Arc::clone(connection));
+        if let Some(held) = self.in_hand.lock().as_mut() {
+            held.writing = Some(Arc::clone(connection));
+        }
         let outcome = if self.planted.has(PlantedBug::NoWriteDeadline) {
             match connection.write_raw(frame).await {
                 Ok(()) => WriteOutcome::Written,
@@ -521,12 +642,13 @@ impl Drain {
                 Ok(Ok(())) => WriteOutcome::Written,
                 Ok(Err(_)) => WriteOutcome::Failed,
                 Err(_elapsed) => {
+                    mark(Mark::WriteDeadlineFired);
                     connection.mark_down_write_timeout();
                     WriteOutcome::TimedOut
                 }
             }
         };
-        *self.writing.lock() = None;
+        self.release();
         if let Some(observer) = &self.observer {
             observer.write_finished(connection, lane, frame, outcome);
         }

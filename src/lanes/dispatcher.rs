@@ -18,6 +18,7 @@ use futures_util::future::{BoxFuture, FutureExt};
 use super::config::{LaneConfigError, LaneRouterConfig, RandomState};
 use super::observer::{LaneExit, LaneId, LaneObserver};
 use super::router::LaneRouter;
+use crate::shim::probe::{mark, Mark};
 use crate::shim::sync::{Arc, AtomicBool, AtomicU64, Ordering};
 
 /// Handles one message. May panic, before or after its first `.await`.
@@ -141,10 +142,12 @@ where
             match std::panic::catch_unwind(AssertUnwindSafe(|| handler(lane, message))) {
                 Ok(future) => Box::pin(async move {
                     if let Err(payload) = AssertUnwindSafe(future).catch_unwind().await {
+                        mark(Mark::HandlerPanicked);
                         record_panic(&panics, lane, payload.as_ref());
                     }
                 }),
                 Err(payload) => {
+                    mark(Mark::HandlerPanickedSync);
                     record_panic(&panics, lane, payload.as_ref());
                     Box::pin(std::future::ready(()))
                 }

@@ -13,6 +13,7 @@ use super::task::LaneTask;
 use crate::planted::PlantedBug;
 use crate::shim::chan::{self, Sender};
 use crate::shim::map::ShardedMap;
+use crate::shim::probe::{mark, Mark};
 use crate::shim::rt::TaskRuntime;
 use crate::shim::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
 
@@ -155,6 +156,7 @@ where
         let depth = counter.fetch_add(1, Ordering::AcqRel);
         if capacity.is_some_and(|capacity| depth >= capacity) {
             counter.fetch_sub(1, Ordering::AcqRel);
+            mark(Mark::CapacityRefused);
             return Err(item);
         }
         if self.ctx.planted.has(PlantedBug::CapacitySharedAcrossKeys) {
@@ -170,6 +172,7 @@ where
     /// Creates a key's lane and its (not yet started) task. Runs under the
     /// shard lock.
     fn new_lane(&self, key: &K, task: &mut Option<LaneTask<K, T, S>>) -> Lane<T> {
+        mark(Mark::LaneCreated);
         let id = LaneId(self.ctx.next_lane.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = chan::unbounded();
         let state = Arc::new(LaneState::default());
@@ -187,5 +190,18 @@ where
             Arc::clone(&self.ctx),
         ));
         Lane { tx, state }
+    }
+}
+
+impl<K, T, S> Drop for LaneRouter<K, T, S>
+where
+    K: Eq + Hash + Clone + Debug + Send + Sync + 'static,
+    T: Send + 'static,
+    S: BuildHasher + Clone + Send + Sync + 'static,
+{
+    fn drop(&mut self) {
+        if crate::shim::probe::ENABLED && self.lanes.len() > 0 {
+            mark(Mark::RouterDroppedWithLiveLanes);
+        }
     }
 }

@@ -9,6 +9,7 @@ use super::lane::{Lane, LaneContext, LaneMap, LaneState};
 use super::observer::{LaneExit, LaneId};
 use crate::planted::PlantedBug;
 use crate::shim::chan::Receiver;
+use crate::shim::probe::{mark, preempt_point, Mark, Point};
 use crate::shim::rt::{consume_budget, retry_hint};
 use crate::shim::sync::{Arc, Ordering, Weak};
 use crate::shim::time::timeout;
@@ -67,8 +68,15 @@ where
             let item = match next(&rx, &ctx).await {
                 Next::Item(item) => item,
                 Next::Idle => {
+                    // Another thread may route to this key between the
+                    // timeout and the decision: the lock decides.
+                    preempt_point(Point::LaneIdleBeforeReap).await;
                     if guard.try_reap() {
                         guard.exit = Some(LaneExit::Reaped);
+                        // Removed, not yet ended: a successor lane may be
+                        // created and routed to before this task's exit
+                        // guard runs (it must not remove the successor).
+                        preempt_point(Point::LaneReapedBeforeExit).await;
                         break;
                     }
                     // Work arrived (or the router is going): look again.
@@ -146,21 +154,34 @@ impl<K: Eq + Hash, T, S: BuildHasher + Clone> ExitGuard<K, T, S> {
         // drained, and that ends the lane. (Exiting here lost them: loom
         // found it, `route_vs_idle_reap_*` pins it.)
         let Some(lanes) = self.lanes.upgrade() else {
+            mark(Mark::ReapAfterRouterGone);
             return false;
         };
-        lanes.remove_if(&self.key, |lane| {
+        let reaped = lanes.remove_if(&self.key, |lane| {
             self.owns(lane) && lane.state.pending.load(Ordering::Acquire) == 0
-        })
+        });
+        mark(if reaped {
+            Mark::ReapWon
+        } else {
+            Mark::ReapDeclined
+        });
+        reaped
     }
 }
 
 impl<K: Eq + Hash, T, S: BuildHasher + Clone> Drop for ExitGuard<K, T, S> {
     fn drop(&mut self) {
-        let exit = self.exit.unwrap_or(if std::thread::panicking() {
-            LaneExit::Panicked
-        } else {
-            LaneExit::Cancelled
-        });
+        let exit = match self.exit {
+            Some(exit) => exit,
+            None if std::thread::panicking() => {
+                mark(Mark::LaneExitPanicked);
+                LaneExit::Panicked
+            }
+            None => {
+                mark(Mark::LaneExitCancelled);
+                LaneExit::Cancelled
+            }
+        };
         // Unlike the reap this ignores `pending`: the task is over, and an
         // entry left behind would black-hole every later item for the key.
         // Already removed after a reap; the identity check makes that a no-op

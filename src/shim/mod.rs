@@ -13,12 +13,15 @@
 //!   not a cfg, because one binary runs real TCP and simulated TCP side by side.
 //! - `rt`: where background tasks run ([`Runtime`](rt::Runtime)), chosen at
 //!   construction for the same reason.
+//! - `probe`: coverage marks and preemption points for the testbed; nothing
+//!   at all without the `testbed` feature.
 
 pub(crate) mod chan;
 pub(crate) mod map;
 #[cfg(any(loom, shuttle))]
 mod mc;
 pub mod net;
+pub mod probe;
 pub mod rt;
 pub(crate) mod sync;
 pub(crate) mod time;

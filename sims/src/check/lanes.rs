@@ -11,20 +11,30 @@
 //!   admitted; no lane is created for a key while another still holds work.
 //! - L4: `route` never admits past the capacity, never refuses below it, and
 //!   reports the true depth (unhandled items, the running one included).
-//! - L5: no lane is reaped holding work; an idle lane is reaped within TTL +
-//!   slack; after the router is dropped, every lane ends.
-//! - L6: with a key stuck forever, every other key's items are still handled.
+//! - L5: no lane is reaped holding work or before it has been idle for its
+//!   TTL; every idle stretch (not only the last) ends in a reap within TTL
+//!   + slack, or in new work before that; after the router is dropped,
+//!   every lane ends.
+//! - L6: a key's items wait for nothing but their own lane: an item starts
+//!   within slack of being ready (routed, and its lane's previous item
+//!   done), a key is never refused because another key is full, and with a
+//!   key stuck forever every other key's items are still handled.
+//!
+//! Slack. Virtual time is exact in the lanes world, so the slack is what
+//! the code itself allows: tokio's timers fire up to 1 ms late (their wheel
+//! rounds deadlines up to the millisecond), and a preemption point may hold
+//! a task for up to `preempt_max`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::{CheckContext, Violation};
-use crate::event::{Event, Record};
+use super::{CheckContext, Collector, Violation};
+use crate::event::{Event, Exit, Record};
 use crate::scenario::Contract;
 
-/// Reap slack: timers have millisecond resolution and a reap decision may
-/// wait behind one more item's worth of scheduling.
-const REAP_SLACK: Duration = Duration::from_millis(5);
+/// How late a tokio timer may fire: its wheel rounds deadlines up to the
+/// next millisecond.
+const TIMER_GRAIN: Duration = Duration::from_millis(1);
 
 #[derive(Default)]
 struct Lane {
@@ -32,8 +42,10 @@ struct Lane {
     open: bool,
     /// Items admitted here that have not ended, by admission index.
     outstanding: BTreeSet<u64>,
-    last_activity: Duration,
-    closed_at: Option<Duration>,
+    /// Since when (and from which record) the lane has had no work.
+    idle_since: Option<(Duration, usize)>,
+    /// When the lane's last item ended.
+    last_end: Option<Duration>,
     closed: Option<usize>,
     created: usize,
     stuck: bool,
@@ -49,10 +61,10 @@ struct Item {
     ended: bool,
 }
 
-#[derive(Default)]
 struct Replay<'a> {
     records: &'a [Record],
-    violations: Vec<Violation>,
+    out: Collector<'a>,
+    context: &'a CheckContext,
     lanes: BTreeMap<u64, Lane>,
     current: BTreeMap<u64, u64>,
     items: BTreeMap<u64, Item>,
@@ -66,32 +78,31 @@ struct Replay<'a> {
 
 impl Replay<'_> {
     fn violate(&mut self, contract: Contract, message: String, evidence: &[usize]) {
-        let mut evidence: Vec<usize> = evidence.to_vec();
-        evidence.sort_unstable();
-        evidence.dedup();
-        let evidence = evidence
-            .into_iter()
-            .map(|i| self.records[i].clone())
-            .collect();
-        self.violations.push(Violation {
-            contract,
-            message,
-            evidence,
-        });
+        self.out.violate(contract, message, evidence);
     }
 
-    fn step(&mut self, index: usize, context: &CheckContext) {
+    /// How long past its TTL an idle lane may still be waiting to reap.
+    fn reap_slack(&self) -> Duration {
+        TIMER_GRAIN + self.context.preempt_max
+    }
+
+    /// How long a ready item may wait to start.
+    fn start_slack(&self) -> Duration {
+        self.context.preempt_max
+    }
+
+    fn step(&mut self, index: usize) {
         let record = &self.records[index];
         let at = record.at;
         match record.event {
-            Event::LaneCreated { key, lane } => self.created(index, at, key, lane),
+            Event::LaneCreated { key, lane } => self.created(index, key, lane),
             Event::Routed {
                 key,
                 item,
                 capacity,
                 depth,
             } => self.routed(index, at, key, item, capacity, depth),
-            Event::HandleStart { key, item, lane } => self.started(index, key, item, lane),
+            Event::HandleStart { key, item, lane } => self.started(index, at, key, item, lane),
             Event::HandleEnd { item, lane, .. } => self.ended(index, at, item, lane),
             Event::Stuck { key, lane, .. } => {
                 self.stuck_keys.insert(key);
@@ -99,17 +110,61 @@ impl Replay<'_> {
                     lane.stuck = true;
                 }
             }
-            Event::LaneClosed {
-                key,
-                lane,
-                ref exit,
-            } => self.closed(index, at, key, lane, exit.clone(), context),
+            Event::LaneClosed { key, lane, exit } => self.closed(index, at, key, lane, exit),
             Event::RouterDropped => self.router_dropped = Some(at),
-            _ => {}
+            // The sender world's events, and the markers both worlds log.
+            Event::ConnectionUp { .. }
+            | Event::ConnectionDown { .. }
+            | Event::DialFailed { .. }
+            | Event::DataEnqueued { .. }
+            | Event::ControlEnqueued { .. }
+            | Event::WriteStarted { .. }
+            | Event::WriteFinished { .. }
+            | Event::WriteAbandoned { .. }
+            | Event::ControlSkipped { .. }
+            | Event::ControlDiscarded { .. }
+            | Event::DataUnroutable { .. }
+            | Event::DataDiscarded { .. }
+            | Event::FrameWriteBegun { .. }
+            | Event::Linked { .. }
+            | Event::NoConnection { .. }
+            | Event::PeerAccepted { .. }
+            | Event::FrameArrived { .. }
+            | Event::PeerActed { .. }
+            | Event::PeerSocketClosed { .. }
+            | Event::Fault { .. }
+            | Event::ShutdownRequested
+            | Event::SenderStats { .. }
+            | Event::TableAtEnd { .. }
+            | Event::WorkloadDone
+            | Event::RunEnd { .. } => {}
         }
     }
 
-    fn created(&mut self, index: usize, at: Duration, key: u64, lane: u64) {
+    /// L5: an idle stretch that ends at `at` (new work, or the end of the
+    /// log) lasted past TTL + slack without a reap.
+    fn idle_too_long(&mut self, lane_id: u64, at: Duration, cited: usize, what: &str) {
+        let (Some(ttl), Some(lane)) = (self.context.idle_ttl, self.lanes.get(&lane_id)) else {
+            return;
+        };
+        let Some((since, since_index)) = lane.idle_since else {
+            return;
+        };
+        let due = since + ttl + self.reap_slack();
+        let dropped_first = self.router_dropped.is_some_and(|dropped| dropped <= due);
+        if lane.open && !lane.stuck && at > due && !dropped_first {
+            let (key, created) = (lane.key, lane.created);
+            self.violate(
+                Contract::L5,
+                format!(
+                    "key {key}: lane {lane_id}, idle since {since:?}, was not reaped by {due:?} (TTL {ttl:?} + slack) and {what} at {at:?}"
+                ),
+                &[created, since_index, cited],
+            );
+        }
+    }
+
+    fn created(&mut self, index: usize, key: u64, lane: u64) {
         let busy: Vec<(u64, usize)> = self
             .lanes
             .iter()
@@ -129,7 +184,6 @@ impl Replay<'_> {
             Lane {
                 key,
                 open: true,
-                last_activity: at,
                 created: index,
                 ..Lane::default()
             },
@@ -202,17 +256,31 @@ impl Replay<'_> {
                         ended: false,
                     },
                 );
+                self.idle_too_long(lane_id, at, index, "took a new item");
                 let lane = self.lanes.get_mut(&lane_id).expect("current lane exists");
                 lane.outstanding.insert(item);
-                lane.last_activity = at;
+                lane.idle_since = None;
             }
             None => {
                 match capacity {
-                    Some(capacity) if outstanding < capacity && open => self.violate(
-                        Contract::L4,
-                        format!("key {key}: item {item} refused below capacity {capacity} (lane {lane_id} held {outstanding} unhandled)"),
-                        &[index],
-                    ),
+                    Some(capacity) if outstanding < capacity && open => {
+                        self.violate(
+                            Contract::L4,
+                            format!("key {key}: item {item} refused below capacity {capacity} (lane {lane_id} held {outstanding} unhandled)"),
+                            &[index],
+                        );
+                        let full = self.lanes.iter().find(|(id, other)| {
+                            **id != lane_id && other.open && other.outstanding.len() as u64 >= capacity
+                        });
+                        if let Some((other, full)) = full {
+                            let (other_key, created) = (full.key, full.created);
+                            self.violate(
+                                Contract::L6,
+                                format!("key {key}: item {item} refused while its own lane held {outstanding} of {capacity}, as key {other_key}'s lane {other} was full: one key's backlog shed another's item"),
+                                &[created, index],
+                            );
+                        }
+                    }
                     None => self.violate(Contract::L4, format!("key {key}: item {item} refused with no capacity set"), &[index]),
                     _ => {}
                 }
@@ -221,7 +289,7 @@ impl Replay<'_> {
         }
     }
 
-    fn started(&mut self, index: usize, key: u64, item: u64, lane: u64) {
+    fn started(&mut self, index: usize, at: Duration, key: u64, item: u64, lane: u64) {
         if let Some(&routed) = self.refused.get(&item) {
             self.violate(
                 Contract::L2,
@@ -269,6 +337,19 @@ impl Replay<'_> {
         if let Some(entry) = self.items.get_mut(&item) {
             entry.started = Some(index);
         }
+        // L6: ready since it was routed and its lane's previous item ended.
+        let routed_at = self.records[routed].at;
+        let previous_end = self.lanes.get(&lane).and_then(|l| l.last_end);
+        let ready = previous_end.map_or(routed_at, |end| end.max(routed_at));
+        let waited = at.saturating_sub(ready);
+        if waited > self.start_slack() && !self.stuck_keys.contains(&key) {
+            let slack = self.start_slack();
+            self.violate(
+                Contract::L6,
+                format!("key {key}: item {item} was ready at {ready:?} but started only at {at:?} ({waited:?} later, slack {slack:?}): its lane stalled"),
+                &[routed, index],
+            );
+        }
     }
 
     fn ended(&mut self, index: usize, at: Duration, item: u64, lane: u64) {
@@ -288,49 +369,62 @@ impl Replay<'_> {
         for id in [admitted_lane, lane] {
             if let Some(l) = self.lanes.get_mut(&id) {
                 l.outstanding.remove(&item);
-                l.last_activity = at;
+                l.last_end = Some(at);
+                if l.outstanding.is_empty() && l.open {
+                    l.idle_since = Some((at, index));
+                }
             }
         }
     }
 
-    fn closed(
-        &mut self,
-        index: usize,
-        at: Duration,
-        key: u64,
-        lane_id: u64,
-        exit: String,
-        context: &CheckContext,
-    ) {
+    fn closed(&mut self, index: usize, at: Duration, key: u64, lane_id: u64, exit: Exit) {
+        if exit == Exit::Reaped {
+            self.idle_too_long(lane_id, at, index, "reaped only");
+            let early = match (self.context.idle_ttl, self.lanes.get(&lane_id)) {
+                (Some(ttl), Some(lane)) => lane
+                    .idle_since
+                    .filter(|(since, _)| at < *since + ttl)
+                    .map(|(since, since_index)| (since, since_index, ttl)),
+                _ => None,
+            };
+            if let Some((since, since_index, ttl)) = early {
+                let idle = at.saturating_sub(since);
+                self.violate(
+                    Contract::L5,
+                    format!("key {key}: lane {lane_id} reaped after only {idle:?} idle (TTL {ttl:?})"),
+                    &[since_index, index],
+                );
+            }
+        }
         let Some(lane) = self.lanes.get_mut(&lane_id) else {
             return;
         };
         lane.open = false;
-        lane.closed_at = Some(at);
         lane.closed = Some(index);
+        lane.idle_since = None;
         let outstanding: Vec<u64> = lane.outstanding.iter().copied().collect();
         let created = lane.created;
         if outstanding.is_empty() {
             return;
         }
-        match exit.as_str() {
-            "reaped" => self.violate(
+        match exit {
+            Exit::Reaped => self.violate(
                 Contract::L5,
                 format!("key {key}: lane {lane_id} reaped while holding {} unhandled item(s) {outstanding:?}", outstanding.len()),
                 &[created, index],
             ),
-            "panicked" if context.panics_kill_lanes => self.lost.extend(outstanding),
-            _ => {}
+            Exit::Panicked if self.context.panics_kill_lanes => self.lost.extend(outstanding),
+            Exit::Panicked | Exit::Closed | Exit::Cancelled => {}
         }
     }
 
-    fn finish(&mut self, context: &CheckContext) {
+    fn finish(&mut self) {
         let end = self.records.iter().map(|r| r.at).max().unwrap_or_default();
-        if !context.finished {
+        if !self.context.finished {
             return;
         }
-        // L2 / L6: every admitted item handled (or lost with a panicked lane,
-        // or behind a stuck handler).
+        // L2 (and L6 when a key is stuck): every admitted item handled, or
+        // lost with a panicked raw lane, or queued behind a stuck handler.
         let unhandled: Vec<(u64, u64, usize)> = self
             .items
             .iter()
@@ -340,52 +434,35 @@ impl Replay<'_> {
             .map(|(item, entry)| (*item, entry.key, entry.routed))
             .collect();
         for (item, key, routed) in unhandled.into_iter().take(3) {
-            let contract = if self.stuck_keys.is_empty() {
-                Contract::L2
-            } else {
-                Contract::L6
-            };
-            let why = if self.stuck_keys.is_empty() {
-                String::new()
-            } else {
-                format!(" while key(s) {:?} were stuck", self.stuck_keys)
-            };
             self.violate(
-                contract,
-                format!("key {key}: admitted item {item} was never handled{why}"),
+                Contract::L2,
+                format!("key {key}: admitted item {item} was never handled"),
                 &[routed],
             );
-        }
-        // L5: idle lanes reaped in time; every lane ends after the drop.
-        let mut found = Vec::new();
-        for (id, lane) in &self.lanes {
-            let idle = lane.outstanding.is_empty() && !lane.stuck;
-            if let (Some(ttl), true) = (context.idle_ttl, idle) {
-                let due = lane.last_activity + ttl + REAP_SLACK;
-                let late = lane.closed_at.is_none_or(|closed| closed > due);
-                let dropped_first = self.router_dropped.is_some_and(|dropped| dropped <= due);
-                if late && !dropped_first && end > due {
-                    found.push((
-                        format!(
-                            "key {}: lane {id} idle since {:?} was not reaped by {due:?} (TTL {ttl:?} + slack)",
-                            lane.key, lane.last_activity
-                        ),
-                        lane.created,
-                    ));
-                }
+            if !self.stuck_keys.is_empty() {
+                let stuck = self.stuck_keys.clone();
+                self.violate(
+                    Contract::L6,
+                    format!("key {key}: admitted item {item} was never handled while key(s) {stuck:?} were stuck"),
+                    &[routed],
+                );
             }
+        }
+        // L5: an idle stretch still open at the end; every lane ends after
+        // the drop.
+        let last = self.records.len().saturating_sub(1);
+        let ids: Vec<u64> = self.lanes.keys().copied().collect();
+        for id in ids {
+            self.idle_too_long(id, end, last, "was still there");
+            let lane = &self.lanes[&id];
             if lane.open && !lane.stuck && self.router_dropped.is_some() {
-                found.push((
-                    format!(
-                        "key {}: lane {id} still running after the router was dropped",
-                        lane.key
-                    ),
-                    lane.created,
-                ));
+                let (key, created) = (lane.key, lane.created);
+                self.violate(
+                    Contract::L5,
+                    format!("key {key}: lane {id} still running after the router was dropped"),
+                    &[created],
+                );
             }
-        }
-        for (message, created) in found {
-            self.violate(Contract::L5, message, &[created]);
         }
     }
 }
@@ -395,11 +472,21 @@ impl Replay<'_> {
 pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     let mut replay = Replay {
         records,
-        ..Replay::default()
+        out: Collector::new(records),
+        context,
+        lanes: BTreeMap::new(),
+        current: BTreeMap::new(),
+        items: BTreeMap::new(),
+        refused: BTreeMap::new(),
+        admissions: BTreeMap::new(),
+        last_started: BTreeMap::new(),
+        stuck_keys: BTreeSet::new(),
+        lost: BTreeSet::new(),
+        router_dropped: None,
     };
     for index in 0..records.len() {
-        replay.step(index, context);
+        replay.step(index);
     }
-    replay.finish(context);
-    replay.violations
+    replay.finish();
+    replay.out.into_violations()
 }

@@ -1,6 +1,14 @@
 //! Checkers: each decides one contract over a world's event log. The same
 //! checker serves every scenario; a violation carries the contract, what was
 //! broken, and the handful of events that prove it.
+//!
+//! Model. A checker replays the log (a linearisation: every world is
+//! single-threaded) and reports through one [`Collector`], which owns the
+//! evidence policy: the cited records in log order, duplicates removed, at
+//! most [`MAX_EVIDENCE`] of them. Safety contracts are decided as the
+//! replay meets their breach; completeness contracts ("every admitted item
+//! was handled", "every written frame arrived") only when the run ended
+//! within its budget ([`CheckContext::finished`]).
 
 pub mod lanes;
 pub mod sender;
@@ -10,6 +18,9 @@ use std::time::Duration;
 
 use crate::event::Record;
 use crate::scenario::{Contract, WorldKind};
+
+/// Records cited per violation, at most.
+pub const MAX_EVIDENCE: usize = 8;
 
 /// One broken contract.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,7 +43,55 @@ impl fmt::Display for Violation {
     }
 }
 
-/// What a checker may know besides the log.
+/// Collects violations with their evidence, the same way for every checker.
+pub struct Collector<'a> {
+    records: &'a [Record],
+    violations: Vec<Violation>,
+}
+
+impl<'a> Collector<'a> {
+    /// A collector citing records of `records`.
+    #[must_use]
+    pub fn new(records: &'a [Record]) -> Self {
+        Self {
+            records,
+            violations: Vec::new(),
+        }
+    }
+
+    /// The log being checked.
+    #[must_use]
+    pub fn records(&self) -> &'a [Record] {
+        self.records
+    }
+
+    /// Reports a breach of `contract`, citing the records at `evidence`
+    /// (indices into the log, any order, repeats allowed).
+    pub fn violate(&mut self, contract: Contract, message: String, evidence: &[usize]) {
+        let mut cited: Vec<usize> = evidence
+            .iter()
+            .copied()
+            .filter(|&i| i < self.records.len())
+            .collect();
+        cited.sort_unstable();
+        cited.dedup();
+        cited.truncate(MAX_EVIDENCE);
+        self.violations.push(Violation {
+            contract,
+            message,
+            evidence: cited.into_iter().map(|i| self.records[i].clone()).collect(),
+        });
+    }
+
+    /// Everything reported.
+    #[must_use]
+    pub fn into_violations(self) -> Vec<Violation> {
+        self.violations
+    }
+}
+
+/// What a checker may know besides the log: the run's configuration, which
+/// bounds how long things may take.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CheckContext {
     /// The run ended within its budget; completeness checks ("every item was
@@ -47,6 +106,15 @@ pub struct CheckContext {
     pub write_timeout: Option<Duration>,
     /// The simulation's tick: the resolution of every time in the log.
     pub tick: Duration,
+    /// The longest a preemption point may hold a task (0: points never
+    /// sleep): a task preempted there is late by up to this much.
+    pub preempt_max: Duration,
+    /// How long a frame written to a healthy socket may take to be read by
+    /// its peer (latency, a slow reader's backlog, ticks): S6's window.
+    pub delivery_bound: Duration,
+    /// The world's redial policy, if it redials: `(after, connect_timeout)`
+    /// (S8's bound).
+    pub redial: Option<(Duration, Duration)>,
 }
 
 /// Every violation of `contracts` in `records`, in contract order.

@@ -1,264 +1,388 @@
-//! DC-1, DC-2, DC-5, S1–S5 and the end-to-end "no death signal lost" over a
-//! sender-world log.
+//! DC-1, DC-2, DC-5, S2–S4, S6–S8 and the end-to-end "no death signal
+//! lost, none invented" over a sender-world log.
 //!
-//! What each means here (the peers' `FrameArrived` is ground truth for what
-//! reached a socket; `ConnectionUp` maps a socket's local address to its
-//! generation):
-//! - DC-1: `Overflow` only once the pinned generation is down; every accepted
-//!   control is written to its pinned generation or that generation goes down.
-//! - DC-2: a control is only ever written to, and only ever arrives on, the
-//!   generation it was pinned to.
+//! Ground truth: the transport's `FrameWriteBegun` says what reached which
+//! socket and when; the peers' `FrameArrived` what was read; the drain's
+//! observer what the drain did; `ConnectionUp` names each generation's
+//! socket. A generation is *impaired* from the first moment a fault could
+//! stop its peer reading it: the peer wedged or killed that very socket
+//! (`PeerActed`), or the peer host crashed or was partitioned while the
+//! generation was up. Slow and latency faults impair nothing.
+//!
+//! What each contract means here:
+//! - DC-1: `Overflow` only once the pinned generation is down; `Closed`
+//!   only after a shutdown was asked for; every accepted control reaches the
+//!   drain and meets exactly one fate (written, failed, skipped, discarded);
+//!   it is written to its pinned generation or that generation goes down;
+//!   a control is skipped only when its generation is down.
+//! - DC-2: a control is written to, and arrives on, only the generation it
+//!   was pinned to; no frame begins to reach a generation's socket after
+//!   that generation went down.
 //! - DC-5: per socket, controls arrive in enqueue order; per node, data
 //!   frames arrive in enqueue order (a subsequence).
-//! - S1: no enqueue call spends virtual time.
-//! - S2: no write holds the drain longer than the deadline (+ slack); a write
-//!   that hits the deadline takes its generation down with `WriteTimeout`; a
-//!   peer that is only slow or distant is never torn down for it.
-//! - S3: the down hook fires at most once per generation, with a documented
-//!   reason; a generation whose peer closed its socket does go down; a down
-//!   generation is never written to again.
-//! - S4: every queued data frame has exactly one fate (written, failed,
-//!   unroutable), nothing arrives that was not written, and the sender's
-//!   counters agree with the events.
-//! - S5: dropping the sender did not panic.
-//! - E2E: every link is either told of by its EXIT arriving on the link's
-//!   generation, or broken locally with `noconnection` (or its EXIT was
-//!   written to a peer that had stopped reading, which only a heartbeat could
-//!   tell).
+//! - S2: no write holds the drain longer than the deadline (+ slack); a
+//!   write that hits the deadline takes its generation down; the drain
+//!   never sits idle while frames are queued.
+//! - S3: the down hook fires at most once per generation; a generation
+//!   whose socket the peer closed goes down; a down generation leaves the
+//!   table (at its down, and at the end); generations per node only grow.
+//! - S4: every queued data frame meets exactly one fate, nothing arrives
+//!   that was not written, and the sender's counters agree with the events.
+//! - S6: a frame written whole to a generation arrives at its peer, unless
+//!   the generation was impaired before it could be read.
+//! - S7: no spurious down: a generation goes down only for a cause — a
+//!   peer-side reason only once it was impaired, `ControlOverflow` only with
+//!   an overflow, `ManualDisconnect` only after a disconnect or shutdown was
+//!   asked for; a live generation is never displaced by a new one.
+//! - S8: with redial on, a node that went down is connected again within
+//!   the redial bound of its peer becoming reachable.
+//! - E2E: every link is told: its EXIT arrives on the link's generation, or
+//!   `noconnection` is delivered (or its EXIT was written to an impaired
+//!   generation, which only a heartbeat could tell); `noconnection` only
+//!   for a generation that went down, and once per link.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::{CheckContext, Violation};
-use crate::event::{Event, Record};
-use crate::fault::stops_reading;
+use super::{CheckContext, Collector, Violation};
+use crate::event::{
+    ControlOutcome, DataOutcome, Down, Event, FaultApplied, Lane, PeerAct, Record, SocketEnd,
+    Written,
+};
 use crate::scenario::Contract;
 
-const REASONS: [&str; 7] = [
-    "PeerClosed",
-    "ReadError",
-    "WriteError",
-    "WriteTimeout",
-    "ManualDisconnect",
-    "HeartbeatTimeout",
-    "ControlOverflow",
-];
+/// A generation: (peer, generation).
+type Gen = (u64, u64);
 
-type Gen = (String, u64);
+/// How a frame left the drain's hands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    Written(Written),
+    Skipped,
+    Unroutable,
+    Discarded,
+    Abandoned,
+}
 
+/// What one pass over the log learns, for every contract to use.
 #[derive(Default)]
 struct Model {
-    /// Socket (our local address) → generation.
-    sockets: BTreeMap<String, Gen>,
-    downs: BTreeMap<Gen, Vec<usize>>,
-    down_reasons: BTreeMap<Gen, Vec<String>>,
-    /// Peers and what happened to them, with the record index.
-    faults: BTreeMap<String, Vec<(String, usize)>>,
+    /// Socket → generation, and back.
+    socket_gen: BTreeMap<u16, Gen>,
+    gen_socket: BTreeMap<Gen, u16>,
+    /// When each generation came up (record index).
+    up: BTreeMap<Gen, usize>,
+    /// Every down hook call per generation: (index, reason, table after).
+    downs: BTreeMap<Gen, Vec<(usize, Down, Option<u64>)>>,
+    /// The first moment each generation was impaired (record index).
+    impaired: BTreeMap<Gen, usize>,
+    /// Per peer: when it was unreachable, `[from, to)` (to = None: still).
+    unreachable: BTreeMap<u64, Vec<(Duration, Option<Duration>)>>,
+    /// Per peer: local disconnects asked for (record index).
+    disconnects: BTreeMap<u64, Vec<usize>>,
+    /// When the sender's shutdown was asked for.
+    shutdown: Option<usize>,
+    /// Generations that had an overflow.
+    overflowed: BTreeSet<Gen>,
+    /// Controls: seq → (enqueue index, pinned gen, link, outcome).
+    controls: BTreeMap<u64, (usize, Gen, Option<u64>, ControlOutcome)>,
+    /// Control fates: seq → [(index, fate, generation written to)].
+    control_fates: BTreeMap<u64, Vec<(usize, Fate, Option<u64>)>>,
+    /// Data frames queued: (peer, seq) → index.
+    data_queued: BTreeMap<(u64, u64), usize>,
+    /// Data fates: (peer, seq) → [(index, fate, generation written to)].
+    data_fates: BTreeMap<(u64, u64), Vec<(usize, Fate, Option<u64>)>>,
+    /// When the run ended.
+    end: Duration,
 }
 
-struct Checker<'a> {
-    records: &'a [Record],
-    context: &'a CheckContext,
-    violations: Vec<Violation>,
-}
-
-impl Checker<'_> {
-    fn violate(&mut self, contract: Contract, message: String, evidence: &[usize]) {
-        let mut evidence: Vec<usize> = evidence.to_vec();
-        evidence.sort_unstable();
-        evidence.dedup();
-        evidence.truncate(8);
-        self.violations.push(Violation {
-            contract,
-            message,
-            evidence: evidence
-                .into_iter()
-                .map(|i| self.records[i].clone())
-                .collect(),
-        });
-    }
-}
-
-fn model(records: &[Record]) -> Model {
-    let mut model = Model::default();
-    for (index, record) in records.iter().enumerate() {
-        match &record.event {
-            Event::ConnectionUp {
-                node,
-                generation,
-                local,
-            } => {
-                model
-                    .sockets
-                    .insert(local.clone(), (node.clone(), *generation));
-            }
-            Event::ConnectionDown {
-                node,
-                generation,
-                reason,
-            } => {
-                model
+impl Model {
+    fn build(records: &[Record]) -> Self {
+        let mut model = Self::default();
+        let mut open_faults: BTreeMap<(u64, bool), Duration> = BTreeMap::new();
+        for (index, record) in records.iter().enumerate() {
+            model.end = model.end.max(record.at);
+            match record.event {
+                Event::ConnectionUp {
+                    peer,
+                    generation,
+                    socket,
+                } => {
+                    model.socket_gen.insert(socket, (peer, generation));
+                    model.gen_socket.insert((peer, generation), socket);
+                    model.up.insert((peer, generation), index);
+                }
+                Event::ConnectionDown {
+                    peer,
+                    generation,
+                    reason,
+                    table,
+                } => model
                     .downs
-                    .entry((node.clone(), *generation))
+                    .entry((peer, generation))
                     .or_default()
-                    .push(index);
-                model
-                    .down_reasons
-                    .entry((node.clone(), *generation))
-                    .or_default()
-                    .push(reason.clone());
+                    .push((index, reason, table)),
+                Event::ControlEnqueued {
+                    peer,
+                    generation,
+                    seq,
+                    link,
+                    outcome,
+                    ..
+                } => {
+                    model
+                        .controls
+                        .insert(seq, (index, (peer, generation), link, outcome));
+                    if outcome == ControlOutcome::Overflow {
+                        model.overflowed.insert((peer, generation));
+                    }
+                }
+                Event::DataEnqueued {
+                    peer,
+                    seq,
+                    outcome: DataOutcome::Queued,
+                } => {
+                    model.data_queued.insert((peer, seq), index);
+                }
+                Event::WriteFinished {
+                    peer,
+                    generation,
+                    lane,
+                    seq,
+                    outcome,
+                } => model.fate(lane, peer, seq, index, Fate::Written(outcome), Some(generation)),
+                Event::WriteAbandoned {
+                    peer,
+                    generation,
+                    lane,
+                    seq,
+                } => model.fate(lane, peer, seq, index, Fate::Abandoned, Some(generation)),
+                Event::ControlSkipped { peer, seq, .. } => {
+                    model.fate(Lane::Control, peer, seq, index, Fate::Skipped, None);
+                }
+                Event::ControlDiscarded { peer, seq, .. } => {
+                    model.fate(Lane::Control, peer, seq, index, Fate::Discarded, None);
+                }
+                Event::DataUnroutable { peer, seq } => {
+                    model.fate(Lane::Data, peer, seq, index, Fate::Unroutable, None);
+                }
+                Event::DataDiscarded { peer, seq } => {
+                    model.fate(Lane::Data, peer, seq, index, Fate::Discarded, None);
+                }
+                Event::PeerActed { socket, .. } => {
+                    if let Some(&gen) = model.socket_gen.get(&socket) {
+                        model.impaired.entry(gen).or_insert(index);
+                    }
+                }
+                Event::Fault { peer, fault } => match fault {
+                    FaultApplied::Crash | FaultApplied::Partition => {
+                        let partition = fault == FaultApplied::Partition;
+                        open_faults.entry((peer, partition)).or_insert(record.at);
+                        // Every generation of the peer still up is cut off.
+                        let live: Vec<Gen> = model
+                            .up
+                            .keys()
+                            .filter(|gen| gen.0 == peer && !model.downs.contains_key(gen))
+                            .copied()
+                            .collect();
+                        for gen in live {
+                            model.impaired.entry(gen).or_insert(index);
+                        }
+                    }
+                    FaultApplied::Bounce | FaultApplied::Repair => {
+                        let partition = fault == FaultApplied::Repair;
+                        if let Some(from) = open_faults.remove(&(peer, partition)) {
+                            model
+                                .unreachable
+                                .entry(peer)
+                                .or_default()
+                                .push((from, Some(record.at)));
+                        }
+                    }
+                    FaultApplied::Disconnect => {
+                        model.disconnects.entry(peer).or_default().push(index);
+                    }
+                    FaultApplied::Wedge
+                    | FaultApplied::Kill
+                    | FaultApplied::Slow { .. }
+                    | FaultApplied::Latency { .. } => {}
+                },
+                Event::ShutdownRequested => {
+                    model.shutdown.get_or_insert(index);
+                }
+                _ => {}
             }
-            Event::Fault { what, peer } => model
-                .faults
-                .entry(peer.clone())
-                .or_default()
-                .push((what.clone(), index)),
-            _ => {}
         }
+        for ((peer, _), from) in open_faults {
+            model.unreachable.entry(peer).or_default().push((from, None));
+        }
+        model
     }
-    model
+
+    fn fate(
+        &mut self,
+        lane: Lane,
+        peer: u64,
+        seq: u64,
+        index: usize,
+        fate: Fate,
+        generation: Option<u64>,
+    ) {
+        let fates = match lane {
+            Lane::Control => self.control_fates.entry(seq).or_default(),
+            Lane::Data => self.data_fates.entry((peer, seq)).or_default(),
+        };
+        fates.push((index, fate, generation));
+    }
+
+    /// The index of the generation's first down, if it went down.
+    fn down_at(&self, gen: &Gen) -> Option<usize> {
+        self.downs.get(gen).and_then(|d| d.first()).map(|d| d.0)
+    }
 }
 
 /// All sender-contract violations in `records`.
 #[must_use]
 pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
-    let model = model(records);
-    let mut checker = Checker {
-        records,
-        context,
-        violations: Vec::new(),
-    };
-    dc1(&mut checker, &model);
-    dc2_dc5(&mut checker, &model);
-    s1(&mut checker);
-    s2(&mut checker, &model);
-    s3(&mut checker, &model);
-    s4(&mut checker);
-    s5(&mut checker);
-    end_to_end(&mut checker, &model);
-    checker.violations
+    let model = Model::build(records);
+    let mut out = Collector::new(records);
+    dc1(&mut out, &model, context);
+    dc2(&mut out, &model);
+    dc5(&mut out);
+    s2(&mut out, &model, context);
+    s3(&mut out, &model, context);
+    s4(&mut out, &model, context);
+    s6(&mut out, &model, context);
+    s7(&mut out, &model);
+    s8(&mut out, &model, context);
+    end_to_end(&mut out, &model, context);
+    out.into_violations()
 }
 
-fn dc1(c: &mut Checker<'_>, model: &Model) {
-    let mut written: BTreeMap<u64, Gen> = BTreeMap::new();
-    for record in c.records {
-        if let Event::WriteFinished {
-            node,
-            generation,
-            lane,
-            seq,
-            outcome,
-        } = &record.event
-        {
-            if lane == "control" && outcome == "written" {
-                written.insert(*seq, (node.clone(), *generation));
-            }
-        }
-    }
-    for (index, record) in c.records.iter().enumerate() {
-        let Event::ControlEnqueued {
-            node,
+fn dc1(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    for (index, record) in out.records().iter().enumerate() {
+        if let Event::ControlEnqueued {
+            peer,
             generation,
             seq,
             outcome,
             down_at_return,
             ..
-        } = &record.event
-        else {
+        } = record.event
+        {
+            match outcome {
+                ControlOutcome::Overflow if !down_at_return => out.violate(
+                    Contract::Dc1,
+                    format!("control {seq}: Overflow returned while its pinned generation peer{peer}/{generation} was still up"),
+                    &[index],
+                ),
+                ControlOutcome::Closed if model.shutdown.is_none_or(|s| s > index) => {
+                    out.violate(
+                        Contract::Dc1,
+                        format!("control {seq}: Closed returned though no shutdown was asked for"),
+                        &[index],
+                    );
+                }
+                ControlOutcome::Queued | ControlOutcome::Overflow | ControlOutcome::Closed => {}
+            }
+        }
+    }
+    for (&seq, &(index, pinned, _, outcome)) in &model.controls {
+        if outcome != ControlOutcome::Queued {
             continue;
-        };
-        let pinned = (node.clone(), *generation);
-        if outcome == "overflow" && !down_at_return {
-            c.violate(
+        }
+        let fates = model.control_fates.get(&seq).map_or(&[][..], Vec::as_slice);
+        let (peer, generation) = pinned;
+        if fates.len() > 1 {
+            let mut cited: Vec<usize> = fates.iter().map(|f| f.0).collect();
+            cited.push(index);
+            out.violate(
                 Contract::Dc1,
-                format!("control {seq}: Overflow returned while its pinned generation {node}/{generation} was still up"),
+                format!("control {seq} met {} fates", fates.len()),
+                &cited,
+            );
+        }
+        for &(at, fate, _) in fates {
+            if fate == Fate::Skipped && model.down_at(&pinned).is_none_or(|down| down > at) {
+                out.violate(
+                    Contract::Dc1,
+                    format!("control {seq} was skipped while its pinned generation peer{peer}/{generation} was up"),
+                    &[index, at],
+                );
+            }
+        }
+        if !context.finished {
+            continue;
+        }
+        if fates.is_empty() {
+            out.violate(
+                Contract::Dc1,
+                format!("control {seq} was accepted against peer{peer}/{generation} but the drain never saw it: neither written, skipped nor discarded"),
                 &[index],
             );
         }
-        if outcome == "queued"
-            && c.context.finished
-            && written.get(seq) != Some(&pinned)
-            && !model.downs.contains_key(&pinned)
-        {
-            c.violate(
+        let written = fates
+            .iter()
+            .any(|&(_, fate, to)| fate == Fate::Written(Written::Written) && to == Some(generation));
+        if !written && model.down_at(&pinned).is_none() {
+            let mut cited: Vec<usize> = fates.iter().map(|f| f.0).collect();
+            cited.push(index);
+            out.violate(
                 Contract::Dc1,
-                format!("control {seq} accepted against {node}/{generation} was neither written to it nor was it marked down: silently lost"),
-                &[index],
+                format!("control {seq} accepted against peer{peer}/{generation} was neither written to it nor was it marked down: silently lost"),
+                &cited,
             );
         }
     }
 }
 
-fn dc2_dc5(c: &mut Checker<'_>, model: &Model) {
-    let pinned_of: BTreeMap<u64, u64> = c
-        .records
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::ControlEnqueued {
-                seq, generation, ..
-            } => Some((*seq, *generation)),
-            _ => None,
-        })
-        .collect();
-    let mut last_control: BTreeMap<String, (u64, usize)> = BTreeMap::new();
-    let mut last_data: BTreeMap<String, (u64, usize)> = BTreeMap::new();
-    for (index, record) in c.records.iter().enumerate() {
-        match &record.event {
+fn dc2(out: &mut Collector<'_>, model: &Model) {
+    for (index, record) in out.records().iter().enumerate() {
+        match record.event {
             Event::WriteStarted {
-                node,
+                peer,
                 generation,
-                lane,
+                lane: Lane::Control,
                 seq,
-            } if lane == "control" => {
-                let pinned = pinned_of.get(seq).copied();
-                if pinned.is_some_and(|pinned| pinned != *generation) {
-                    c.violate(
-                        Contract::Dc2,
-                        format!("control {seq} pinned to {node}/{} was written to generation {generation}", pinned.unwrap_or(0)),
-                        &[index],
-                    );
+            } => {
+                if let Some(&(_, (_, pinned), _, _)) = model.controls.get(&seq) {
+                    if pinned != generation {
+                        out.violate(
+                            Contract::Dc2,
+                            format!("control {seq} pinned to peer{peer}/{pinned} was written to generation {generation}"),
+                            &[index],
+                        );
+                    }
                 }
             }
             Event::FrameArrived {
                 peer,
-                remote,
-                lane,
+                socket,
+                lane: Lane::Control,
                 generation,
                 seq,
                 ..
             } => {
-                let socket = model.sockets.get(remote);
-                if lane == "control" {
-                    if let Some((node, socket_generation)) = socket {
-                        if socket_generation != generation {
-                            c.violate(
-                                Contract::Dc2,
-                                format!("control {seq} pinned to generation {generation} arrived on {node}'s generation {socket_generation} socket"),
-                                &[index],
-                            );
-                        }
+                if let Some(&(_, socket_generation)) = model.socket_gen.get(&socket) {
+                    if socket_generation != generation {
+                        out.violate(
+                            Contract::Dc2,
+                            format!("control {seq} pinned to peer{peer}/{generation} arrived on the generation {socket_generation} socket"),
+                            &[index],
+                        );
                     }
-                    if let Some(&(previous, at)) = last_control.get(remote) {
-                        if *seq < previous {
-                            c.violate(
-                                Contract::Dc5,
-                                format!("controls out of order on socket {remote} of {peer}: {seq} after {previous}"),
-                                &[at, index],
-                            );
-                        }
-                    }
-                    last_control.insert(remote.clone(), (*seq, index));
-                } else {
-                    if let Some(&(previous, at)) = last_data.get(peer) {
-                        if *seq <= previous {
-                            c.violate(
-                                Contract::Dc5,
-                                format!("data to {peer} out of order: {seq} after {previous}"),
-                                &[at, index],
-                            );
-                        }
-                    }
-                    last_data.insert(peer.clone(), (*seq, index));
+                }
+            }
+            Event::FrameWriteBegun { socket, lane, seq } => {
+                let Some(gen) = model.socket_gen.get(&socket) else {
+                    continue;
+                };
+                if let Some(down) = model.down_at(gen).filter(|&down| down < index) {
+                    out.violate(
+                        Contract::Dc2,
+                        format!("{lane:?} frame {seq} began to be written to peer{}/{} after that generation went down", gen.0, gen.1),
+                        &[down, index],
+                    );
                 }
             }
             _ => {}
@@ -266,150 +390,218 @@ fn dc2_dc5(c: &mut Checker<'_>, model: &Model) {
     }
 }
 
-fn s1(c: &mut Checker<'_>) {
-    for (index, record) in c.records.iter().enumerate() {
-        if let Event::DataEnqueued { blocked_us, .. } | Event::ControlEnqueued { blocked_us, .. } =
-            record.event
-        {
-            if blocked_us > 0 {
-                c.violate(
-                    Contract::S1,
-                    format!("an enqueue call took {blocked_us}us of virtual time: it awaited"),
-                    &[index],
-                );
-            }
+fn dc5(out: &mut Collector<'_>) {
+    let mut last_control: BTreeMap<u16, (u64, usize)> = BTreeMap::new();
+    let mut last_data: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
+    for (index, record) in out.records().iter().enumerate() {
+        let Event::FrameArrived {
+            peer,
+            socket,
+            lane,
+            seq,
+            ..
+        } = record.event
+        else {
+            continue;
+        };
+        let (last, key_text) = match lane {
+            Lane::Control => (
+                last_control.insert(socket, (seq, index)),
+                format!("controls on socket {socket} of peer{peer}"),
+            ),
+            Lane::Data => (
+                last_data.insert(peer, (seq, index)),
+                format!("data to peer{peer}"),
+            ),
+        };
+        if let Some((previous, at)) = last.filter(|&(previous, _)| seq <= previous) {
+            out.violate(
+                Contract::Dc5,
+                format!("{key_text} out of order: {seq} after {previous}"),
+                &[at, index],
+            );
         }
     }
 }
 
-fn s2(c: &mut Checker<'_>, model: &Model) {
-    let Some(deadline) = c.context.write_timeout else {
+fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    let Some(deadline) = context.write_timeout else {
         return;
     };
-    let slack = c.context.tick * 3 + Duration::from_millis(5);
-    let end = c.records.iter().map(|r| r.at).max().unwrap_or_default();
-    let mut open: BTreeMap<(String, u64, String, u64), usize> = BTreeMap::new();
-    for (index, record) in c.records.iter().enumerate() {
-        match &record.event {
+    let slack = context.tick * 3 + Duration::from_millis(5);
+    // The drain picks the next frame within two preemption points.
+    let pick_slack = slack + context.preempt_max * 2;
+    let records = out.records();
+    let mut open: BTreeMap<(u64, Lane, u64), usize> = BTreeMap::new();
+    let mut queued: u64 = 0;
+    let mut idle_since: Option<usize> = None;
+    let mut stalled_reported = false;
+    for (index, record) in records.iter().enumerate() {
+        // Drain progress: idle with work queued for longer than it takes to
+        // pick a frame.
+        if let Some(since) = idle_since {
+            let waited = record.at.saturating_sub(records[since].at);
+            if waited > pick_slack && !stalled_reported && model.shutdown.is_none_or(|s| s > index)
+            {
+                stalled_reported = true;
+                out.violate(
+                    Contract::S2,
+                    format!("the drain sat idle for {waited:?} with {queued} frame(s) queued"),
+                    &[since, index],
+                );
+            }
+        }
+        let mut picked = false;
+        match record.event {
+            Event::DataEnqueued {
+                outcome: DataOutcome::Queued,
+                ..
+            }
+            | Event::ControlEnqueued {
+                outcome: ControlOutcome::Queued,
+                ..
+            } => queued += 1,
             Event::WriteStarted {
-                node,
-                generation,
-                lane,
-                seq,
+                peer, lane, seq, ..
             } => {
-                open.insert((node.clone(), *generation, lane.clone(), *seq), index);
+                open.insert((peer, lane, seq), index);
+                queued = queued.saturating_sub(1);
+                picked = true;
+            }
+            Event::ControlSkipped { .. }
+            | Event::DataUnroutable { .. }
+            | Event::ControlDiscarded { .. }
+            | Event::DataDiscarded { .. } => {
+                queued = queued.saturating_sub(1);
+                picked = true;
             }
             Event::WriteFinished {
-                node,
+                peer,
                 generation,
                 lane,
                 seq,
                 outcome,
             } => {
-                let Some(started) = open.remove(&(node.clone(), *generation, lane.clone(), *seq))
-                else {
-                    continue;
-                };
-                let took = record.at.saturating_sub(c.records[started].at);
-                if took > deadline + slack {
-                    c.violate(
+                picked = true;
+                if let Some(started) = open.remove(&(peer, lane, seq)) {
+                    let took = record.at.saturating_sub(records[started].at);
+                    if took > deadline + slack {
+                        out.violate(
+                            Contract::S2,
+                            format!("a write to peer{peer}/{generation} held the drain for {took:?} (deadline {deadline:?})"),
+                            &[started, index],
+                        );
+                    }
+                }
+                if outcome == Written::TimedOut && model.down_at(&(peer, generation)).is_none() {
+                    out.violate(
                         Contract::S2,
-                        format!("a write to {node}/{generation} held the drain for {took:?} (deadline {deadline:?})"),
-                        &[started, index],
+                        format!("a write to peer{peer}/{generation} timed out but the generation never went down"),
+                        &[index],
                     );
                 }
-                let gen = (node.clone(), *generation);
-                if outcome == "timed_out" && !model.downs.contains_key(&gen) {
-                    c.violate(Contract::S2, format!("a write to {node}/{generation} timed out but the generation never went down"), &[index]);
-                }
+            }
+            Event::WriteAbandoned {
+                peer, lane, seq, ..
+            } => {
+                open.remove(&(peer, lane, seq));
+                picked = true;
             }
             _ => {}
         }
-    }
-    for ((node, generation, _, _), started) in open {
-        let waited = end.saturating_sub(c.records[started].at);
-        if waited > deadline + slack {
-            c.violate(
-                Contract::S2,
-                format!("a write to {node}/{generation} has held the drain for {waited:?} and never finished (deadline {deadline:?})"),
-                &[started],
-            );
+        if picked {
+            idle_since = None;
+            stalled_reported = false;
+        }
+        if open.is_empty() && queued > 0 && idle_since.is_none() {
+            idle_since = Some(index);
         }
     }
-    for (gen, indices) in &model.downs {
-        let only_slow = model.faults.get(&gen.0).is_some_and(|f| {
-            f.iter()
-                .all(|(what, _)| what == "slow" || what == "latency")
-        });
-        let timed_out = model
-            .down_reasons
-            .get(gen)
-            .is_some_and(|r| r.iter().any(|reason| reason == "WriteTimeout"));
-        if only_slow && timed_out {
-            c.violate(
+    for ((peer, _, _), started) in open {
+        let waited = model.end.saturating_sub(records[started].at);
+        if waited > deadline + slack {
+            out.violate(
                 Contract::S2,
-                format!(
-                    "{}/{}: a slow but reading peer was torn down by the write deadline",
-                    gen.0, gen.1
-                ),
-                indices,
+                format!("a write to peer{peer} has held the drain for {waited:?} and never finished (deadline {deadline:?})"),
+                &[started],
             );
         }
     }
 }
 
-fn s3(c: &mut Checker<'_>, model: &Model) {
-    for (gen, indices) in &model.downs {
-        if indices.len() > 1 {
-            c.violate(
+fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    for (gen, downs) in &model.downs {
+        let cited: Vec<usize> = downs.iter().map(|d| d.0).collect();
+        if downs.len() > 1 {
+            out.violate(
                 Contract::S3,
                 format!(
-                    "down hook fired {} times for {}/{}",
-                    indices.len(),
+                    "down hook fired {} times for peer{}/{}",
+                    downs.len(),
                     gen.0,
                     gen.1
                 ),
-                indices,
+                &cited,
             );
         }
-        for (reason, index) in model.down_reasons[gen].iter().zip(indices) {
-            if !REASONS.contains(&reason.as_str()) {
-                c.violate(
+        for &(index, _, table) in downs {
+            if table == Some(gen.1) {
+                out.violate(
                     Contract::S3,
-                    format!("undocumented down reason {reason}"),
-                    &[*index],
+                    format!(
+                        "peer{}/{} went down but the manager still hands it out",
+                        gen.0, gen.1
+                    ),
+                    &[index],
                 );
             }
         }
     }
-    for (index, record) in c.records.iter().enumerate() {
-        match &record.event {
-            Event::WriteStarted {
-                node, generation, ..
+    let mut latest: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
+    for (index, record) in out.records().iter().enumerate() {
+        match record.event {
+            Event::ConnectionUp {
+                peer, generation, ..
             } => {
-                if let Some(&down) = model
-                    .downs
-                    .get(&(node.clone(), *generation))
-                    .and_then(|d| d.first())
-                {
-                    if down < index {
-                        c.violate(
+                if let Some(&(previous, at)) = latest.get(&peer) {
+                    if generation <= previous {
+                        out.violate(
                             Contract::S3,
-                            format!("{node}/{generation} was written to after it went down"),
-                            &[down, index],
+                            format!("peer{peer}: generation {generation} came up after generation {previous}: generations must only grow"),
+                            &[at, index],
                         );
                     }
                 }
+                latest.insert(peer, (generation, index));
             }
-            Event::PeerSocketClosed { remote, how, .. }
-                if c.context.finished && (how == "killed" || how == "eof") =>
-            {
-                if let Some(gen) = model.sockets.get(remote) {
+            Event::TableAtEnd {
+                peer,
+                generation: Some(generation),
+            } => {
+                if let Some(down) = model.down_at(&(peer, generation)) {
+                    out.violate(
+                        Contract::S3,
+                        format!("at the end the manager still hands out peer{peer}/{generation}, which went down"),
+                        &[down, index],
+                    );
+                }
+            }
+            Event::PeerActed {
+                socket,
+                act: PeerAct::Killed,
+                ..
+            }
+            | Event::PeerSocketClosed {
+                socket,
+                how: SocketEnd::Eof,
+                ..
+            } if context.finished => {
+                if let Some(gen) = model.socket_gen.get(&socket) {
                     if !model.downs.contains_key(gen) {
-                        c.violate(
+                        out.violate(
                             Contract::S3,
                             format!(
-                                "the peer closed {}/{}'s socket but the generation never went down",
+                                "the peer closed peer{}/{}'s socket but the generation never went down",
                                 gen.0, gen.1
                             ),
                             &[index],
@@ -422,176 +614,360 @@ fn s3(c: &mut Checker<'_>, model: &Model) {
     }
 }
 
-fn s4(c: &mut Checker<'_>) {
-    let mut queued: BTreeMap<(String, u64), usize> = BTreeMap::new();
-    let mut fates: BTreeMap<(String, u64), Vec<usize>> = BTreeMap::new();
-    let mut written: BTreeSet<(String, u64)> = BTreeSet::new();
-    let mut counted = [0u64; 4];
+fn s4(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    let mut started: BTreeSet<(u64, u64)> = BTreeSet::new();
     let mut stats = None;
-    for (index, record) in c.records.iter().enumerate() {
-        match &record.event {
-            Event::DataEnqueued {
-                node, seq, outcome, ..
-            } if outcome == "queued" => {
-                queued.insert((node.clone(), *seq), index);
-            }
-            Event::WriteFinished {
-                node,
-                lane,
+    for (index, record) in out.records().iter().enumerate() {
+        match record.event {
+            Event::WriteStarted {
+                peer,
+                lane: Lane::Data,
                 seq,
-                outcome,
                 ..
-            } if lane == "data" => {
-                fates.entry((node.clone(), *seq)).or_default().push(index);
-                if outcome == "written" {
-                    written.insert((node.clone(), *seq));
-                    counted[0] += 1;
-                } else {
-                    counted[1] += 1;
-                }
-            }
-            Event::DataUnroutable { node, seq } => {
-                fates.entry((node.clone(), *seq)).or_default().push(index);
-                counted[2] += 1;
+            } => {
+                started.insert((peer, seq));
             }
             Event::FrameArrived {
-                peer, lane, seq, ..
-            } if lane == "data" && !written.contains(&(peer.clone(), *seq)) => {
-                c.violate(
+                peer,
+                lane: Lane::Data,
+                seq,
+                ..
+            } if !started.contains(&(peer, seq)) => {
+                out.violate(
                     Contract::S4,
-                    format!("data frame {seq} arrived at {peer} but was never written"),
+                    format!("data frame {seq} arrived at peer{peer} but was never written"),
                     &[index],
                 );
             }
-            Event::SenderStats {
-                data_queued,
-                data_written,
-                data_failed,
-                data_no_connection,
-                ..
-            } => {
-                stats = Some((
-                    index,
-                    [
-                        *data_written,
-                        *data_failed,
-                        *data_no_connection,
-                        *data_queued,
-                    ],
-                ));
-            }
+            Event::SenderStats { .. } => stats = Some(index),
             _ => {}
         }
     }
-    counted[3] = queued.len() as u64;
-    for ((node, seq), indices) in &fates {
-        if indices.len() > 1 {
-            c.violate(
+    for ((peer, seq), fates) in &model.data_fates {
+        let cited: Vec<usize> = fates.iter().map(|f| f.0).collect();
+        if fates.len() > 1 {
+            out.violate(
                 Contract::S4,
-                format!("data frame {seq} to {node} met {} fates", indices.len()),
-                indices,
+                format!("data frame {seq} to peer{peer} met {} fates", fates.len()),
+                &cited,
             );
         }
-        if !queued.contains_key(&(node.clone(), *seq)) {
-            c.violate(
+        if !model.data_queued.contains_key(&(*peer, *seq)) {
+            out.violate(
                 Contract::S4,
-                format!("data frame {seq} to {node} was written but never queued"),
-                indices,
+                format!("data frame {seq} to peer{peer} left the drain but was never queued"),
+                &cited,
             );
         }
     }
-    if c.context.finished {
-        for ((node, seq), index) in &queued {
-            if !fates.contains_key(&(node.clone(), *seq)) {
-                c.violate(Contract::S4, format!("queued data frame {seq} to {node} has no fate: neither written, failed nor unroutable"), &[*index]);
-            }
+    if !context.finished {
+        return;
+    }
+    for (&(peer, seq), &index) in &model.data_queued {
+        if !model.data_fates.contains_key(&(peer, seq)) {
+            out.violate(
+                Contract::S4,
+                format!("queued data frame {seq} to peer{peer} has no fate: neither written, failed, unroutable nor discarded"),
+                &[index],
+            );
         }
-        if let Some((index, stats)) = stats {
-            if stats != counted {
-                c.violate(
-                    Contract::S4,
-                    format!("sender counters (written, failed, unroutable, queued) = {stats:?} but the events say {counted:?}"),
-                    &[index],
-                );
-            }
-        }
+    }
+    let Some(index) = stats else {
+        return;
+    };
+    let Event::SenderStats {
+        data_queued,
+        data_written,
+        data_failed,
+        data_no_connection,
+        data_discarded,
+        control_queued,
+        control_written,
+        control_failed,
+        control_skipped,
+        control_discarded,
+    } = out.records()[index].event
+    else {
+        return;
+    };
+    let count = |fates: &mut dyn Iterator<Item = Fate>, wanted: &[Fate]| {
+        fates.filter(|fate| wanted.contains(fate)).count() as u64
+    };
+    let data = || model.data_fates.values().flatten().map(|f| f.1);
+    let controls = || model.control_fates.values().flatten().map(|f| f.1);
+    let failed = [
+        Fate::Written(Written::Failed),
+        Fate::Written(Written::TimedOut),
+    ];
+    let said = [
+        data_queued,
+        data_written,
+        data_failed,
+        data_no_connection,
+        data_discarded,
+        control_queued,
+        control_written,
+        control_failed,
+        control_skipped,
+        control_discarded,
+    ];
+    let seen = [
+        model.data_queued.len() as u64,
+        count(&mut data(), &[Fate::Written(Written::Written)]),
+        count(&mut data(), &failed),
+        count(&mut data(), &[Fate::Unroutable]),
+        count(&mut data(), &[Fate::Discarded, Fate::Abandoned]),
+        model
+            .controls
+            .values()
+            .filter(|c| c.3 == ControlOutcome::Queued)
+            .count() as u64,
+        count(&mut controls(), &[Fate::Written(Written::Written)]),
+        count(&mut controls(), &failed),
+        count(&mut controls(), &[Fate::Skipped]),
+        count(&mut controls(), &[Fate::Discarded, Fate::Abandoned]),
+    ];
+    if said != seen {
+        out.violate(
+            Contract::S4,
+            format!("sender counters (data queued, written, failed, unroutable, discarded; controls queued, written, failed, skipped, discarded) = {said:?} but the events say {seen:?}"),
+            &[index],
+        );
     }
 }
 
-fn s5(c: &mut Checker<'_>) {
-    for (index, record) in c.records.iter().enumerate() {
-        if let Event::SenderDropped { panicked: true } = record.event {
-            c.violate(
-                Contract::S5,
-                "dropping the sender panicked".into(),
+/// Whether `gen` was impaired early enough to excuse a frame written at
+/// `written_at` that never arrived.
+fn excused(model: &Model, records: &[Record], gen: &Gen, written_at: Duration, bound: Duration) -> bool {
+    model
+        .impaired
+        .get(gen)
+        .is_some_and(|&at| records[at].at <= written_at + bound)
+}
+
+fn s6(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    if !context.finished {
+        return;
+    }
+    let records = out.records();
+    let mut arrived: BTreeSet<(u16, Lane, u64)> = BTreeSet::new();
+    for record in records {
+        if let Event::FrameArrived {
+            socket, lane, seq, ..
+        } = record.event
+        {
+            arrived.insert((socket, lane, seq));
+        }
+    }
+    for (index, record) in records.iter().enumerate() {
+        let Event::WriteFinished {
+            peer,
+            generation,
+            lane,
+            seq,
+            outcome: Written::Written,
+        } = record.event
+        else {
+            continue;
+        };
+        let gen = (peer, generation);
+        let Some(&socket) = model.gen_socket.get(&gen) else {
+            continue;
+        };
+        if !arrived.contains(&(socket, lane, seq))
+            && !excused(model, records, &gen, record.at, context.delivery_bound)
+        {
+            out.violate(
+                Contract::S6,
+                format!("{lane:?} frame {seq} was written whole to peer{peer}/{generation}, whose peer kept reading, but never arrived"),
                 &[index],
             );
         }
     }
 }
 
-fn end_to_end(c: &mut Checker<'_>, model: &Model) {
-    if !c.context.finished {
-        return;
-    }
-    let mut told: BTreeSet<u64> = BTreeSet::new();
-    let mut written_to_silent: BTreeSet<u64> = BTreeSet::new();
-    let mut exit_seq: BTreeMap<u64, u64> = BTreeMap::new();
-    for record in c.records {
-        match &record.event {
-            Event::ControlEnqueued {
-                seq,
-                link: Some(link),
-                ..
-            } => {
-                exit_seq.insert(*seq, *link);
+fn s7(out: &mut Collector<'_>, model: &Model) {
+    for (gen, downs) in &model.downs {
+        let Some(&(index, reason, _)) = downs.first() else {
+            continue;
+        };
+        let (peer, generation) = *gen;
+        let asked = |since: Option<usize>| since.is_some_and(|at| at <= index);
+        let justified = match reason {
+            Down::ControlOverflow => model.overflowed.contains(gen),
+            Down::ManualDisconnect => {
+                let up = model.up.get(gen).copied().unwrap_or(0);
+                asked(model.shutdown)
+                    || model
+                        .disconnects
+                        .get(&peer)
+                        .is_some_and(|asks| asks.iter().any(|&at| up <= at && at <= index))
             }
+            Down::PeerClosed
+            | Down::ReadError
+            | Down::WriteError
+            | Down::WriteTimeout
+            | Down::HeartbeatTimeout => asked(model.impaired.get(gen).copied()),
+        };
+        if !justified {
+            out.violate(
+                Contract::S7,
+                format!("peer{peer}/{generation} went down ({reason:?}) with no cause: its peer was never cut off and nothing local asked for it"),
+                &[index],
+            );
+        }
+    }
+    for (&gen, &up) in &model.up {
+        let displaced = model.up.iter().find(|(older, &older_up)| {
+            older.0 == gen.0
+                && older.1 < gen.1
+                && older_up < up
+                && model.down_at(older).is_none_or(|down| down > up)
+        });
+        if let Some((older, &older_up)) = displaced {
+            out.violate(
+                Contract::S7,
+                format!(
+                    "peer{}/{} came up while peer{}/{} was still live: a live generation was displaced",
+                    gen.0, gen.1, older.0, older.1
+                ),
+                &[older_up, up],
+            );
+        }
+    }
+}
+
+fn s8(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    let Some((after, connect_timeout)) = context.redial else {
+        return;
+    };
+    let records = out.records();
+    // A keeper sleeps `after`, an attempt started while unreachable fails
+    // within the connect timeout, the next one starts `after` later and
+    // crosses the network (latency) and one preemption point.
+    let bound = after * 2 + connect_timeout + context.delivery_bound + context.preempt_max;
+    for (gen, downs) in &model.downs {
+        let Some(&(index, _, _)) = downs.first() else {
+            continue;
+        };
+        let (peer, generation) = *gen;
+        let down_at = records[index].at;
+        let mut reachable = down_at;
+        let windows = model.unreachable.get(&peer).map_or(&[][..], Vec::as_slice);
+        // Walk forward past every window the moment falls into.
+        let mut moved = true;
+        let mut never = false;
+        while moved {
+            moved = false;
+            for &(from, to) in windows {
+                if from <= reachable && to.is_none_or(|to| reachable < to) {
+                    match to {
+                        Some(to) => {
+                            reachable = to;
+                            moved = true;
+                        }
+                        None => never = true,
+                    }
+                }
+            }
+        }
+        if never || reachable + bound > model.end {
+            continue;
+        }
+        let by = reachable + bound;
+        let reconnected = model
+            .up
+            .iter()
+            .any(|(up, &at)| up.0 == peer && up.1 > generation && records[at].at <= by);
+        if !reconnected {
+            out.violate(
+                Contract::S8,
+                format!("peer{peer}/{generation} went down at {down_at:?}; its peer was reachable from {reachable:?} but no new generation came up by {by:?}"),
+                &[index],
+            );
+        }
+    }
+}
+
+fn end_to_end(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    let records = out.records();
+    let mut told: BTreeSet<u64> = BTreeSet::new();
+    let mut delivered: BTreeMap<u64, usize> = BTreeMap::new();
+    for (index, record) in records.iter().enumerate() {
+        match record.event {
             Event::FrameArrived {
-                remote,
-                lane,
+                socket,
+                lane: Lane::Control,
                 generation,
                 link: Some(link),
                 ..
-            } if lane == "control"
-                && model
-                    .sockets
-                    .get(remote)
-                    .is_some_and(|(_, g)| g == generation) =>
+            } if model
+                .socket_gen
+                .get(&socket)
+                .is_some_and(|(_, g)| *g == generation) =>
             {
-                told.insert(*link);
+                told.insert(link);
             }
-            Event::NoConnection { link, .. } => {
-                told.insert(*link);
-            }
-            Event::WriteFinished {
-                node,
-                lane,
-                seq,
-                outcome,
-                ..
-            } if lane == "control" && outcome == "written" => {
-                let silent = model
-                    .faults
-                    .get(node)
-                    .is_some_and(|f| f.iter().any(|(what, _)| stops_reading(what)));
-                if let (true, Some(link)) = (silent, exit_seq.get(seq)) {
-                    written_to_silent.insert(*link);
+            Event::NoConnection {
+                peer,
+                generation,
+                link,
+            } => {
+                told.insert(link);
+                if let Some(first) = delivered.insert(link, index) {
+                    out.violate(
+                        Contract::EndToEnd,
+                        format!("link {link}: noconnection delivered twice"),
+                        &[first, index],
+                    );
+                }
+                if model
+                    .down_at(&(peer, generation))
+                    .is_none_or(|down| down > index)
+                {
+                    out.violate(
+                        Contract::EndToEnd,
+                        format!("link {link}: noconnection delivered for peer{peer}/{generation}, which had not gone down: an invented death signal"),
+                        &[index],
+                    );
                 }
             }
             _ => {}
         }
     }
-    for (index, record) in c.records.iter().enumerate() {
+    if !context.finished {
+        return;
+    }
+    // Links whose EXIT only a heartbeat could account for (written to an
+    // impaired generation) or that were never sent (the sender was shut).
+    let mut excused_links: BTreeSet<u64> = BTreeSet::new();
+    for (&seq, &(_, pinned, link, outcome)) in &model.controls {
+        let Some(link) = link else { continue };
+        if outcome == ControlOutcome::Closed {
+            excused_links.insert(link);
+            continue;
+        }
+        let fates = model.control_fates.get(&seq).map_or(&[][..], Vec::as_slice);
+        for &(at, fate, to) in fates {
+            if fate == Fate::Written(Written::Written)
+                && to == Some(pinned.1)
+                && excused(model, records, &pinned, records[at].at, context.delivery_bound)
+            {
+                excused_links.insert(link);
+            }
+        }
+    }
+    for (index, record) in records.iter().enumerate() {
         if let Event::Linked {
-            node,
+            peer,
             generation,
             link,
-        } = &record.event
+        } = record.event
         {
-            if !told.contains(link) && !written_to_silent.contains(link) {
-                c.violate(
+            if !told.contains(&link) && !excused_links.contains(&link) {
+                out.violate(
                     Contract::EndToEnd,
-                    format!("link {link} over {node}/{generation}: its EXIT never arrived and no noconnection was delivered: a lost death signal"),
+                    format!("link {link} over peer{peer}/{generation}: its EXIT never arrived and no noconnection was delivered: a lost death signal"),
                     &[index],
                 );
             }

@@ -1,7 +1,14 @@
 //! Fault injection for the sender world: a scenario's scheduled faults as a
 //! timeline of actions, applied by the simulation driver between steps
-//! (network faults through turmoil) or signalled to a peer host (application
-//! faults: stop reading, read slowly, close the socket).
+//! (network faults through turmoil), signalled to a peer host (application
+//! faults: stop reading, read slowly, close the socket), or done by the
+//! local node (a manual disconnect).
+//!
+//! A peer acts on a signal between frames and says which socket it acted on
+//! (`PeerActed`), so the checkers know exactly which generation a fault
+//! touched. Its reader keeps partial frames across wake-ups (a framed
+//! reader that is never cancelled mid-frame), so a fault never corrupts the
+//! stream it does not close.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -9,6 +16,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use crate::coverage::WorldMark;
+use crate::event::FaultApplied;
 use crate::scenario::{FaultKind, ScheduledFault};
 
 /// What a peer host is told to do; it checks between frames, and is woken
@@ -59,21 +68,44 @@ pub enum Action {
     Repair,
     /// The link gains this latency.
     Latency(Duration),
+    /// The local node disconnects the peer's live generation.
+    Disconnect,
 }
 
 impl Action {
-    /// The name in `Fault` events.
+    /// The event that says it was applied.
     #[must_use]
-    pub fn name(&self) -> &'static str {
+    pub fn applied(self) -> FaultApplied {
         match self {
-            Self::Wedge => "wedge",
-            Self::Kill => "kill",
-            Self::Slow(_) => "slow",
-            Self::Crash => "crash",
-            Self::Bounce => "bounce",
-            Self::Partition => "partition",
-            Self::Repair => "repair",
-            Self::Latency(_) => "latency",
+            Self::Wedge => FaultApplied::Wedge,
+            Self::Kill => FaultApplied::Kill,
+            Self::Slow(every) => FaultApplied::Slow {
+                every_us: every.as_micros() as u64,
+            },
+            Self::Crash => FaultApplied::Crash,
+            Self::Bounce => FaultApplied::Bounce,
+            Self::Partition => FaultApplied::Partition,
+            Self::Repair => FaultApplied::Repair,
+            Self::Latency(latency) => FaultApplied::Latency {
+                us: latency.as_micros() as u64,
+            },
+            Self::Disconnect => FaultApplied::Disconnect,
+        }
+    }
+
+    /// The coverage mark of applying it.
+    #[must_use]
+    pub fn mark(self) -> WorldMark {
+        match self {
+            Self::Wedge => WorldMark::FaultWedge,
+            Self::Kill => WorldMark::FaultKill,
+            Self::Slow(_) => WorldMark::FaultSlow,
+            Self::Crash => WorldMark::FaultCrash,
+            Self::Bounce => WorldMark::FaultBounce,
+            Self::Partition => WorldMark::FaultPartition,
+            Self::Repair => WorldMark::FaultRepair,
+            Self::Latency(_) => WorldMark::FaultLatency,
+            Self::Disconnect => WorldMark::FaultDisconnect,
         }
     }
 }
@@ -97,16 +129,9 @@ pub fn timeline(faults: &[ScheduledFault]) -> Vec<(Duration, u64, Action)> {
                 steps.push((at, peer, Action::Partition));
                 steps.push((at + lasting, peer, Action::Repair));
             }
+            FaultKind::Disconnect => steps.push((at, peer, Action::Disconnect)),
         }
     }
     steps.sort_by_key(|(at, peer, _)| (*at, *peer));
     steps
-}
-
-/// Whether a fault kind stops a peer from reading what reaches it (so a
-/// written frame may never be read): the checker's notion of an unhealthy
-/// peer.
-#[must_use]
-pub fn stops_reading(action: &str) -> bool {
-    ["wedge", "kill", "crash", "partition"].contains(&action)
 }

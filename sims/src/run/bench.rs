@@ -159,10 +159,10 @@ pub fn wedged_exchange_sim(tick: Duration) -> (Duration, Duration) {
     let arrived = Arc::new(std::sync::Mutex::new(Duration::ZERO));
     let done = Arc::clone(&arrived);
     sim.client("local", async move {
-        let transport = TurmoilTcp { mss: 1460 };
+        let transport = TurmoilTcp::new(1460);
         let manager = ConnectionManager::new(
             NodeName::from("local"),
-            Arc::new(TurmoilTcp { mss: 1460 }),
+            Arc::new(TurmoilTcp::new(1460)),
             ManagerConfig::new(RuntimeChoice::current()),
         )?;
         for name in ["wedged", "healthy"] {
@@ -263,4 +263,59 @@ pub fn bare_turmoil(params: &Params, seed: u64) -> Duration {
     });
     sim.run().expect("the bare simulation runs");
     started.elapsed()
+}
+
+/// Everything `lanesim bench` measures, in one report.
+#[derive(Debug)]
+pub struct BenchReport {
+    /// Seeds per second per scenario.
+    pub scenarios: Vec<ScenarioBench>,
+    /// The wedged exchange per tick (ms): (virtual time, wall time), median of 7.
+    pub exchange: Vec<(u64, Duration, Duration)>,
+    /// The same exchange on real loopback TCP, unless skipped.
+    pub real: Option<Duration>,
+    /// Per sender scenario: (name, harness wall, bare turmoil wall) over 20 seeds.
+    pub harness: Vec<(String, Duration, Duration)>,
+}
+
+/// Runs the whole benchmark.
+#[must_use]
+pub fn report(scenarios: &[Scenario], seeds: std::ops::Range<u64>, no_real: bool) -> BenchReport {
+    let per_scenario = scenarios
+        .iter()
+        .map(|s| scenario(s, seeds.clone()))
+        .collect();
+    // Medians of 7: these machines are shared and noisy.
+    let exchange = [1, 10, 50, 100]
+        .into_iter()
+        .map(|tick| {
+            let mut runs: Vec<(Duration, Duration)> = (0..7)
+                .map(|_| wedged_exchange_sim(Duration::from_millis(tick)))
+                .collect();
+            runs.sort_by_key(|run| run.1);
+            (tick, runs[3].0, runs[3].1)
+        })
+        .collect();
+    let real = (!no_real).then(wedged_exchange_real);
+    let harness = scenarios
+        .iter()
+        .filter(|s| s.file.world == crate::scenario::WorldKind::Sender)
+        .map(|s| {
+            let mut with = Duration::ZERO;
+            let mut bare = Duration::ZERO;
+            for seed in seeds.clone().take(20) {
+                let started = Instant::now(); // wall-clock: ok (benchmark)
+                let _ = execute(s, seed, Planted::none());
+                with += started.elapsed();
+                bare += bare_turmoil(&s.sample(seed), seed);
+            }
+            (s.name.clone(), with, bare)
+        })
+        .collect();
+    BenchReport {
+        scenarios: per_scenario,
+        exchange,
+        real,
+        harness,
+    }
 }

@@ -14,8 +14,9 @@ pub mod report;
 pub mod selftest;
 
 use crate::check::{self, CheckContext, Violation};
+use crate::coverage::{CoverMark, Coverage, PreemptPolicy};
 use crate::event::{log_hash, record_hash, Record};
-use crate::scenario::{Params, Policy, Scenario};
+use crate::scenario::{FaultKind, Params, Policy, Reach, Scenario};
 use crate::world;
 
 /// How one run ended.
@@ -78,43 +79,96 @@ pub struct RunResult {
     pub records: Vec<Record>,
     /// Virtual time the run covered.
     pub elapsed: Duration,
+    /// The marks the run reached.
+    pub coverage: Coverage,
+}
+
+/// The longest a preemption point can hold a task under `policy`.
+fn preempt_max(policy: PreemptPolicy) -> Duration {
+    if policy.chance > 0.0 {
+        policy.sleep.1
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// turmoil's default largest message latency (its `Builder`).
+const TURMOIL_MAX_LATENCY: Duration = Duration::from_millis(100);
+
+/// What the checkers may assume about a run with `params`.
+#[must_use]
+pub fn check_context(params: &Params, finished: bool) -> CheckContext {
+    match params {
+        Params::Lanes(p) => CheckContext {
+            finished,
+            idle_ttl: p.idle_ttl,
+            panics_kill_lanes: p.policy == Policy::Raw,
+            tick: Duration::from_millis(1),
+            preempt_max: preempt_max(p.preempt),
+            ..CheckContext::default()
+        },
+        Params::Sender(p) => {
+            let latency = p
+                .faults
+                .iter()
+                .filter(|f| f.kind == FaultKind::Latency)
+                .map(|f| f.lasting)
+                .max()
+                .unwrap_or_default()
+                .max(TURMOIL_MAX_LATENCY);
+            let slowest = p
+                .faults
+                .iter()
+                .filter(|f| f.kind == FaultKind::Slow)
+                .map(|f| f.lasting)
+                .max()
+                .unwrap_or_default();
+            // A frame written whole sits behind at most `tcp_capacity`
+            // segments (so frames) in the socket, each read one slow
+            // interval apart, then crosses the link.
+            let backlog = u32::try_from(p.tcp_capacity.saturating_add(2)).unwrap_or(u32::MAX);
+            CheckContext {
+                finished,
+                write_timeout: Some(p.write_timeout),
+                tick: p.tick,
+                preempt_max: preempt_max(p.preempt),
+                delivery_bound: latency * 2 + slowest.saturating_mul(backlog) + p.tick * 5,
+                redial: p.redial_after.map(|after| (after, p.connect_timeout)),
+                ..CheckContext::default()
+            }
+        }
+    }
 }
 
 /// Runs one seed of `scenario`.
 #[must_use]
 pub fn execute(scenario: &Scenario, seed: u64, planted: Planted) -> RunResult {
     let params = scenario.sample(seed);
-    let context = |finished| CheckContext {
-        finished,
-        idle_ttl: match &params {
-            Params::Lanes(p) => p.idle_ttl,
-            Params::Sender(_) => None,
-        },
-        panics_kill_lanes: matches!(&params, Params::Lanes(p) if p.policy == Policy::Raw),
-        write_timeout: match &params {
-            Params::Sender(p) => Some(p.write_timeout),
-            Params::Lanes(_) => None,
-        },
-        tick: match &params {
-            Params::Sender(p) => p.tick,
-            Params::Lanes(_) => Duration::from_millis(1),
-        },
-    };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         world::run(scenario, &params, seed, planted)
     }));
-    let (records, finished, elapsed, crash) = match outcome {
-        Ok(run) => (run.records, run.finished, run.elapsed, None),
+    let (records, finished, elapsed, coverage, crash) = match outcome {
+        Ok(run) => (run.records, run.finished, run.elapsed, run.coverage, None),
         Err(payload) => {
             let message = payload
                 .downcast_ref::<&str>()
                 .map(|s| (*s).to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "non-string panic".into());
-            (Vec::new(), false, Duration::ZERO, Some(message))
+            (
+                Vec::new(),
+                false,
+                Duration::ZERO,
+                Coverage::new(),
+                Some(message),
+            )
         }
     };
-    let violations = check::check(&scenario.file.checks, &records, &context(finished));
+    let violations = check::check(
+        &scenario.file.checks,
+        &records,
+        &check_context(&params, finished),
+    );
     let verdict = if crash.is_some() {
         Verdict::Crash
     } else if !violations.is_empty() {
@@ -135,6 +189,83 @@ pub fn execute(scenario: &Scenario, seed: u64, planted: Planted) -> RunResult {
         hash: log_hash(&records),
         records,
         elapsed,
+        coverage,
+    }
+}
+
+/// How one mark fared over a scenario's sweep.
+#[derive(Clone, Debug)]
+pub struct MarkReach {
+    /// The mark.
+    pub mark: CoverMark,
+    /// Seeds that reached it.
+    pub seeds_hit: u64,
+    /// What the scenario requires of it, if it lists it.
+    pub required: Option<Reach>,
+}
+
+impl MarkReach {
+    /// Whether a requirement was missed (`seeds` run in all).
+    #[must_use]
+    pub fn missed(&self, seeds: u64) -> bool {
+        self.required
+            .is_some_and(|reach| self.seeds_hit < reach.required(seeds))
+    }
+}
+
+/// A scenario's coverage over one sweep.
+#[derive(Clone, Debug)]
+pub struct ScenarioReach {
+    /// The scenario's name.
+    pub scenario: String,
+    /// Its file.
+    pub path: String,
+    /// Seeds run.
+    pub seeds: u64,
+    /// Every mark some seed reached or the scenario requires, in mark order.
+    pub marks: Vec<MarkReach>,
+    /// Whether requirements are judged: a sweep of one seed reports its
+    /// marks but is not held to shares meant for a sweep.
+    pub judged: bool,
+}
+
+impl ScenarioReach {
+    /// The requirements missed (empty when not judged).
+    #[must_use]
+    pub fn missed(&self) -> Vec<&MarkReach> {
+        if !self.judged {
+            return Vec::new();
+        }
+        self.marks.iter().filter(|m| m.missed(self.seeds)).collect()
+    }
+}
+
+/// Folds `results` (all of one scenario) into its coverage report.
+#[must_use]
+pub fn reach(scenario: &Scenario, results: &[&RunResult]) -> ScenarioReach {
+    let mut hits: std::collections::BTreeMap<CoverMark, u64> = std::collections::BTreeMap::new();
+    for result in results {
+        for mark in result.coverage.keys() {
+            *hits.entry(*mark).or_default() += 1;
+        }
+    }
+    for reach in &scenario.reaches {
+        hits.entry(reach.mark).or_default();
+    }
+    let marks = hits
+        .into_iter()
+        .map(|(mark, seeds_hit)| MarkReach {
+            mark,
+            seeds_hit,
+            required: scenario.reaches.iter().find(|r| r.mark == mark).copied(),
+        })
+        .collect();
+    ScenarioReach {
+        scenario: scenario.name.clone(),
+        path: scenario.path.display().to_string(),
+        seeds: results.len() as u64,
+        marks,
+        judged: results.len() > 1,
     }
 }
 

@@ -1,16 +1,27 @@
-//! The testbed testing itself: every planted bug whose layer includes
-//! turmoil must be caught by at least one scenario within a seed budget.
+//! The testbed testing itself: every planted bug whose window a simulated
+//! world can reach must be caught, by a violation of a contract the
+//! catalogue lists for that bug (a run that fails for another reason does
+//! not count), and the report says how well: which scenarios catch each
+//! bug, in what share of their seeds, and after how many seeds and how much
+//! wall time.
+
+use std::ops::Range;
+use std::time::{Duration, Instant};
 
 use lanesim::planted::{Planted, PlantedBug};
 
 use super::{execute, Verdict};
-use crate::scenario::{Contract, Scenario};
+use crate::scenario::{Contract, Scenario, WorldKind};
 
-/// The bugs a single-threaded simulated world can see (DESIGN.md's
-/// "layer" column). The rest have no `.await` in their window (loom) or only
-/// exist in real mode (#9, pinned by a real-runtime test).
-pub const TURMOIL_LAYER: [PlantedBug; 7] = [
+/// The bugs a single-threaded simulated world can reach (DESIGN.md's
+/// "layer" column, widened by the preemption points: `lane.reaped_before_exit`
+/// puts #3's window, a successor lane created before the reaped lane's exit
+/// guard runs, within a simulated run's reach). The rest have no `.await`
+/// and no preemption point in their window (loom, shuttle) or exist only in
+/// real mode (#9, pinned by a real-runtime test).
+pub const TURMOIL_LAYER: [PlantedBug; 8] = [
     PlantedBug::PendingDecrementedAtDequeue,
+    PlantedBug::ReapWithoutIdentityCheck,
     PlantedBug::NoExitGuard,
     PlantedBug::CapacitySharedAcrossKeys,
     PlantedBug::ControlResolvedByNode,
@@ -19,58 +30,135 @@ pub const TURMOIL_LAYER: [PlantedBug; 7] = [
     PlantedBug::DownHookNotOnceGuarded,
 ];
 
-/// Where a bug was first caught.
-#[derive(Debug, Clone)]
-pub struct Caught {
-    /// The bug.
-    pub bug: PlantedBug,
-    /// The scenario and seed that caught it, and the contracts it broke;
-    /// `None` if it escaped.
-    pub by: Option<(String, u64, Vec<Contract>)>,
-    /// Runs spent looking.
-    pub runs: u64,
+/// The contracts the catalogue says catch `bug`: only a violation of one
+/// of these counts as catching it.
+#[must_use]
+pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
+    match bug {
+        PlantedBug::RouteSendsAfterUnlock => &[Contract::L1, Contract::L2, Contract::L3],
+        PlantedBug::PendingDecrementedAtDequeue => &[Contract::L4, Contract::L5],
+        PlantedBug::ReapWithoutIdentityCheck => &[Contract::L2, Contract::L3, Contract::L5],
+        PlantedBug::NoExitGuard => &[Contract::L2, Contract::L5],
+        PlantedBug::CapacityCheckedOutsideGuard => &[Contract::L4],
+        PlantedBug::CapacitySharedAcrossKeys => &[Contract::L4, Contract::L6],
+        PlantedBug::ControlResolvedByNode => &[Contract::Dc2],
+        PlantedBug::NoWriteDeadline => &[Contract::S2],
+        PlantedBug::SilentControlOverflow => &[Contract::Dc1, Contract::EndToEnd],
+        PlantedBug::RuntimeDroppedInPlace => &[Contract::S5],
+        PlantedBug::DownHookNotOnceGuarded => &[Contract::S3],
+        PlantedBug::DownEntryTreatedAsConnected => &[Contract::S8],
+    }
 }
 
-/// For each bug, tries each scenario's seeds `0..max_seeds` (scenario by
-/// scenario, seed by seed, interleaved so a bug caught early anywhere stops
-/// the search) until a run is violated.
+/// How one scenario fared against one bug.
+#[derive(Debug, Clone)]
+pub struct Detection {
+    /// The scenario.
+    pub scenario: String,
+    /// Seeds run.
+    pub seeds_run: u64,
+    /// Seeds whose run broke a catalogue contract of the bug.
+    pub seeds_caught: u64,
+    /// Seeds that failed some other way (another contract, liveness, crash).
+    pub seeds_other: u64,
+    /// The first catching seed, the runs it took to get there (it
+    /// included), and the wall time they took.
+    pub first: Option<(u64, u64, Duration)>,
+}
+
+/// One bug's detection record.
+#[derive(Debug, Clone)]
+pub struct BugReport {
+    /// The bug.
+    pub bug: PlantedBug,
+    /// Whether a simulated world is expected to catch it.
+    pub expected: bool,
+    /// Per scenario of the bug's world.
+    pub detections: Vec<Detection>,
+}
+
+impl BugReport {
+    /// Whether some scenario caught it.
+    #[must_use]
+    pub fn caught(&self) -> bool {
+        self.detections.iter().any(|d| d.seeds_caught > 0)
+    }
+
+    /// An expected bug no scenario caught.
+    #[must_use]
+    pub fn escaped(&self) -> bool {
+        self.expected && !self.caught()
+    }
+}
+
+/// Runs every scenario of each bug's world on `seeds` (default: each
+/// scenario's own) with the bug planted, and records what caught it.
 #[must_use]
-pub fn selftest(bugs: &[PlantedBug], scenarios: &[Scenario], max_seeds: u64) -> Vec<Caught> {
+pub fn selftest(
+    bugs: &[PlantedBug],
+    scenarios: &[Scenario],
+    seeds: Option<Range<u64>>,
+) -> Vec<BugReport> {
     bugs.iter()
         .map(|&bug| {
-            let planted = planted(bug);
-            let mut runs = 0;
-            for seed in 0..max_seeds {
-                for scenario in scenarios {
-                    runs += 1;
-                    let result = execute(scenario, seed, planted);
-                    if result.verdict == Verdict::Violated {
-                        let mut contracts: Vec<Contract> =
-                            result.violations.iter().map(|v| v.contract).collect();
-                        contracts.dedup();
-                        return Caught {
-                            bug,
-                            by: Some((scenario.name.clone(), seed, contracts)),
-                            runs,
-                        };
-                    }
-                }
-            }
-            Caught {
+            let contracts = catalogue_contracts(bug);
+            let worlds: Vec<WorldKind> = contracts.iter().map(|c| c.world()).collect();
+            let detections = scenarios
+                .iter()
+                .filter(|s| worlds.contains(&s.file.world))
+                .map(|scenario| {
+                    detect(
+                        scenario,
+                        planted(bug),
+                        contracts,
+                        seeds.clone().unwrap_or_else(|| scenario.default_seeds()),
+                    )
+                })
+                .collect();
+            BugReport {
                 bug,
-                by: None,
-                runs,
+                expected: TURMOIL_LAYER.contains(&bug),
+                detections,
             }
         })
         .collect()
 }
 
-#[cfg(feature = "planted-bugs")]
-fn planted(bug: PlantedBug) -> Planted {
-    Planted::bug(bug)
+fn detect(
+    scenario: &Scenario,
+    planted: Planted,
+    contracts: &[Contract],
+    seeds: Range<u64>,
+) -> Detection {
+    let started = Instant::now(); // wall-clock: ok (a report of wall time, not simulated code)
+    let mut detection = Detection {
+        scenario: scenario.name.clone(),
+        seeds_run: 0,
+        seeds_caught: 0,
+        seeds_other: 0,
+        first: None,
+    };
+    for seed in seeds {
+        detection.seeds_run += 1;
+        let result = execute(scenario, seed, planted);
+        let caught = result.verdict == Verdict::Violated
+            && result
+                .violations
+                .iter()
+                .any(|v| contracts.contains(&v.contract));
+        if caught {
+            detection.seeds_caught += 1;
+            detection
+                .first
+                .get_or_insert((seed, detection.seeds_run, started.elapsed()));
+        } else if result.verdict != Verdict::Pass {
+            detection.seeds_other += 1;
+        }
+    }
+    detection
 }
 
-#[cfg(not(feature = "planted-bugs"))]
-fn planted(_bug: PlantedBug) -> Planted {
-    Planted::none()
+/// The bug planted; selftest refuses to start in a build without bugs.
+fn planted(bug: PlantedBug) -> Planted {
+    Planted::select(bug).unwrap_or_default()
 }

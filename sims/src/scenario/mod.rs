@@ -13,11 +13,14 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 pub use params::{LanesParams, Params, ScheduledFault, SenderParams};
+
 pub use spec::{
     Contract, FaultKind, FaultSpec, LanesSpec, Policy, ScenarioFile, SenderSpec, WorldKind,
 };
 
 use sample::{Dur, Sampled};
+
+use crate::coverage::CoverMark;
 
 /// A loaded, validated scenario.
 #[derive(Clone, Debug)]
@@ -28,6 +31,65 @@ pub struct Scenario {
     pub name: String,
     /// The parsed file.
     pub file: ScenarioFile,
+    /// The marks it exists to reach (its `reaches`, parsed).
+    pub reaches: Vec<Reach>,
+}
+
+/// A mark a scenario must reach in a sweep.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reach {
+    /// The mark.
+    pub mark: CoverMark,
+    /// The share of seeds that must reach it; `None`: at least one seed.
+    pub share: Option<f64>,
+}
+
+impl Reach {
+    /// Parses `"mark"` or `"mark >= 25%"`.
+    ///
+    /// # Errors
+    /// A message saying what is wrong.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (name, share) = match text.split_once(">=") {
+            Some((name, share)) => (name.trim(), Some(share.trim())),
+            None => (text.trim(), None),
+        };
+        let mark = CoverMark::from_name(name).ok_or_else(|| {
+            format!("unknown coverage mark `{name}` (`lanesim list` prints them all)")
+        })?;
+        let share = share
+            .map(|share| {
+                let percent: f64 = share
+                    .strip_suffix('%')
+                    .and_then(|p| p.trim().parse().ok())
+                    .ok_or_else(|| format!("`{text}`: expected a share such as `>= 25%`"))?;
+                if percent > 0.0 && percent <= 100.0 {
+                    Ok(percent / 100.0)
+                } else {
+                    Err(format!("`{text}`: the share must be in (0%, 100%]"))
+                }
+            })
+            .transpose()?;
+        Ok(Self { mark, share })
+    }
+
+    /// How many of `seeds` seeds must reach the mark.
+    #[must_use]
+    pub fn required(&self, seeds: u64) -> u64 {
+        match self.share {
+            None => 1,
+            Some(share) => ((share * seeds as f64).ceil() as u64).max(1),
+        }
+    }
+}
+
+impl fmt::Display for Reach {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.share {
+            None => write!(f, "{}", self.mark),
+            Some(share) => write!(f, "{} >= {}%", self.mark, share * 100.0),
+        }
+    }
 }
 
 /// Most peers a sender world can address.
@@ -99,10 +161,16 @@ impl Scenario {
                 |stem| stem.to_string_lossy().into_owned(),
             )
         });
+        let reaches = file
+            .reaches
+            .iter()
+            .filter_map(|text| Reach::parse(text).ok())
+            .collect();
         let scenario = Self {
             path: path.to_path_buf(),
             name,
             file,
+            reaches,
         };
         if let Some(problem) = validate(&scenario.file).into_iter().next() {
             let (line, col) = locate(source, &problem.key);
@@ -192,6 +260,19 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
                 "checks",
                 format!("{} is not a contract of the {world} world", contract.id()),
             ));
+        }
+        if let Some(why) = contract.undecidable_in_simulation() {
+            problems.push(problem("checks", why));
+        }
+    }
+    for text in &file.reaches {
+        match Reach::parse(text) {
+            Err(message) => problems.push(problem("reaches", message)),
+            Ok(reach) if reach.mark.world() != file.world => problems.push(problem(
+                "reaches",
+                format!("`{}` is not a mark the {world} world can reach", reach.mark),
+            )),
+            Ok(_) => {}
         }
     }
     if let Some(seeds) = &file.seeds {
@@ -284,6 +365,12 @@ fn validate_lanes(lanes: &LanesSpec, problems: &mut Vec<Problem>) {
     if let Some(at) = &lanes.drop_router_at {
         span("lanes.drop_router_at", at, false, problems);
     }
+    preemption(
+        "lanes",
+        lanes.preempt.as_ref(),
+        lanes.preempt_for.as_ref(),
+        problems,
+    );
     if let Some(stuck) = &lanes.stuck_keys {
         count("lanes.stuck_keys", stuck, 0, problems);
         if stuck.bounds().1 >= lanes.keys.bounds().0 {
@@ -291,6 +378,27 @@ fn validate_lanes(lanes: &LanesSpec, problems: &mut Vec<Problem>) {
                 "lanes.stuck_keys",
                 "must leave at least one key that is not stuck",
             ));
+        }
+    }
+}
+
+/// Longest a preempted point may sleep: a preempted thread, not a stall.
+pub const MAX_PREEMPT: std::time::Duration = std::time::Duration::from_secs(1);
+
+fn preemption(
+    table: &str,
+    chance: Option<&Sampled<f64>>,
+    sleep: Option<&Sampled<Dur>>,
+    problems: &mut Vec<Problem>,
+) {
+    if let Some(value) = chance {
+        self::chance(&format!("{table}.preempt"), value, problems);
+    }
+    if let Some(value) = sleep {
+        let key = format!("{table}.preempt_for");
+        span(&key, value, false, problems);
+        if value.bounds().1 .0 > MAX_PREEMPT {
+            problems.push(problem(key, "at most 1s: a preempted thread, not a stall"));
         }
     }
 }
@@ -332,6 +440,15 @@ fn validate_sender(sender: &SenderSpec, problems: &mut Vec<Problem>) {
     if let Some(chaos) = &sender.chaos {
         count("sender.chaos", chaos, 0, problems);
     }
+    if let Some(at) = &sender.shutdown_at {
+        span("sender.shutdown_at", at, false, problems);
+    }
+    preemption(
+        "sender",
+        sender.preempt.as_ref(),
+        sender.preempt_for.as_ref(),
+        problems,
+    );
     let min_peers = sender.peers.bounds().0;
     for (index, fault) in sender.fault.iter().enumerate() {
         let key = |field: &str| format!("sender.fault[{index}].{field}");
@@ -361,6 +478,14 @@ fn validate_sender(sender: &SenderSpec, problems: &mut Vec<Problem>) {
                 ));
             }
             (None, _) => {}
+        }
+        if let (Some(_), FaultKind::Wedge | FaultKind::Kill | FaultKind::Disconnect) =
+            (&fault.lasting, fault.kind)
+        {
+            problems.push(problem(
+                key("for"),
+                "this fault happens once; `for` would be ignored",
+            ));
         }
     }
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::sample::{fmt_duration, Dur, Sampled};
 use super::spec::{FaultKind, LanesSpec, Policy, ScenarioFile, SenderSpec};
+use crate::coverage::PreemptPolicy;
 use crate::rng::SimRng;
 
 /// A run's parameters.
@@ -41,6 +42,7 @@ pub struct LanesParams {
     pub drop_router_at: Option<Duration>,
     pub stuck_keys: u64,
     pub buggify: f64,
+    pub preempt: PreemptPolicy,
 }
 
 /// A fault at a time.
@@ -69,6 +71,8 @@ pub struct SenderParams {
     pub tick: Duration,
     pub tcp_capacity: u64,
     pub faults: Vec<ScheduledFault>,
+    pub shutdown_at: Option<Duration>,
+    pub preempt: PreemptPolicy,
 }
 
 fn sub_range(value: &Sampled<u64>, rng: &mut SimRng) -> (u64, u64) {
@@ -111,16 +115,29 @@ fn sample_lanes(spec: &LanesSpec, rng: &mut SimRng) -> LanesParams {
             .stuck_keys
             .map_or(0, |stuck| stuck.sample(rng).min(keys - 1)),
         buggify: spec.buggify.map_or(0.0, |p| p.sample(rng)),
+        preempt: preempt_policy(spec.preempt.as_ref(), spec.preempt_for.as_ref(), rng),
     }
 }
 
-const ALL_FAULTS: [FaultKind; 6] = [
+fn preempt_policy(
+    chance: Option<&Sampled<f64>>,
+    sleep: Option<&Sampled<Dur>>,
+    rng: &mut SimRng,
+) -> PreemptPolicy {
+    PreemptPolicy {
+        chance: chance.map_or(0.0, |p| p.sample(rng)),
+        sleep: sleep.map_or((Duration::ZERO, Duration::ZERO), |s| sub_span(s, rng)),
+    }
+}
+
+const ALL_FAULTS: [FaultKind; 7] = [
     FaultKind::Wedge,
     FaultKind::Slow,
     FaultKind::Kill,
     FaultKind::CrashBounce,
     FaultKind::Partition,
     FaultKind::Latency,
+    FaultKind::Disconnect,
 ];
 
 fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
@@ -138,6 +155,13 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
             lasting: fault.lasting.map_or(Duration::ZERO, |d| d.sample(rng)),
         })
         .collect();
+    let data_frames = spec.data_frames.sample(rng);
+    let links = spec.links.sample(rng);
+    let gap = sub_span(&spec.gap, rng);
+    // Every workload step is followed by a gap of at least `gap.0`, and
+    // there are at least `data_frames + links` steps: chaos faults land
+    // before the workload can have ended, so each one meets traffic.
+    let workload_floor_us = ((data_frames + links) * gap.0.as_micros() as u64).max(1000);
     let chaos = spec.chaos.map_or(0, |n| n.sample(rng));
     let kinds = spec
         .chaos_kinds
@@ -159,17 +183,17 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
         faults.push(ScheduledFault {
             kind,
             peer: rng.range(0, peers - 1),
-            at: Duration::from_millis(rng.range(0, 2 * deadline_ms)),
+            at: Duration::from_micros(rng.range(0, workload_floor_us)),
             lasting: Duration::from_millis(lasting_ms),
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.peer));
     SenderParams {
         peers,
-        data_frames: spec.data_frames.sample(rng),
-        links: spec.links.sample(rng),
+        data_frames,
+        links,
         frame_bytes: sub_range(&spec.frame_bytes, rng),
-        gap: sub_span(&spec.gap, rng),
+        gap,
         data_capacity: spec.data_capacity.map_or(1024, |c| c.sample(rng)),
         control_capacity: spec.control_capacity.map_or(256, |c| c.sample(rng)),
         write_timeout,
@@ -181,6 +205,8 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
         tick: spec.tick.map_or(Duration::from_millis(1), |t| t.0),
         tcp_capacity: spec.tcp_capacity.map_or(64, |c| c.sample(rng)),
         faults,
+        shutdown_at: spec.shutdown_at.map(|at| at.sample(rng)),
+        preempt: preempt_policy(spec.preempt.as_ref(), spec.preempt_for.as_ref(), rng),
     }
 }
 
@@ -196,6 +222,10 @@ fn span(range: (Duration, Duration)) -> String {
     format!("{}..{}", D(range.0), D(range.1))
 }
 
+fn preempt(policy: PreemptPolicy) -> String {
+    format!("{:.2}@{}", policy.chance, span(policy.sleep))
+}
+
 fn opt(value: Option<Duration>) -> String {
     value.map_or_else(|| "none".into(), |d| D(d).to_string())
 }
@@ -207,7 +237,7 @@ impl fmt::Display for Params {
                 f,
                 "keys={} producers={} items/producer={} burst={}..{} gap={} pause={} handler={} hot_key={:.2} \
                  idle_ttl={} capacity={} policy={:?} panic={:.3} sync_panic={:.3} drop_router_at={} stuck_keys={} \
-                 buggify={:.2}",
+                 buggify={:.2} preempt={}",
                 p.keys,
                 p.producers,
                 p.items_per_producer,
@@ -225,6 +255,7 @@ impl fmt::Display for Params {
                 opt(p.drop_router_at),
                 p.stuck_keys,
                 p.buggify,
+                preempt(p.preempt),
             ),
             Self::Sender(p) => {
                 let mut faults = String::new();
@@ -234,7 +265,8 @@ impl fmt::Display for Params {
                 write!(
                     f,
                     "peers={} data_frames={} links={} frame_bytes={}..{} gap={} data_capacity={} control_capacity={} \
-                     write_timeout={} connect_timeout={} redial_after={} mss={} tick={} tcp_capacity={} faults=[{}]",
+                     write_timeout={} connect_timeout={} redial_after={} mss={} tick={} tcp_capacity={} \
+                     shutdown_at={} preempt={} faults=[{}]",
                     p.peers,
                     p.data_frames,
                     p.links,
@@ -249,6 +281,8 @@ impl fmt::Display for Params {
                     p.mss,
                     D(p.tick),
                     p.tcp_capacity,
+                    opt(p.shutdown_at),
+                    preempt(p.preempt),
                     faults.trim(),
                 )
             }

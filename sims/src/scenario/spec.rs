@@ -21,6 +21,10 @@ pub struct ScenarioFile {
     pub seeds: Option<String>,
     /// Virtual-time budget; a run still going then is a liveness failure.
     pub budget: Option<Dur>,
+    /// Coverage marks this scenario exists to reach: `"mark"` (some seed of
+    /// a sweep must reach it) or `"mark >= 25%"` (that share of its seeds).
+    #[serde(default)]
+    pub reaches: Vec<String>,
     /// The lanes world's workload.
     pub lanes: Option<LanesSpec>,
     /// The sender world's workload and faults.
@@ -59,7 +63,10 @@ pub enum Contract {
     S3,
     S4,
     S5,
-    /// End to end: no death signal is lost.
+    S6,
+    S7,
+    S8,
+    /// End to end: no death signal is lost, none is invented.
     #[serde(rename = "E2E")]
     EndToEnd,
 }
@@ -83,7 +90,50 @@ impl Contract {
             Self::S3 => "S3",
             Self::S4 => "S4",
             Self::S5 => "S5",
+            Self::S6 => "S6",
+            Self::S7 => "S7",
+            Self::S8 => "S8",
             Self::EndToEnd => "E2E",
+        }
+    }
+
+    /// Every contract, in report order.
+    pub const ALL: [Contract; 18] = [
+        Self::L1,
+        Self::L2,
+        Self::L3,
+        Self::L4,
+        Self::L5,
+        Self::L6,
+        Self::Dc1,
+        Self::Dc2,
+        Self::Dc5,
+        Self::S1,
+        Self::S2,
+        Self::S3,
+        Self::S4,
+        Self::S5,
+        Self::S6,
+        Self::S7,
+        Self::S8,
+        Self::EndToEnd,
+    ];
+
+    /// Why no simulated world can decide this contract, if none can. A
+    /// scenario that lists it is refused at load time.
+    #[must_use]
+    pub fn undecidable_in_simulation(self) -> Option<&'static str> {
+        match self {
+            Self::S1 => Some(
+                "S1 (enqueue never blocks) is decided by the types, the loom models and the \
+                 real-mode tests: a single-threaded simulated host cannot observe a blocked \
+                 synchronous call",
+            ),
+            Self::S5 => Some(
+                "S5 (safe runtime drop) is decided by the real-mode tests: a simulated host \
+                 never owns a runtime",
+            ),
+            _ => None,
         }
     }
 
@@ -150,6 +200,12 @@ pub struct LanesSpec {
     /// Chance of extra yields / short sleeps at each await point.
     #[serde(default)]
     pub buggify: Option<Sampled<f64>>,
+    /// Chance that a preemption point in the production code preempts.
+    #[serde(default)]
+    pub preempt: Option<Sampled<f64>>,
+    /// How long a preempted point sleeps (a per-run sub-range; zero yields).
+    #[serde(default)]
+    pub preempt_for: Option<Sampled<Dur>>,
 }
 
 /// The sender world.
@@ -186,6 +242,15 @@ pub struct SenderSpec {
     pub chaos: Option<Sampled<u64>>,
     /// Fault kinds chaos may draw (default: all).
     pub chaos_kinds: Option<Vec<FaultKind>>,
+    /// Shut the sender down at this time; absent = never (it is dropped at
+    /// the end of the run).
+    pub shutdown_at: Option<Sampled<Dur>>,
+    /// Chance that a preemption point in the production code preempts.
+    #[serde(default)]
+    pub preempt: Option<Sampled<f64>>,
+    /// How long a preempted point sleeps (a per-run sub-range; zero yields).
+    #[serde(default)]
+    pub preempt_for: Option<Sampled<Dur>>,
     /// Scripted faults.
     #[serde(default)]
     pub fault: Vec<FaultSpec>,
@@ -207,6 +272,22 @@ pub enum FaultKind {
     Partition,
     /// Adds link latency.
     Latency,
+    /// The local node disconnects the peer's live generation
+    /// (`disconnect_node`): a local, not a peer, fault.
+    Disconnect,
+}
+
+impl FaultKind {
+    /// Whether this fault can stop a peer from reading what reaches it, so
+    /// that a generation may rightly go down and a written frame may never
+    /// arrive. Slow and latency never can (S7).
+    #[must_use]
+    pub fn impairs(self) -> bool {
+        match self {
+            Self::Wedge | Self::Kill | Self::CrashBounce | Self::Partition => true,
+            Self::Slow | Self::Latency | Self::Disconnect => false,
+        }
+    }
 }
 
 /// One scripted fault.

@@ -23,7 +23,8 @@ use lanesim::shim::rt::RuntimeChoice;
 use tokio::time::Instant;
 
 use super::{WorldRun, INJECTED};
-use crate::event::{Event, EventLog};
+use crate::coverage::{self, WorldMark, WorldProbe};
+use crate::event::{Event, EventLog, Exit};
 use crate::rng::SimRng;
 use crate::scenario::{LanesParams, Policy};
 
@@ -34,6 +35,11 @@ type Item = (u64, u64);
 /// What the world's tasks share.
 struct World {
     log: EventLog,
+    probe: Arc<WorldProbe>,
+    /// Keys whose last lane reaped itself.
+    reaped: Mutex<BTreeSet<u64>>,
+    /// Producers still routing.
+    producing: std::sync::atomic::AtomicU64,
     start: Instant,
     rng: Mutex<SimRng>,
     params: LanesParams,
@@ -82,6 +88,9 @@ struct Observer(Arc<World>);
 
 impl LaneObserver<u64> for Observer {
     fn lane_created(&self, key: &u64, lane: LaneId) {
+        if self.0.reaped.lock().unwrap().remove(key) {
+            self.0.probe.world(WorldMark::LaneRebuiltAfterReap);
+        }
         self.0.record(Event::LaneCreated {
             key: *key,
             lane: lane.0,
@@ -89,11 +98,13 @@ impl LaneObserver<u64> for Observer {
     }
 
     fn lane_closed(&self, key: &u64, lane: LaneId, exit: LaneExit) {
-        let exit = format!("{exit:?}").to_lowercase();
+        if exit == LaneExit::Reaped {
+            self.0.reaped.lock().unwrap().insert(*key);
+        }
         self.0.record(Event::LaneClosed {
             key: *key,
             lane: lane.0,
-            exit,
+            exit: Exit::from(exit),
         });
     }
 }
@@ -104,6 +115,7 @@ fn handle(world: &Arc<World>, lane: LaneId, (key, item): Item) -> BoxFuture<'sta
     let lane = lane.0;
     world.record(Event::HandleStart { key, item, lane });
     if world.stuck.contains(&key) && world.hung.lock().unwrap().insert(key) {
+        world.probe.world(WorldMark::StuckKeyHung);
         world.record(Event::Stuck { key, item, lane });
         return Box::pin(std::future::pending());
     }
@@ -208,19 +220,32 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, planted: Planted) 
         .build()
         .expect("a current-thread runtime builds");
     let log = EventLog::default();
+    let probe = Arc::new(WorldProbe::new(seed, params.preempt));
+    let installed = coverage::install(&probe);
     let (finished, elapsed) = runtime.block_on(async {
         super::lanes_started(Some(Instant::now()));
-        main(params.clone(), seed, budget, planted, log.clone()).await
+        main(
+            params.clone(),
+            seed,
+            budget,
+            planted,
+            log.clone(),
+            Arc::clone(&probe),
+        )
+        .await
     });
     super::lanes_started(None);
     // The log ends at `RunEnd`: cancelling what is left (stuck lanes) with
-    // the runtime is not part of the run.
+    // the runtime is not part of the run, and is not counted either.
     let records = log.snapshot();
+    let coverage = probe.close();
     drop(runtime);
+    drop(installed);
     WorldRun {
         records,
         finished,
         elapsed,
+        coverage,
     }
 }
 
@@ -230,10 +255,14 @@ async fn main(
     budget: Duration,
     planted: Planted,
     log: EventLog,
+    probe: Arc<WorldProbe>,
 ) -> (bool, Duration) {
     let stuck: BTreeSet<u64> = (params.keys - params.stuck_keys..params.keys).collect();
     let world = Arc::new(World {
         log,
+        probe,
+        reaped: Mutex::new(BTreeSet::new()),
+        producing: std::sync::atomic::AtomicU64::new(params.producers),
         start: Instant::now(),
         rng: Mutex::new(SimRng::new(seed).fork("lanes")),
         params,
@@ -254,6 +283,9 @@ async fn main(
         let (world, target) = (Arc::clone(&world), Arc::clone(&target));
         tokio::spawn(async move {
             tokio::time::sleep(at).await;
+            if world.producing.load(std::sync::atomic::Ordering::Acquire) > 0 {
+                world.probe.world(WorldMark::RouterDroppedMidflight);
+            }
             drop_router(&world, &target);
         });
     }
@@ -301,6 +333,13 @@ async fn settle(world: &World, deadline: Instant) -> bool {
 }
 
 async fn produce(world: Arc<World>, target: Arc<Mutex<Option<Target>>>, producer: u64) {
+    route_all(&world, &target, producer).await;
+    world
+        .producing
+        .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+}
+
+async fn route_all(world: &World, target: &Mutex<Option<Target>>, producer: u64) {
     let params = world.params.clone();
     let mut sent = 0;
     while sent < params.items_per_producer {
@@ -320,7 +359,7 @@ async fn produce(world: Arc<World>, target: Arc<Mutex<Option<Target>>>, producer
                 .lock()
                 .unwrap()
                 .as_ref()
-                .map(|target| target.route(&world, key, item));
+                .map(|target| target.route(world, key, item));
             let Some((capacity, depth)) = routed else {
                 return; // the router was dropped
             };

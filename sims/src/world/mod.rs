@@ -4,10 +4,16 @@
 //! - `lanes`: LaneRouter / OrderedDispatcher on a paused current-thread tokio
 //!   runtime (no network needed; idle time is skipped, not ticked).
 //! - `sender`: ConnectionManager + DistSender on a turmoil host, peers on
-//!   other hosts, faults injected by the simulation driver.
+//!   other hosts (`peer`), faults injected by the simulation driver, the
+//!   simulated TCP with a frame-start tap (`net`), frame tags (`tag`).
+//!
+//! Each world installs a [`WorldProbe`](crate::coverage::WorldProbe) on its
+//! thread for the run: it counts coverage marks and answers the production
+//! code's preemption points from the run's seed.
 
 pub mod lanes;
 pub mod net;
+pub mod peer;
 pub mod sender;
 pub mod tag;
 
@@ -16,6 +22,7 @@ use std::time::Duration;
 
 use lanesim::planted::Planted;
 
+use crate::coverage::Coverage;
 use crate::event::Record;
 use crate::scenario::{Params, Scenario};
 
@@ -28,6 +35,8 @@ pub struct WorldRun {
     pub finished: bool,
     /// Virtual time the run took.
     pub elapsed: Duration,
+    /// The marks the run reached, and how often.
+    pub coverage: Coverage,
 }
 
 /// Runs `scenario` with `params` (sampled from `seed`).

@@ -2,35 +2,64 @@
 //! MSS-capped write half: each `poll_write` passes at most `mss` bytes, so a
 //! frame is several segments (turmoil's flow control counts segments) and a
 //! write deadline can cancel `write_all` mid-frame, as on a real socket.
+//!
+//! The write half also follows the frame boundaries in what it passes and
+//! can report (`WriteTap`) the moment the first byte of each frame reaches
+//! the socket: ground truth for "no frame starts to be written to a
+//! generation after it went down", which the drain's own report (made
+//! before it takes the writer lock) cannot give.
 
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use lanesim::shim::net::{BoxFuture, Connected, Listener, Transport};
 use tokio::io::AsyncWrite;
 
+use super::tag::frame_len;
+
+/// Told `(socket, frame)` when a frame's first byte reaches `socket` (the
+/// local port); `frame` starts with the whole frame.
+pub type WriteTap = Arc<dyn Fn(u16, &[u8]) + Send + Sync>;
+
 /// turmoil TCP for `ConnectionManager`.
 pub struct TurmoilTcp {
     /// Largest write passed to the socket at once.
     pub mss: usize,
+    /// Frame starts are reported here, if set.
+    pub tap: Option<WriteTap>,
 }
 
-fn split(stream: turmoil::net::TcpStream, mss: usize) -> io::Result<Connected> {
-    let peer = stream.peer_addr()?.to_string();
-    let local = stream.local_addr()?.to_string();
-    let (read, write) = stream.into_split();
-    Ok(Connected {
-        read: Box::new(read),
-        write: Box::new(MssCapped { inner: write, mss }),
-        peer,
-        local,
-    })
+impl TurmoilTcp {
+    /// Segments of at most `mss` bytes, no tap.
+    #[must_use]
+    pub fn new(mss: usize) -> Self {
+        Self { mss, tap: None }
+    }
+
+    fn split(&self, stream: turmoil::net::TcpStream) -> io::Result<Connected> {
+        let peer = stream.peer_addr()?;
+        let local = stream.local_addr()?;
+        let (read, write) = stream.into_split();
+        Ok(Connected {
+            read: Box::new(read),
+            write: Box::new(MssCapped {
+                inner: write,
+                mss: self.mss,
+                socket: local.port(),
+                remaining: 0,
+                tap: self.tap.clone(),
+            }),
+            peer: peer.to_string(),
+            local: local.to_string(),
+        })
+    }
 }
 
 impl Transport for TurmoilTcp {
     fn connect<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, io::Result<Connected>> {
-        Box::pin(async move { split(turmoil::net::TcpStream::connect(addr).await?, self.mss) })
+        Box::pin(async move { self.split(turmoil::net::TcpStream::connect(addr).await?) })
     }
 
     fn bind<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, io::Result<Box<dyn Listener>>> {
@@ -38,7 +67,10 @@ impl Transport for TurmoilTcp {
             let listener = turmoil::net::TcpListener::bind(addr).await?;
             Ok(Box::new(TurmoilListener {
                 listener,
-                mss: self.mss,
+                transport: TurmoilTcp {
+                    mss: self.mss,
+                    tap: self.tap.clone(),
+                },
             }) as Box<dyn Listener>)
         })
     }
@@ -46,14 +78,14 @@ impl Transport for TurmoilTcp {
 
 struct TurmoilListener {
     listener: turmoil::net::TcpListener,
-    mss: usize,
+    transport: TurmoilTcp,
 }
 
 impl Listener for TurmoilListener {
     fn accept(&mut self) -> BoxFuture<'_, io::Result<Connected>> {
         Box::pin(async move {
             let (stream, _) = self.listener.accept().await?;
-            split(stream, self.mss)
+            self.transport.split(stream)
         })
     }
 
@@ -62,10 +94,15 @@ impl Listener for TurmoilListener {
     }
 }
 
-/// A write half that accepts at most `mss` bytes per call.
-pub struct MssCapped<W> {
+/// A write half that accepts at most `mss` bytes per call and reports the
+/// start of each frame.
+struct MssCapped<W> {
     inner: W,
     mss: usize,
+    socket: u16,
+    /// Bytes of the current frame not yet passed on; 0 at a boundary.
+    remaining: usize,
+    tap: Option<WriteTap>,
 }
 
 impl<W: AsyncWrite + Unpin> AsyncWrite for MssCapped<W> {
@@ -75,7 +112,20 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for MssCapped<W> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let cap = buf.len().min(self.mss.max(1));
-        Pin::new(&mut self.inner).poll_write(cx, &buf[..cap])
+        let written = Pin::new(&mut self.inner).poll_write(cx, &buf[..cap]);
+        if let Poll::Ready(Ok(n)) = written {
+            if n > 0 {
+                if self.remaining == 0 {
+                    // At a boundary `write_all` hands over the whole frame.
+                    self.remaining = frame_len(buf).unwrap_or(n);
+                    if let Some(tap) = &self.tap {
+                        tap(self.socket, buf);
+                    }
+                }
+                self.remaining = self.remaining.saturating_sub(n);
+            }
+        }
+        written
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

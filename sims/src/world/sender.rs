@@ -1,69 +1,144 @@
 //! The sender world: the production `ConnectionManager` + `DistSender` on a
 //! turmoil host ("local"), peers on other hosts that log every frame they
-//! read, and a driver that steps the simulation and injects faults.
+//! read (`peer`), and a driver that steps the simulation and injects faults.
 //!
-//! The local node dials every peer, makes links over the generations it has,
-//! enqueues data frames and one EXIT control per link (pinned to the
-//! generation the link was made over), redials nodes that go down, then
-//! waits for the drain to empty. Every frame carries a tag (lane, pinned
-//! generation, sequence, link) so the log says exactly what arrived on which
-//! socket; the sender's observer says what the drain wrote where.
+//! Model. The local node dials every peer, makes links over the generations
+//! it has, enqueues data frames and one EXIT control per link (pinned to the
+//! generation the link was made over), and keeps every peer connected: a
+//! keeper per peer redials after each down, and the workload dials on
+//! demand when it wants a link to a peer it has no connection to, so two
+//! dials of one node can race. Sometimes it links over a connection it
+//! held from earlier, which may be down by then. It may shut the sender
+//! down mid-run (`shutdown_at`) and go on enqueueing. Every frame carries a
+//! tag (lane, pinned generation, sequence, link), so the log says exactly
+//! what reached which socket (the transport's write tap), what arrived
+//! (the peers), and what the drain did (the sender's observer).
+//!
+//! The log ends at `RunEnd`: what tearing the simulation down does (the
+//! drain's drop marking connections down) is not part of the run, and the
+//! probe stops counting marks there too.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lanesim::distribution::frame::{read_frame, Frame, DEFAULT_MAX_FRAME};
 use lanesim::distribution::{
-    ConnectionManager, ControlEnqueueError, ControlOutbound, DistConnection, DistSender, Enqueued,
-    LinkTable, ManagerConfig, NodeName, SenderConfig, SenderLane, SenderObserver, WriteOutcome,
-    HELLO,
+    ConnectionManager, ControlOutbound, DistConnection, DistSender, LinkTable, ManagerConfig,
+    NodeName, SenderConfig, SenderLane, SenderObserver, WriteOutcome,
 };
 use lanesim::planted::Planted;
 use lanesim::shim::rt::RuntimeChoice;
-use tokio::time::Instant;
+use tokio::sync::{mpsc, Notify};
 
-use super::net::TurmoilTcp;
+use super::net::{TurmoilTcp, WriteTap};
+use super::peer::peer_main;
 use super::tag::Tag;
 use super::WorldRun;
-use crate::event::{Event, EventLog};
+use crate::coverage::{self, WorldMark, WorldProbe};
+use crate::event::{ControlOutcome, DataOutcome, Event, EventLog, Lane};
 use crate::fault::{timeline, Action, PeerControl};
 use crate::rng::SimRng;
 use crate::scenario::{FaultKind, SenderParams};
 
-const PORT: u16 = 9000;
+/// The port every peer listens on.
+pub(crate) const PORT: u16 = 9000;
 const LOCAL: &str = "local";
+/// Chance that a link is made over the connection the workload last held
+/// for that peer rather than the one the manager hands out now (which may
+/// be a newer generation, or none, while the held one is down).
+const STALE_LINK: f64 = 0.15;
 
 /// What the hosts and the driver share (all on the simulation's thread).
-struct Shared {
+pub(crate) struct Shared {
     log: EventLog,
-    peers: Vec<PeerControl>,
+    pub(crate) peers: Vec<PeerControl>,
     /// Signalled whenever the drain disposes of a frame, so the end of the
     /// run waits on events instead of polling: within one turmoil tick a
     /// host's timers all fire, so a 1 ms poll costs a wake-up per virtual
     /// millisecond whatever the tick.
-    drained: tokio::sync::Notify,
+    drained: Notify,
+    probe: Arc<WorldProbe>,
+    workload_done: AtomicBool,
+    shut_down: AtomicBool,
+    /// Controls accepted and not yet disposed of by the drain, per pinned
+    /// (peer, generation): what makes a redial "with controls queued".
+    pending_controls: Mutex<BTreeMap<(u64, u64), u64>>,
 }
 
 impl Shared {
-    fn record(&self, host: &str, event: Event) {
+    pub(crate) fn record(&self, host: &str, event: Event) {
         self.log
             .push(turmoil::sim_elapsed().unwrap_or_default(), host, event);
     }
+
+    fn mark(&self, mark: WorldMark) {
+        self.probe.world(mark);
+    }
+
+    fn control_pending(&self, peer: u64, generation: u64, delta: i64) {
+        let mut pending = self
+            .pending_controls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = pending.entry((peer, generation)).or_default();
+        *count = count.saturating_add_signed(delta);
+    }
+
+    fn controls_pending_before(&self, peer: u64, generation: u64) -> bool {
+        let pending = self
+            .pending_controls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        pending
+            .range((peer, 0)..(peer, generation))
+            .any(|(_, count)| *count > 0)
+    }
+
+    fn any_controls_pending(&self) -> bool {
+        let pending = self
+            .pending_controls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        pending.values().any(|count| *count > 0)
+    }
 }
 
-fn peer_name(index: u64) -> String {
+/// The host name of peer `index`, which is also its node name.
+pub(crate) fn peer_name(index: u64) -> String {
     format!("peer{index}")
+}
+
+/// The index of a peer's node name (every node this world names is a peer).
+fn peer_index(node: &NodeName) -> u64 {
+    node.as_str()
+        .strip_prefix("peer")
+        .and_then(|index| index.parse().ok())
+        .expect("the sender world names its nodes peer<N>")
+}
+
+/// The port that names a connection's socket in the log.
+fn socket_of(connection: &DistConnection) -> u16 {
+    connection
+        .local()
+        .parse::<std::net::SocketAddr>()
+        .map_or(0, |addr| super::peer::socket_of(&addr))
 }
 
 /// Runs one seed of the sender world.
 pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted) -> WorldRun {
+    let probe = Arc::new(WorldProbe::new(seed, params.preempt));
+    let installed = coverage::install(&probe);
     let shared = Arc::new(Shared {
         log: EventLog::default(),
         peers: (0..params.peers).map(|_| PeerControl::default()).collect(),
-        drained: tokio::sync::Notify::new(),
+        drained: Notify::new(),
+        probe: Arc::clone(&probe),
+        workload_done: AtomicBool::new(false),
+        shut_down: AtomicBool::new(false),
+        pending_controls: Mutex::new(BTreeMap::new()),
     });
+    let (disconnect_tx, disconnect_rx) = mpsc::unbounded_channel();
     let mut sim = turmoil::Builder::new()
         .simulation_duration(budget + Duration::from_secs(3600))
         .tick_duration(params.tick)
@@ -78,7 +153,13 @@ pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted)
     }
     sim.client(
         LOCAL,
-        local_main(Arc::clone(&shared), params.clone(), seed, planted),
+        local_main(
+            Arc::clone(&shared),
+            params.clone(),
+            seed,
+            planted,
+            disconnect_rx,
+        ),
     );
 
     let mut steps = timeline(&params.faults).into_iter().peekable();
@@ -89,7 +170,7 @@ pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted)
                 break;
             }
             steps.next();
-            apply(&mut sim, &shared, peer, action);
+            apply(&mut sim, &shared, &disconnect_tx, peer, action);
         }
         match sim.step() {
             Ok(true) => break true,
@@ -103,162 +184,93 @@ pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted)
     shared
         .log
         .push(sim.elapsed(), "driver", Event::RunEnd { finished });
-    // The log ends here: what tearing the simulation down does (the drain's
-    // drop marking connections down) is not part of the run.
     let records = shared.log.snapshot();
+    let coverage = probe.close();
     let elapsed = sim.elapsed();
+    drop(installed);
     drop(sim);
     WorldRun {
         records,
         finished,
         elapsed,
+        coverage,
     }
 }
 
-fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, peer: u64, action: Action) {
+fn apply(
+    sim: &mut turmoil::Sim<'_>,
+    shared: &Shared,
+    disconnect: &mpsc::UnboundedSender<u64>,
+    peer: u64,
+    action: Action,
+) {
     let name = peer_name(peer);
     let control = &shared.peers[peer as usize];
     shared.log.push(
         sim.elapsed(),
         "driver",
         Event::Fault {
-            what: action.name().into(),
-            peer: name.clone(),
+            peer,
+            fault: action.applied(),
         },
     );
+    shared.mark(action.mark());
+    if !shared.workload_done.load(Ordering::Acquire) {
+        shared.mark(WorldMark::FaultDuringWorkload);
+    }
     match action {
-        Action::Wedge => control.wedge.fetch_add(1, Ordering::AcqRel),
-        Action::Kill => control.kill.fetch_add(1, Ordering::AcqRel),
-        Action::Slow(every) => {
-            *control.slow.lock().unwrap() = Some(every);
-            0
+        Action::Wedge => {
+            control.wedge.fetch_add(1, Ordering::AcqRel);
         }
-        Action::Crash => {
-            sim.crash(name.as_str());
-            0
+        Action::Kill => {
+            control.kill.fetch_add(1, Ordering::AcqRel);
         }
+        Action::Slow(every) => *control.slow.lock().unwrap() = Some(every),
+        Action::Crash => sim.crash(name.as_str()),
         Action::Bounce => {
             control.reset();
             sim.bounce(name.as_str());
-            0
         }
-        Action::Partition => {
-            sim.partition(LOCAL, name.as_str());
-            0
+        Action::Partition => sim.partition(LOCAL, name.as_str()),
+        Action::Repair => sim.repair(LOCAL, name.as_str()),
+        Action::Latency(latency) => sim.set_link_latency(LOCAL, name.as_str(), latency),
+        Action::Disconnect => {
+            // The local node does it, on its own host, at this instant.
+            let _ = disconnect.send(peer);
         }
-        Action::Repair => {
-            sim.repair(LOCAL, name.as_str());
-            0
-        }
-        Action::Latency(latency) => {
-            sim.set_link_latency(LOCAL, name.as_str(), latency);
-            0
-        }
-    };
+    }
     control.poke.notify_waiters();
-}
-
-/// A peer: accepts sockets and logs every tagged frame it reads, obeying its
-/// fault controls.
-async fn peer_main(shared: Arc<Shared>, index: u64) -> turmoil::Result {
-    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
-    loop {
-        let (stream, remote) = listener.accept().await?;
-        let remote = remote.to_string();
-        shared.record(
-            &peer_name(index),
-            Event::PeerAccepted {
-                peer: peer_name(index),
-                remote: remote.clone(),
-            },
-        );
-        tokio::spawn(peer_socket(Arc::clone(&shared), index, stream, remote));
-    }
-}
-
-async fn peer_socket(
-    shared: Arc<Shared>,
-    index: u64,
-    mut stream: turmoil::net::TcpStream,
-    remote: String,
-) {
-    let peer = peer_name(index);
-    let control = &shared.peers[index as usize];
-    let closed = |how: &str| Event::PeerSocketClosed {
-        peer: peer.clone(),
-        remote: remote.clone(),
-        how: how.into(),
-    };
-    loop {
-        if PeerControl::take(&control.kill) {
-            shared.record(&peer, closed("killed"));
-            return;
-        }
-        if PeerControl::take(&control.wedge) {
-            // Holds the socket open and never reads again.
-            std::future::pending::<()>().await;
-        }
-        let slow = *control.slow.lock().unwrap();
-        if let Some(every) = slow {
-            tokio::time::sleep(every).await;
-        }
-        let frame = tokio::select! {
-            biased;
-            () = control.poke.notified() => continue,
-            frame = read_frame(&mut stream, DEFAULT_MAX_FRAME) => frame,
-        };
-        match frame {
-            Ok(Frame::Data { control, .. }) => {
-                if let Some(tag) = Tag::parse(&control) {
-                    shared.record(
-                        &peer,
-                        Event::FrameArrived {
-                            peer: peer.clone(),
-                            remote: remote.clone(),
-                            lane: tag.lane_name().into(),
-                            generation: tag.generation,
-                            seq: tag.seq,
-                            link: tag.link,
-                        },
-                    );
-                } else if control != HELLO {
-                    shared.record(&peer, closed("garbage"));
-                    return;
-                }
-            }
-            Ok(Frame::Keepalive) => {}
-            Err(error) => {
-                let how = match error {
-                    lanesim::distribution::frame::ReadFrameError::Closed => "eof".to_string(),
-                    other => format!("error: {other}"),
-                };
-                shared.record(&peer, closed(&how));
-                return;
-            }
-        }
-    }
 }
 
 /// Turns the drain's hooks into events.
 struct Observer(Arc<Shared>);
 
-fn lane_name(lane: SenderLane) -> &'static str {
-    match lane {
-        SenderLane::Data => "data",
-        SenderLane::Control => "control",
+impl Observer {
+    fn tag(frame: &[u8]) -> Tag {
+        Tag::of_frame(frame).expect("the sender world tags every frame it enqueues")
+    }
+
+    /// A control left the drain's hands for good.
+    fn control_done(&self, tag: &Tag, connection: &DistConnection) {
+        self.0
+            .control_pending(peer_index(connection.node()), tag.generation, -1);
+    }
+
+    fn record(&self, event: Event) {
+        self.0.drained.notify_one();
+        self.0.record(LOCAL, event);
     }
 }
 
 impl SenderObserver for Observer {
     fn write_started(&self, connection: &DistConnection, lane: SenderLane, frame: &[u8]) {
-        let seq = Tag::of_frame(frame).map_or(0, |tag| tag.seq);
         self.0.record(
             LOCAL,
             Event::WriteStarted {
-                node: connection.node().to_string(),
+                peer: peer_index(connection.node()),
                 generation: connection.generation(),
-                lane: lane_name(lane).into(),
-                seq,
+                lane: lane.into(),
+                seq: Self::tag(frame).seq,
             },
         );
     }
@@ -270,92 +282,158 @@ impl SenderObserver for Observer {
         frame: &[u8],
         outcome: WriteOutcome,
     ) {
-        let seq = Tag::of_frame(frame).map_or(0, |tag| tag.seq);
-        let outcome = match outcome {
-            WriteOutcome::Written => "written",
-            WriteOutcome::Failed => "failed",
-            WriteOutcome::TimedOut => "timed_out",
-        };
-        self.0.drained.notify_one();
-        self.0.record(
-            LOCAL,
-            Event::WriteFinished {
-                node: connection.node().to_string(),
-                generation: connection.generation(),
-                lane: lane_name(lane).into(),
-                seq,
-                outcome: outcome.into(),
-            },
-        );
+        let tag = Self::tag(frame);
+        if tag.lane == Lane::Control {
+            self.control_done(&tag, connection);
+        }
+        self.record(Event::WriteFinished {
+            peer: peer_index(connection.node()),
+            generation: connection.generation(),
+            lane: lane.into(),
+            seq: tag.seq,
+            outcome: outcome.into(),
+        });
     }
 
     fn control_skipped(&self, connection: &DistConnection, frame: &[u8]) {
-        let seq = Tag::of_frame(frame).map_or(0, |tag| tag.seq);
-        self.0.drained.notify_one();
-        self.0.record(
-            LOCAL,
-            Event::ControlSkipped {
-                node: connection.node().to_string(),
-                generation: connection.generation(),
-                seq,
-            },
-        );
+        let tag = Self::tag(frame);
+        self.control_done(&tag, connection);
+        self.record(Event::ControlSkipped {
+            peer: peer_index(connection.node()),
+            generation: connection.generation(),
+            seq: tag.seq,
+        });
     }
 
     fn data_unroutable(&self, node: &NodeName, frame: &[u8]) {
-        let seq = Tag::of_frame(frame).map_or(0, |tag| tag.seq);
-        self.0.drained.notify_one();
-        self.0.record(
-            LOCAL,
-            Event::DataUnroutable {
-                node: node.to_string(),
-                seq,
-            },
-        );
+        self.record(Event::DataUnroutable {
+            peer: peer_index(node),
+            seq: Self::tag(frame).seq,
+        });
+    }
+
+    fn write_abandoned(&self, connection: &DistConnection, lane: SenderLane, frame: &[u8]) {
+        let tag = Self::tag(frame);
+        if tag.lane == Lane::Control {
+            self.control_done(&tag, connection);
+        }
+        self.record(Event::WriteAbandoned {
+            peer: peer_index(connection.node()),
+            generation: connection.generation(),
+            lane: lane.into(),
+            seq: tag.seq,
+        });
+    }
+
+    fn control_discarded(&self, pinned: &DistConnection, frame: &[u8]) {
+        let tag = Self::tag(frame);
+        self.control_done(&tag, pinned);
+        self.record(Event::ControlDiscarded {
+            peer: peer_index(pinned.node()),
+            generation: pinned.generation(),
+            seq: tag.seq,
+        });
+    }
+
+    fn data_discarded(&self, node: &NodeName, frame: &[u8]) {
+        self.record(Event::DataDiscarded {
+            peer: peer_index(node),
+            seq: Self::tag(frame).seq,
+        });
     }
 }
 
-/// Logs each generation's first appearance once.
-struct Generations {
+/// Dials, logging each generation's first appearance once.
+struct Dialer {
     shared: Arc<Shared>,
-    seen: Mutex<BTreeSet<(String, u64)>>,
+    manager: ConnectionManager,
+    seen: Mutex<BTreeSet<(u64, u64)>>,
+    /// Peers with an on-demand dial in flight.
+    on_demand: Mutex<BTreeSet<u64>>,
 }
 
-impl Generations {
-    fn up(&self, connection: &DistConnection) {
-        let key = (connection.node().to_string(), connection.generation());
-        if self.seen.lock().unwrap().insert(key) {
-            self.shared.record(
-                LOCAL,
-                Event::ConnectionUp {
-                    node: connection.node().to_string(),
-                    generation: connection.generation(),
-                    local: connection.local().to_string(),
-                },
-            );
+impl Dialer {
+    /// Dials `peer` (a redial when `redial`): logs a new generation or the
+    /// failure, and the marks.
+    async fn dial(&self, peer: u64, redial: bool) -> Option<Arc<DistConnection>> {
+        let node = NodeName::from(peer_name(peer));
+        match self.manager.dial(&node, &format!("{node}:{PORT}")).await {
+            Ok(connection) => {
+                let generation = connection.generation();
+                let new = self
+                    .seen
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert((peer, generation));
+                if new {
+                    self.shared.record(
+                        LOCAL,
+                        Event::ConnectionUp {
+                            peer,
+                            generation,
+                            socket: socket_of(&connection),
+                        },
+                    );
+                    if redial {
+                        self.shared.mark(WorldMark::RedialOk);
+                        if self.shared.controls_pending_before(peer, generation) {
+                            self.shared.mark(WorldMark::RedialWithControlsQueued);
+                        }
+                    }
+                }
+                Some(connection)
+            }
+            Err(error) => {
+                if redial {
+                    self.shared.mark(WorldMark::RedialFailed);
+                }
+                self.shared.record(
+                    LOCAL,
+                    Event::DialFailed {
+                        peer,
+                        error: (&error).into(),
+                    },
+                );
+                None
+            }
         }
     }
-}
 
-async fn dial(
-    manager: &ConnectionManager,
-    generations: &Generations,
-    node: &NodeName,
-) -> Option<Arc<DistConnection>> {
-    match manager.dial(node, &format!("{node}:{PORT}")).await {
-        Ok(connection) => {
-            generations.up(&connection);
-            Some(connection)
+    /// Keeps `peer` connected: after every down, redials every `after` until
+    /// a live generation exists.
+    async fn keep(self: Arc<Self>, peer: u64, after: Duration, downs: Arc<Notify>) {
+        let node = NodeName::from(peer_name(peer));
+        loop {
+            downs.notified().await;
+            loop {
+                tokio::time::sleep(after).await;
+                if self.manager.get_connection(&node).is_some()
+                    || self.dial(peer, true).await.is_some()
+                {
+                    break;
+                }
+            }
         }
-        Err(error) => {
-            generations.shared.record(
-                LOCAL,
-                Event::DialFailed {
-                    node: node.to_string(),
-                    error: error.to_string(),
-                },
-            );
-            None
+    }
+
+    /// Starts a dial of `peer` unless one started this way is in flight: the
+    /// workload wants a link and has no connection (it may race the keeper).
+    fn dial_on_demand(self: &Arc<Self>, peer: u64) {
+        let fresh = self
+            .on_demand
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(peer);
+        if fresh {
+            let dialer = Arc::clone(self);
+            tokio::spawn(async move {
+                dialer.dial(peer, true).await;
+                dialer
+                    .on_demand
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&peer);
+            });
         }
     }
 }
@@ -365,15 +443,31 @@ async fn local_main(
     p: SenderParams,
     seed: u64,
     planted: Planted,
+    mut disconnects: mpsc::UnboundedReceiver<u64>,
 ) -> turmoil::Result {
+    let start = tokio::time::Instant::now();
     let mut rng = SimRng::new(seed).fork("sender");
     let mut manager_config = ManagerConfig::new(RuntimeChoice::current());
     manager_config.connect_timeout = p.connect_timeout;
     manager_config.planted = planted;
+    let tap_log = Arc::clone(&shared);
+    let tap: WriteTap = Arc::new(move |socket, frame| {
+        if let Some(tag) = Tag::of_frame(frame) {
+            tap_log.record(
+                LOCAL,
+                Event::FrameWriteBegun {
+                    socket,
+                    lane: tag.lane,
+                    seq: tag.seq,
+                },
+            );
+        }
+    });
     let manager = ConnectionManager::new(
         NodeName::from(LOCAL),
         Arc::new(TurmoilTcp {
             mss: p.mss as usize,
+            tap: Some(tap),
         }),
         manager_config,
     )?;
@@ -382,26 +476,34 @@ async fn local_main(
         link_log.record(
             LOCAL,
             Event::NoConnection {
-                node: node.to_string(),
+                peer: peer_index(node),
                 generation: link.generation,
                 link: link.local,
             },
         );
     });
-    links.attach(&manager);
-    let (redial_tx, mut redial_rx) = tokio::sync::mpsc::unbounded_channel::<NodeName>();
-    let down_log = Arc::clone(&shared);
+    let downs: Vec<Arc<Notify>> = (0..p.peers).map(|_| Arc::new(Notify::new())).collect();
+    let (down_log, down_wake, table) = (Arc::clone(&shared), downs.clone(), manager.downgrade());
     manager.register_connection_down(move |event| {
+        let peer = peer_index(&event.node);
+        let current = table
+            .upgrade()
+            .and_then(|manager| manager.get_connection(&event.node))
+            .map(|connection| connection.generation());
         down_log.record(
             LOCAL,
             Event::ConnectionDown {
-                node: event.node.to_string(),
+                peer,
                 generation: event.generation,
-                reason: format!("{:?}", event.reason),
+                reason: event.reason.into(),
+                table: current,
             },
         );
-        let _ = redial_tx.send(event.node.clone());
+        down_wake[peer as usize].notify_one();
     });
+    // After the hook above: hooks run in order, and the log must show a
+    // generation's down before the noconnections it causes.
+    links.attach(&manager);
     let sender = DistSender::new(
         manager.clone(),
         SenderConfig {
@@ -413,28 +515,38 @@ async fn local_main(
             planted,
         },
     )?;
-    let generations = Arc::new(Generations {
+    let dialer = Arc::new(Dialer {
         shared: Arc::clone(&shared),
+        manager: manager.clone(),
         seen: Mutex::new(BTreeSet::new()),
+        on_demand: Mutex::new(BTreeSet::new()),
     });
     let nodes: Vec<NodeName> = (0..p.peers).map(|i| NodeName::from(peer_name(i))).collect();
-    for node in &nodes {
-        dial(&manager, &generations, node).await;
+    let mut held: Vec<Option<Arc<DistConnection>>> = Vec::new();
+    for peer in 0..p.peers {
+        held.push(dialer.dial(peer, false).await);
     }
     if let Some(after) = p.redial_after {
-        let (manager, generations) = (manager.clone(), Arc::clone(&generations));
+        for (peer, downs) in downs.iter().enumerate() {
+            tokio::spawn(Arc::clone(&dialer).keep(peer as u64, after, Arc::clone(downs)));
+        }
+    }
+    let disconnect_manager = manager.clone();
+    tokio::spawn(async move {
+        while let Some(peer) = disconnects.recv().await {
+            disconnect_manager.disconnect_node(&NodeName::from(peer_name(peer)));
+        }
+    });
+    if let Some(at) = p.shutdown_at {
+        let (shared, sender) = (Arc::clone(&shared), sender.clone());
         tokio::spawn(async move {
-            while let Some(node) = redial_rx.recv().await {
-                let (manager, generations) = (manager.clone(), Arc::clone(&generations));
-                tokio::spawn(async move {
-                    for _ in 0..20 {
-                        tokio::time::sleep(after).await;
-                        if dial(&manager, &generations, &node).await.is_some() {
-                            return;
-                        }
-                    }
-                });
+            tokio::time::sleep_until(start + at).await;
+            shared.record(LOCAL, Event::ShutdownRequested);
+            if shared.any_controls_pending() {
+                shared.mark(WorldMark::ShutdownWithControlsQueued);
             }
+            shared.shut_down.store(true, Ordering::Release);
+            sender.shutdown();
         });
     }
 
@@ -450,44 +562,56 @@ async fn local_main(
             remaining_data + remaining_links + open_links.len() as u64 - 1,
         );
         let payload = rng.range(p.frame_bytes.0, p.frame_bytes.1) as usize;
+        let closed_before = shared.shut_down.load(Ordering::Acquire);
         if pick < remaining_data {
             remaining_data -= 1;
             let peer = rng.range(0, p.peers - 1);
             let seq = data_seq.entry(peer).or_default();
             *seq += 1;
             let frame = Tag {
-                lane: b'D',
+                lane: Lane::Data,
                 generation: 0,
                 seq: *seq,
                 link: None,
             }
             .frame(payload);
-            let before = Instant::now();
-            let outcome = sender.enqueue(nodes[peer as usize].clone(), Arc::from(frame));
-            let outcome = match outcome {
-                Enqueued::Queued => "queued",
-                Enqueued::DroppedFull => "dropped_full",
-                Enqueued::DroppedClosed => "dropped_closed",
-            };
+            let outcome: DataOutcome = sender
+                .enqueue(nodes[peer as usize].clone(), Arc::from(frame))
+                .into();
             shared.record(
                 LOCAL,
                 Event::DataEnqueued {
-                    node: peer_name(peer),
+                    peer,
                     seq: *seq,
-                    outcome: outcome.into(),
-                    blocked_us: before.elapsed().as_micros() as u64,
+                    outcome,
                 },
             );
         } else if pick < remaining_data + remaining_links {
             remaining_links -= 1;
             let peer = rng.range(0, p.peers - 1);
-            if let Some(connection) = manager.get_connection(&nodes[peer as usize]) {
+            let stale = rng.chance(STALE_LINK);
+            let current = manager.get_connection(&nodes[peer as usize]);
+            if current.is_none() && p.redial_after.is_some() {
+                dialer.dial_on_demand(peer);
+            }
+            let over = if stale {
+                held[peer as usize].clone()
+            } else {
+                current.clone()
+            };
+            if current.is_some() {
+                held[peer as usize].clone_from(&current);
+            }
+            if let Some(connection) = over {
                 let link = next_link;
                 next_link += 1;
+                if connection.is_down() {
+                    shared.mark(WorldMark::LinkOverDownGeneration);
+                }
                 shared.record(
                     LOCAL,
                     Event::Linked {
-                        node: peer_name(peer),
+                        peer,
                         generation: connection.generation(),
                         link,
                     },
@@ -500,35 +624,36 @@ async fn local_main(
             let index = rng.range(0, open_links.len() as u64 - 1) as usize;
             let (link, connection) = open_links.swap_remove(index);
             control_seq += 1;
+            let (peer, generation) = (peer_index(connection.node()), connection.generation());
             let tag = Tag {
-                lane: b'C',
-                generation: connection.generation(),
+                lane: Lane::Control,
+                generation,
                 seq: control_seq,
                 link: Some(link),
             };
-            let before = Instant::now();
-            let outcome = sender.enqueue_control(ControlOutbound {
-                connection: Arc::clone(&connection),
-                frame: Arc::from(tag.frame(payload)),
-            });
-            let blocked_us = before.elapsed().as_micros() as u64;
-            let outcome = match outcome {
-                Ok(()) => "queued",
-                Err(ControlEnqueueError::Overflow) => "overflow",
-                Err(ControlEnqueueError::Closed) => "closed",
-            };
+            let outcome: ControlOutcome = sender
+                .enqueue_control(ControlOutbound {
+                    connection: Arc::clone(&connection),
+                    frame: Arc::from(tag.frame(payload)),
+                })
+                .into();
+            if outcome == ControlOutcome::Queued {
+                shared.control_pending(peer, generation, 1);
+            }
             shared.record(
                 LOCAL,
                 Event::ControlEnqueued {
-                    node: connection.node().to_string(),
-                    generation: connection.generation(),
+                    peer,
+                    generation,
                     seq: control_seq,
                     link: Some(link),
-                    outcome: outcome.into(),
+                    outcome,
                     down_at_return: connection.is_down(),
-                    blocked_us,
                 },
             );
+        }
+        if closed_before {
+            shared.mark(WorldMark::EnqueueAfterShutdown);
         }
         let gap = Duration::from_micros(
             rng.range(p.gap.0.as_micros() as u64, p.gap.1.as_micros() as u64),
@@ -538,11 +663,13 @@ async fn local_main(
         }
     }
     shared.record(LOCAL, Event::WorkloadDone);
+    shared.workload_done.store(true, Ordering::Release);
     loop {
         let s = sender.stats();
-        let controls_done =
-            s.control_queued == s.control_written + s.control_skipped_down + s.control_failed;
-        let data_done = s.data_queued == s.data_written + s.data_no_connection + s.data_failed;
+        let controls_done = s.control_queued
+            == s.control_written + s.control_skipped_down + s.control_failed + s.control_discarded;
+        let data_done = s.data_queued
+            == s.data_written + s.data_no_connection + s.data_failed + s.data_discarded;
         if controls_done && data_done {
             break;
         }
@@ -550,8 +677,9 @@ async fn local_main(
         // notifies; the timeout is a backstop, not the pace.
         let _ = tokio::time::timeout(Duration::from_secs(1), shared.drained.notified()).await;
     }
-    // Let written frames reach peers that are still reading: wait for the
-    // log to stay quiet for longer than the slowest peer's read interval.
+    // Let written frames reach peers that are still reading, and redials
+    // finish: wait for the log to stay quiet for longer than the slowest
+    // peer's read interval.
     let slowest = p
         .faults
         .iter()
@@ -567,6 +695,15 @@ async fn local_main(
             break;
         }
     }
+    for (peer, node) in nodes.iter().enumerate() {
+        shared.record(
+            LOCAL,
+            Event::TableAtEnd {
+                peer: peer as u64,
+                generation: manager.get_connection(node).map(|c| c.generation()),
+            },
+        );
+    }
     let s = sender.stats();
     shared.record(
         LOCAL,
@@ -575,17 +712,12 @@ async fn local_main(
             data_written: s.data_written,
             data_failed: s.data_failed,
             data_no_connection: s.data_no_connection,
+            data_discarded: s.data_discarded,
             control_queued: s.control_queued,
             control_written: s.control_written,
             control_failed: s.control_failed,
             control_skipped: s.control_skipped_down,
-        },
-    );
-    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(sender)));
-    shared.record(
-        LOCAL,
-        Event::SenderDropped {
-            panicked: dropped.is_err(),
+            control_discarded: s.control_discarded,
         },
     );
     Ok(())

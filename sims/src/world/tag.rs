@@ -2,7 +2,9 @@
 //! log exactly what arrived: lane, pinned generation (0 for data, which is
 //! resolved at write time), sequence number, and link (0 for none).
 
-use lanesim::distribution::frame::encode;
+use lanesim::distribution::frame::{encode, HEADER_LEN};
+
+use crate::event::Lane;
 
 /// Bytes in a tag.
 pub const TAG_LEN: usize = 25;
@@ -10,8 +12,8 @@ pub const TAG_LEN: usize = 25;
 /// A decoded tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tag {
-    /// `b'D'` data, `b'C'` control.
-    pub lane: u8,
+    /// Which lane the frame was enqueued on.
+    pub lane: Lane,
     /// The pinned generation (controls).
     pub generation: u64,
     /// Per-node (data) or global (control) sequence number.
@@ -20,22 +22,19 @@ pub struct Tag {
     pub link: Option<u64>,
 }
 
-impl Tag {
-    /// The lane's name in events.
-    #[must_use]
-    pub fn lane_name(&self) -> &'static str {
-        if self.lane == b'C' {
-            "control"
-        } else {
-            "data"
-        }
+fn lane_byte(lane: Lane) -> u8 {
+    match lane {
+        Lane::Data => b'D',
+        Lane::Control => b'C',
     }
+}
 
+impl Tag {
     /// A whole frame: this tag as control, `payload_len` filler bytes.
     #[must_use]
     pub fn frame(&self, payload_len: usize) -> Vec<u8> {
         let mut control = Vec::with_capacity(TAG_LEN);
-        control.push(self.lane);
+        control.push(lane_byte(self.lane));
         control.extend_from_slice(&self.generation.to_be_bytes());
         control.extend_from_slice(&self.seq.to_be_bytes());
         control.extend_from_slice(&self.link.unwrap_or(0).to_be_bytes());
@@ -45,42 +44,58 @@ impl Tag {
     /// The tag in a frame's control part.
     #[must_use]
     pub fn parse(control: &[u8]) -> Option<Self> {
-        if control.len() != TAG_LEN || !matches!(control[0], b'D' | b'C') {
+        if control.len() != TAG_LEN {
             return None;
         }
+        let lane = match control[0] {
+            b'D' => Lane::Data,
+            b'C' => Lane::Control,
+            _ => return None,
+        };
         let word = |at: usize| u64::from_be_bytes(control[at..at + 8].try_into().expect("8 bytes"));
         let link = word(17);
         Some(Self {
-            lane: control[0],
+            lane,
             generation: word(1),
             seq: word(9),
             link: (link != 0).then_some(link),
         })
     }
 
-    /// The tag of a whole encoded frame.
+    /// The tag of a whole encoded frame (or of a buffer that starts with
+    /// one: the control part follows the header).
     #[must_use]
     pub fn of_frame(frame: &[u8]) -> Option<Self> {
         let control_len = u32::from_be_bytes(frame.get(0..4)?.try_into().ok()?) as usize;
-        Self::parse(frame.get(8..8 + control_len)?)
+        Self::parse(frame.get(HEADER_LEN..HEADER_LEN + control_len)?)
     }
+}
+
+/// The whole length (header and body) of the frame a buffer starts with.
+#[must_use]
+pub fn frame_len(frame: &[u8]) -> Option<usize> {
+    let header = frame.first_chunk::<HEADER_LEN>()?;
+    let part = |at: usize| u32::from_be_bytes(header[at..at + 4].try_into().expect("4 bytes"));
+    Some(HEADER_LEN + part(0) as usize + part(4) as usize)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Tag;
+    use super::*;
 
     #[test]
     fn tags_round_trip_through_a_frame() {
         let tag = Tag {
-            lane: b'C',
+            lane: Lane::Control,
             generation: 3,
             seq: 77,
             link: Some(9),
         };
-        assert_eq!(Tag::of_frame(&tag.frame(100)), Some(tag));
+        let frame = tag.frame(100);
+        assert_eq!(Tag::of_frame(&frame), Some(tag));
+        assert_eq!(frame_len(&frame), Some(frame.len()));
         let data = Tag {
-            lane: b'D',
+            lane: Lane::Data,
             generation: 0,
             seq: 1,
             link: None,

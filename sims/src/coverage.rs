@@ -1,0 +1,391 @@
+//! Coverage: which marks a run reached, and the probe that counts them and
+//! answers the production code's preemption points from the run's seed.
+//!
+//! Model. A mark is either a site in the production code
+//! ([`lanesim::shim::probe::Mark`], reached through the shim), a situation
+//! the world set up ([`WorldMark`]), or a preemption point that actually
+//! preempted ([`CoverMark::Preempted`]). Each run counts how often it hit
+//! each; a sweep reports, per scenario, how many seeds hit each mark, and a
+//! scenario's `reaches` list turns a mark it exists for into a requirement
+//! (`run::reach`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use lanesim::shim::probe::{Mark, Point, Preempt, Probe};
+
+use crate::rng::SimRng;
+use crate::scenario::WorldKind;
+
+/// A situation a world set up (as opposed to a production code site).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WorldMark {
+    /// A key got a new lane after its previous lane reaped itself.
+    LaneRebuiltAfterReap,
+    /// A stuck key's handler began to hang.
+    StuckKeyHung,
+    /// The router was dropped while producers were still routing.
+    RouterDroppedMidflight,
+    /// A redial connected.
+    RedialOk,
+    /// A redial failed.
+    RedialFailed,
+    /// A redial connected while controls pinned to an older generation of
+    /// that node were still queued: the drain must skip them (DC-2).
+    RedialWithControlsQueued,
+    /// A link was made over a generation that was already down.
+    LinkOverDownGeneration,
+    /// A fault was applied before the workload finished.
+    FaultDuringWorkload,
+    /// The sender was shut down while controls were still queued.
+    ShutdownWithControlsQueued,
+    /// An enqueue ran after the shutdown (it must report closed).
+    EnqueueAfterShutdown,
+    /// Fault applied: a peer stopped reading.
+    FaultWedge,
+    /// Fault applied: a peer reads slowly.
+    FaultSlow,
+    /// Fault applied: a peer closed its socket.
+    FaultKill,
+    /// Fault applied: a peer host crashed.
+    FaultCrash,
+    /// Fault applied: a peer host restarted.
+    FaultBounce,
+    /// Fault applied: a partition began.
+    FaultPartition,
+    /// Fault applied: a partition healed.
+    FaultRepair,
+    /// Fault applied: link latency.
+    FaultLatency,
+    /// Fault applied: a local disconnect of a live generation.
+    FaultDisconnect,
+}
+
+impl WorldMark {
+    /// Every world mark.
+    pub const ALL: [WorldMark; 19] = [
+        Self::LaneRebuiltAfterReap,
+        Self::StuckKeyHung,
+        Self::RouterDroppedMidflight,
+        Self::RedialOk,
+        Self::RedialFailed,
+        Self::RedialWithControlsQueued,
+        Self::LinkOverDownGeneration,
+        Self::FaultDuringWorkload,
+        Self::ShutdownWithControlsQueued,
+        Self::EnqueueAfterShutdown,
+        Self::FaultWedge,
+        Self::FaultSlow,
+        Self::FaultKill,
+        Self::FaultCrash,
+        Self::FaultBounce,
+        Self::FaultPartition,
+        Self::FaultRepair,
+        Self::FaultLatency,
+        Self::FaultDisconnect,
+    ];
+
+    /// The name reports and scenario files use.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::LaneRebuiltAfterReap => "lane_rebuilt_after_reap",
+            Self::StuckKeyHung => "stuck_key_hung",
+            Self::RouterDroppedMidflight => "router_dropped_midflight",
+            Self::RedialOk => "redial_ok",
+            Self::RedialFailed => "redial_failed",
+            Self::RedialWithControlsQueued => "redial_with_controls_queued",
+            Self::LinkOverDownGeneration => "link_over_down_generation",
+            Self::FaultDuringWorkload => "fault_during_workload",
+            Self::ShutdownWithControlsQueued => "shutdown_with_controls_queued",
+            Self::EnqueueAfterShutdown => "enqueue_after_shutdown",
+            Self::FaultWedge => "fault_applied_wedge",
+            Self::FaultSlow => "fault_applied_slow",
+            Self::FaultKill => "fault_applied_kill",
+            Self::FaultCrash => "fault_applied_crash",
+            Self::FaultBounce => "fault_applied_bounce",
+            Self::FaultPartition => "fault_applied_partition",
+            Self::FaultRepair => "fault_applied_repair",
+            Self::FaultLatency => "fault_applied_latency",
+            Self::FaultDisconnect => "fault_applied_disconnect",
+        }
+    }
+
+    /// The world that can reach it.
+    #[must_use]
+    pub fn world(self) -> WorldKind {
+        match self {
+            Self::LaneRebuiltAfterReap | Self::StuckKeyHung | Self::RouterDroppedMidflight => {
+                WorldKind::Lanes
+            }
+            Self::RedialOk
+            | Self::RedialFailed
+            | Self::RedialWithControlsQueued
+            | Self::LinkOverDownGeneration
+            | Self::FaultDuringWorkload
+            | Self::ShutdownWithControlsQueued
+            | Self::EnqueueAfterShutdown
+            | Self::FaultWedge
+            | Self::FaultSlow
+            | Self::FaultKill
+            | Self::FaultCrash
+            | Self::FaultBounce
+            | Self::FaultPartition
+            | Self::FaultRepair
+            | Self::FaultLatency
+            | Self::FaultDisconnect => WorldKind::Sender,
+        }
+    }
+}
+
+/// The world whose production code has `mark` in it.
+#[must_use]
+pub fn code_mark_world(mark: Mark) -> WorldKind {
+    match mark {
+        Mark::LaneCreated
+        | Mark::CapacityRefused
+        | Mark::ReapDeclined
+        | Mark::ReapWon
+        | Mark::ReapAfterRouterGone
+        | Mark::LaneExitPanicked
+        | Mark::LaneExitCancelled
+        | Mark::RouterDroppedWithLiveLanes
+        | Mark::HandlerPanicked
+        | Mark::HandlerPanickedSync => WorldKind::Lanes,
+        Mark::DownPeerClosed
+        | Mark::DownReadError
+        | Mark::DownWriteError
+        | Mark::DownWriteTimeout
+        | Mark::DownManualDisconnect
+        | Mark::DownHeartbeatTimeout
+        | Mark::DownControlOverflow
+        | Mark::DownRepeated
+        | Mark::LateDownOfOldGeneration
+        | Mark::RegisterIncumbentKept
+        | Mark::RegisterDisplacedDown
+        | Mark::WriteRefusedDown
+        | Mark::WriteDeadlineFired
+        | Mark::ControlOverflowMarkedDown
+        | Mark::ControlSkippedPinnedDown
+        | Mark::DataUnroutable
+        | Mark::DataDroppedFull
+        | Mark::ShutdownWithQueuedControls
+        | Mark::ShutdownMidWrite
+        | Mark::ControlRacedShutdown
+        | Mark::ControlRefusedClosed => WorldKind::Sender,
+    }
+}
+
+/// The world whose production code has preemption point `point`.
+#[must_use]
+pub fn point_world(point: Point) -> WorldKind {
+    match point {
+        Point::LaneIdleBeforeReap | Point::LaneReapedBeforeExit => WorldKind::Lanes,
+        Point::DrainPicked
+        | Point::DrainBeforeWrite
+        | Point::ReadBeforeMarkDown
+        | Point::DialBeforeRegister => WorldKind::Sender,
+    }
+}
+
+/// Any mark a run can reach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CoverMark {
+    /// A production code site.
+    Code(Mark),
+    /// A situation the world set up.
+    World(WorldMark),
+    /// A preemption point that preempted (yielded or slept).
+    Preempted(Point),
+}
+
+/// Prefix of a preemption point's mark name.
+const PREEMPTED: &str = "preempted:";
+
+impl CoverMark {
+    /// Every mark, code marks first.
+    #[must_use]
+    pub fn all() -> Vec<CoverMark> {
+        Mark::ALL
+            .iter()
+            .map(|m| Self::Code(*m))
+            .chain(WorldMark::ALL.iter().map(|m| Self::World(*m)))
+            .chain(Point::ALL.iter().map(|p| Self::Preempted(*p)))
+            .collect()
+    }
+
+    /// Looks a mark up by its printed name.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        if let Some(point) = name.strip_prefix(PREEMPTED) {
+            return Point::from_name(point).map(Self::Preempted);
+        }
+        Mark::from_name(name)
+            .map(Self::Code)
+            .or_else(|| WorldMark::ALL.into_iter().find(|m| m.name() == name).map(Self::World))
+    }
+
+    /// The world that can reach it.
+    #[must_use]
+    pub fn world(self) -> WorldKind {
+        match self {
+            Self::Code(mark) => code_mark_world(mark),
+            Self::World(mark) => mark.world(),
+            Self::Preempted(point) => point_world(point),
+        }
+    }
+}
+
+impl fmt::Display for CoverMark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Code(mark) => f.write_str(mark.name()),
+            Self::World(mark) => f.write_str(mark.name()),
+            Self::Preempted(point) => write!(f, "{PREEMPTED}{}", point.name()),
+        }
+    }
+}
+
+/// How often a run hit each mark (marks it never hit are absent).
+pub type Coverage = BTreeMap<CoverMark, u64>;
+
+/// How a world answers preemption points: with probability `chance` a
+/// point preempts, for a duration drawn from `sleep` (zero: a yield).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PreemptPolicy {
+    /// Chance that a point preempts.
+    pub chance: f64,
+    /// The sleep's range; a draw of zero yields instead.
+    pub sleep: (Duration, Duration),
+}
+
+/// The probe a world installs: counts marks and answers preemption points
+/// from its own seeded stream, so the points never shift the draws the
+/// rest of the world makes.
+pub struct WorldProbe {
+    inner: Mutex<ProbeState>,
+    policy: PreemptPolicy,
+}
+
+struct ProbeState {
+    coverage: Coverage,
+    rng: SimRng,
+    /// Once set, marks are no longer counted: the run is over and what the
+    /// teardown does is not part of it.
+    closed: bool,
+}
+
+impl WorldProbe {
+    /// A probe for the run with `seed`.
+    #[must_use]
+    pub fn new(seed: u64, policy: PreemptPolicy) -> Self {
+        Self {
+            inner: Mutex::new(ProbeState {
+                coverage: Coverage::new(),
+                rng: SimRng::new(seed).fork("preempt"),
+                closed: false,
+            }),
+            policy,
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, ProbeState> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Counts `mark`.
+    pub fn hit(&self, mark: CoverMark) {
+        let mut state = self.state();
+        if !state.closed {
+            *state.coverage.entry(mark).or_default() += 1;
+        }
+    }
+
+    /// Counts a world mark.
+    pub fn world(&self, mark: WorldMark) {
+        self.hit(CoverMark::World(mark));
+    }
+
+    /// Stops counting and returns what was counted.
+    pub fn close(&self) -> Coverage {
+        let mut state = self.state();
+        state.closed = true;
+        std::mem::take(&mut state.coverage)
+    }
+
+    /// The policy points are answered with.
+    #[must_use]
+    pub fn policy(&self) -> PreemptPolicy {
+        self.policy
+    }
+}
+
+impl Probe for WorldProbe {
+    fn mark(&self, mark: Mark) {
+        self.hit(CoverMark::Code(mark));
+    }
+
+    fn preempt(&self, point: Point) -> Preempt {
+        let mut state = self.state();
+        if state.closed || !state.rng.chance(self.policy.chance) {
+            return Preempt::Run;
+        }
+        *state.coverage.entry(CoverMark::Preempted(point)).or_default() += 1;
+        let (lo, hi) = self.policy.sleep;
+        let micros = state
+            .rng
+            .range(lo.as_micros() as u64, hi.as_micros() as u64);
+        if micros == 0 {
+            Preempt::Yield
+        } else {
+            Preempt::Sleep(Duration::from_micros(micros))
+        }
+    }
+}
+
+/// Installs `probe` for this thread's production code until the guard drops.
+#[must_use = "the probe is uninstalled when this is dropped"]
+pub fn install(probe: &std::sync::Arc<WorldProbe>) -> lanesim::shim::probe::Installed {
+    lanesim::shim::probe::install(std::sync::Arc::clone(probe) as std::sync::Arc<dyn Probe>)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mark_name_is_unique_and_looks_itself_up() {
+        let all = CoverMark::all();
+        let mut names: Vec<String> = all.iter().map(ToString::to_string).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len(), "two marks share a name");
+        for mark in all {
+            assert_eq!(CoverMark::from_name(&mark.to_string()), Some(mark));
+        }
+        assert_eq!(CoverMark::from_name("no_such_mark"), None);
+    }
+
+    #[test]
+    fn a_closed_probe_counts_nothing_and_never_preempts() {
+        let probe = WorldProbe::new(
+            1,
+            PreemptPolicy {
+                chance: 1.0,
+                sleep: (Duration::ZERO, Duration::ZERO),
+            },
+        );
+        assert_eq!(probe.preempt(Point::DrainPicked), Preempt::Yield);
+        probe.mark(Mark::ReapWon);
+        let counted = probe.close();
+        assert_eq!(counted[&CoverMark::Code(Mark::ReapWon)], 1);
+        assert_eq!(counted[&CoverMark::Preempted(Point::DrainPicked)], 1);
+        probe.mark(Mark::ReapWon);
+        assert_eq!(probe.preempt(Point::DrainPicked), Preempt::Run);
+        assert!(probe.close().is_empty());
+    }
+}

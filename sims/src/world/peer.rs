@@ -1,0 +1,160 @@
+//! A peer host of the sender world: accepts sockets and logs every tagged
+//! frame it reads, obeying its fault controls.
+//!
+//! Model. Each socket is read by one task through a framed reader
+//! ([`FramedRead`] over [`PeerCodec`], built on the production codec's
+//! sans-IO [`decode`]): the partial frame lives in the reader's buffer, not
+//! in a future, so waking the task for a fault (a `select!` that drops the
+//! pending read) loses nothing. An earlier peer read with `read_frame`
+//! inside the `select!`, lost half a frame on every poke and read payload
+//! bytes as a header; slow and latency faults then took generations down
+//! with `ReadError` (pinned by `slow_and_latency_faults_never_take_a_generation_down`
+//! in `sims/tests/scenarios_ci.rs`).
+//!
+//! A fault acts between frames, on the first socket that sees it, and the
+//! peer logs which socket (`PeerActed`): wedge = stop reading and keep the
+//! socket open; kill = close it. Slow = sleep before each frame.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{Buf, BytesMut};
+use futures_util::StreamExt;
+use lanesim::distribution::frame::{decode, Frame, ReadFrameError, DEFAULT_MAX_FRAME};
+use lanesim::distribution::HELLO;
+use tokio_util::codec::{Decoder, FramedRead};
+
+use super::sender::{peer_name, Shared, PORT};
+use super::tag::Tag;
+use crate::event::{Event, PeerAct, SocketEnd};
+use crate::fault::PeerControl;
+
+/// The production frame format as a `tokio_util` decoder.
+pub struct PeerCodec {
+    max: u64,
+}
+
+impl PeerCodec {
+    /// Refuses bodies over `max` bytes.
+    #[must_use]
+    pub fn new(max: u64) -> Self {
+        Self { max }
+    }
+}
+
+impl Decoder for PeerCodec {
+    type Item = Frame;
+    type Error = io::Error;
+
+    fn decode(&mut self, src: &mut BytesMut) -> io::Result<Option<Frame>> {
+        match decode(src, self.max) {
+            Ok(Some((frame, used))) => {
+                src.advance(used);
+                Ok(Some(frame))
+            }
+            Ok(None) => Ok(None),
+            Err(error) => Err(io::Error::new(io::ErrorKind::InvalidData, error)),
+        }
+    }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> io::Result<Option<Frame>> {
+        match self.decode(src)? {
+            Some(frame) => Ok(Some(frame)),
+            None if src.is_empty() => Ok(None),
+            None => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                ReadFrameError::Truncated {
+                    expected: 0,
+                    got: src.len() as u64,
+                },
+            )),
+        }
+    }
+}
+
+/// The port that names a socket in the log (the local node's end).
+pub fn socket_of(addr: &SocketAddr) -> u16 {
+    addr.port()
+}
+
+/// A peer host's main task.
+pub(crate) async fn peer_main(shared: Arc<Shared>, index: u64) -> turmoil::Result {
+    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
+    loop {
+        let (stream, remote) = listener.accept().await?;
+        let socket = socket_of(&remote);
+        shared.record(
+            &peer_name(index),
+            Event::PeerAccepted {
+                peer: index,
+                socket,
+            },
+        );
+        tokio::spawn(read_socket(Arc::clone(&shared), index, stream, socket));
+    }
+}
+
+async fn read_socket(
+    shared: Arc<Shared>,
+    peer: u64,
+    stream: turmoil::net::TcpStream,
+    socket: u16,
+) {
+    let host = peer_name(peer);
+    let control: &PeerControl = &shared.peers[peer as usize];
+    let mut frames = FramedRead::new(stream, PeerCodec::new(DEFAULT_MAX_FRAME));
+    let acted = |act| Event::PeerActed { peer, socket, act };
+    loop {
+        if PeerControl::take(&control.kill) {
+            shared.record(&host, acted(PeerAct::Killed));
+            return; // dropping the stream closes it
+        }
+        if PeerControl::take(&control.wedge) {
+            shared.record(&host, acted(PeerAct::Wedged));
+            // Holds the socket open and never reads again.
+            std::future::pending::<()>().await;
+        }
+        let slow = *control.slow.lock().unwrap();
+        if let Some(every) = slow {
+            tokio::select! {
+                biased;
+                () = control.poke.notified() => continue,
+                () = tokio::time::sleep(every) => {}
+            }
+        }
+        // Cancel-safe: a poke drops this `next()`, never a partial frame.
+        let next = tokio::select! {
+            biased;
+            () = control.poke.notified() => continue,
+            next = frames.next() => next,
+        };
+        let how = match next {
+            Some(Ok(Frame::Data { control, .. })) => {
+                if let Some(tag) = Tag::parse(&control) {
+                    shared.record(
+                        &host,
+                        Event::FrameArrived {
+                            peer,
+                            socket,
+                            lane: tag.lane,
+                            generation: tag.generation,
+                            seq: tag.seq,
+                            link: tag.link,
+                        },
+                    );
+                    continue;
+                }
+                if control == HELLO {
+                    continue;
+                }
+                SocketEnd::Garbage
+            }
+            Some(Ok(Frame::Keepalive)) => continue,
+            Some(Err(_)) => SocketEnd::Error,
+            None => SocketEnd::Eof,
+        };
+        shared.record(&host, Event::PeerSocketClosed { peer, socket, how });
+        return;
+    }
+}

@@ -1,0 +1,248 @@
+//! Coverage marks and preemption points: how the testbed sees which races a
+//! run reached, and how a single-threaded simulated world reaches races that
+//! in production only a second thread could.
+//!
+//! Model. Both are calls the production code makes at the sites that matter;
+//! neither changes what the code does.
+//!
+//! - [`mark`] says "this run got here" (a declined reap, a write deadline
+//!   that fired, a control skipped because its generation was down). The
+//!   testbed counts marks per run and a scenario lists the marks it exists
+//!   to reach, so a scenario that never reaches its race fails instead of
+//!   passing vacuously (FoundationDB's `TEST()` and TigerBeetle's coverage
+//!   marks are the models).
+//! - [`preempt_point`] sits where a decision and its action are separated
+//!   and another thread could run between them in production (a lane's idle
+//!   timeout and its reap, a drain's down check and its write). A simulated
+//!   world may answer with a yield or a short virtual sleep, drawn from the
+//!   run's seed, so other tasks run inside the window: a model of a
+//!   preempted thread. The point is in the correct code; it never widens a
+//!   planted bug's window, it only lets the worlds interleave there.
+//!
+//! Both compile to nothing without the `testbed` feature (an empty inline
+//! function and an empty future), like the planted bugs; the testbed
+//! package enables the feature, a production build never does. Under loom
+//! and shuttle they are no-ops too: the model checkers interleave at every
+//! atomic already. With the feature, a probe is installed per thread
+//! ([`install`]): a simulated world runs on one thread, so marks and
+//! preemptions are attributed to exactly one run even when a sweep runs
+//! many worlds side by side.
+
+use std::time::Duration;
+
+macro_rules! named {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The name reports and scenario files use.
+            #[must_use]
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+
+            /// Looks a value up by [`Self::name`].
+            #[must_use]
+            pub fn from_name(name: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|value| value.name() == name)
+            }
+        }
+    };
+}
+
+named! {
+    /// A site in the production code a run may reach.
+    Mark {
+        /// `route` created a lane for a key that had none.
+        LaneCreated => "lane_created",
+        /// `route` refused an item: its lane held `capacity` unhandled items.
+        CapacityRefused => "capacity_refused",
+        /// A lane's idle timeout fired, but under the shard lock it was not
+        /// idle any more (`pending > 0`): the reap was declined.
+        ReapDeclined => "reap_declined",
+        /// A lane reaped itself.
+        ReapWon => "reap_won",
+        /// A lane's idle timeout fired after the router was dropped: it
+        /// drains to the disconnect instead of exiting.
+        ReapAfterRouterGone => "reap_after_router_gone",
+        /// A lane task unwound (the raw router does not catch panics).
+        LaneExitPanicked => "lane_exit_panicked",
+        /// A lane task was dropped unfinished.
+        LaneExitCancelled => "lane_exit_cancelled",
+        /// A router was dropped while lanes were alive.
+        RouterDroppedWithLiveLanes => "router_dropped_with_live_lanes",
+        /// The dispatcher caught a handler panic after its first await.
+        HandlerPanicked => "handler_panicked",
+        /// The dispatcher caught a panic in a handler's synchronous part.
+        HandlerPanickedSync => "handler_panicked_sync",
+        /// A generation went down: the peer closed at a frame boundary.
+        DownPeerClosed => "down_peer_closed",
+        /// A generation went down: a read failed.
+        DownReadError => "down_read_error",
+        /// A generation went down: a write failed.
+        DownWriteError => "down_write_error",
+        /// A generation went down: a write missed its deadline.
+        DownWriteTimeout => "down_write_timeout",
+        /// A generation went down: manual disconnect or shutdown.
+        DownManualDisconnect => "down_manual_disconnect",
+        /// A generation went down: heartbeat timeout.
+        DownHeartbeatTimeout => "down_heartbeat_timeout",
+        /// A generation went down: its control lane overflowed.
+        DownControlOverflow => "down_control_overflow",
+        /// `mark_down` on a generation that was already down (no second hook).
+        DownRepeated => "down_repeated",
+        /// ... and by then its node already had a newer generation.
+        LateDownOfOldGeneration => "late_down_of_old_generation",
+        /// `register` found a live incumbent and kept it.
+        RegisterIncumbentKept => "register_incumbent_kept",
+        /// `register` displaced a down incumbent with a new generation.
+        RegisterDisplacedDown => "register_displaced_down",
+        /// `write_raw` found its generation down under the writer lock and
+        /// refused: the stale-frame window closed by the locked check.
+        WriteRefusedDown => "write_refused_down",
+        /// The drain's write deadline fired.
+        WriteDeadlineFired => "write_deadline_fired",
+        /// A full control lane marked the pinned generation down.
+        ControlOverflowMarkedDown => "control_overflow_marked_down",
+        /// The drain skipped a control whose pinned generation was down.
+        ControlSkippedPinnedDown => "control_skipped_pinned_down",
+        /// The drain dropped a data frame: no live connection for its node.
+        DataUnroutable => "data_unroutable",
+        /// `enqueue` dropped a data frame: the data lane was full.
+        DataDroppedFull => "data_dropped_full",
+        /// The drain ended with controls still queued (each marked down).
+        ShutdownWithQueuedControls => "shutdown_with_queued_controls",
+        /// The drain ended in the middle of a write (its generation marked down).
+        ShutdownMidWrite => "shutdown_mid_write",
+        /// A control was queued as the sender shut down: its enqueuer marked
+        /// the pinned generation down.
+        ControlRacedShutdown => "control_raced_shutdown",
+        /// `enqueue_control` refused: the sender is shut down.
+        ControlRefusedClosed => "control_refused_closed",
+    }
+}
+
+named! {
+    /// A place where a decision and its action are separated and another
+    /// thread could run between them in production.
+    Point {
+        /// A lane's idle timeout fired; its reap decision comes next.
+        LaneIdleBeforeReap => "lane.idle_before_reap",
+        /// A lane removed itself; its task has not ended yet.
+        LaneReapedBeforeExit => "lane.reaped_before_exit",
+        /// The drain took a frame off a lane; it has not looked at its
+        /// connection yet.
+        DrainPicked => "drain.picked",
+        /// The drain found the frame's connection up; the write comes next.
+        DrainBeforeWrite => "drain.before_write",
+        /// A read loop saw its stream fail; the generation is not down yet.
+        ReadBeforeMarkDown => "read.before_mark_down",
+        /// A dial connected and said hello; the generation is not
+        /// registered yet.
+        DialBeforeRegister => "dial.before_register",
+    }
+}
+
+/// What a preemption point does in this run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preempt {
+    /// Carry on at once.
+    Run,
+    /// Let every other ready task run first.
+    Yield,
+    /// Sleep this long (virtual time in a simulated world).
+    Sleep(Duration),
+}
+
+/// The testbed's side: told of every mark, asked at every point.
+pub trait Probe: Send + Sync {
+    /// A run reached `mark`.
+    fn mark(&self, mark: Mark);
+    /// A task reached `point`: what should it do?
+    fn preempt(&self, point: Point) -> Preempt;
+}
+
+#[cfg(all(feature = "testbed", not(any(loom, shuttle))))]
+mod imp {
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    use super::{Mark, Point, Preempt, Probe};
+
+    thread_local! {
+        static PROBE: RefCell<Option<Arc<dyn Probe>>> = const { RefCell::new(None) };
+    }
+
+    /// Whether marks and points do anything in this build.
+    pub const ENABLED: bool = true;
+
+    /// Uninstalls the probe when dropped.
+    #[must_use = "the probe is uninstalled when this is dropped"]
+    pub struct Installed(());
+
+    impl Drop for Installed {
+        fn drop(&mut self) {
+            PROBE.with(|probe| probe.borrow_mut().take());
+        }
+    }
+
+    /// Installs `probe` for this thread until the returned guard drops.
+    ///
+    /// # Panics
+    /// When a probe is already installed on this thread.
+    pub fn install(probe: Arc<dyn Probe>) -> Installed {
+        PROBE.with(|slot| {
+            let mut slot = slot.borrow_mut();
+            assert!(slot.is_none(), "a probe is already installed on this thread");
+            *slot = Some(probe);
+        });
+        Installed(())
+    }
+
+    fn current() -> Option<Arc<dyn Probe>> {
+        PROBE.with(|probe| probe.borrow().clone())
+    }
+
+    pub(crate) fn mark(mark: Mark) {
+        if let Some(probe) = current() {
+            probe.mark(mark);
+        }
+    }
+
+    pub(crate) async fn preempt_point(point: Point) {
+        let decision = current().map_or(Preempt::Run, |probe| probe.preempt(point));
+        match decision {
+            Preempt::Run => {}
+            Preempt::Yield => tokio::task::yield_now().await,
+            Preempt::Sleep(duration) => tokio::time::sleep(duration).await,
+        }
+    }
+}
+
+#[cfg(not(all(feature = "testbed", not(any(loom, shuttle)))))]
+mod imp {
+    use super::{Mark, Point};
+
+    /// Whether marks and points do anything in this build.
+    pub const ENABLED: bool = false;
+
+    #[inline(always)]
+    pub(crate) fn mark(_mark: Mark) {}
+
+    #[inline(always)]
+    pub(crate) async fn preempt_point(_point: Point) {}
+}
+
+pub use imp::ENABLED;
+#[cfg(all(feature = "testbed", not(any(loom, shuttle))))]
+pub use imp::{install, Installed};
+pub(crate) use imp::{mark, preempt_point};
