@@ -173,8 +173,14 @@ fn decode_fed_byte_by_byte_finds_exactly_the_frames_read_frame_reads() {
     assert!(decode(&lying[..7], 1024).unwrap().is_none());
     assert!(matches!(
         decode(&lying, 1024),
-        Err(ReadFrameError::TooLarge { len: 5000, max: 1024 })
+        Err(ReadFrameError::TooLarge {
+            len: 5000,
+            max: 1024
+        })
     ));
     lying.extend_from_slice(&[1; 10]);
-    assert!(decode(&lying, 8192).unwrap().is_none(), "only 10 of 5000 body bytes");
+    assert!(
+        decode(&lying, 8192).unwrap().is_none(),
+        "only 10 of 5000 body bytes"
+    );
 }

@@ -124,7 +124,9 @@ fn sender(manager: &ConnectionManager, planted: Planted) -> DistSender {
 fn drained(sender: &DistSender) {
     loop {
         let s = sender.stats();
-        if s.control_queued == s.control_written + s.control_skipped_down + s.control_failed + s.control_discarded {
+        if s.control_queued
+            == s.control_written + s.control_skipped_down + s.control_failed + s.control_discarded
+        {
             return;
         }
         loom::thread::yield_now();

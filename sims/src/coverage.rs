@@ -222,9 +222,12 @@ impl CoverMark {
         if let Some(point) = name.strip_prefix(PREEMPTED) {
             return Point::from_name(point).map(Self::Preempted);
         }
-        Mark::from_name(name)
-            .map(Self::Code)
-            .or_else(|| WorldMark::ALL.into_iter().find(|m| m.name() == name).map(Self::World))
+        Mark::from_name(name).map(Self::Code).or_else(|| {
+            WorldMark::ALL
+                .into_iter()
+                .find(|m| m.name() == name)
+                .map(Self::World)
+        })
     }
 
     /// The world that can reach it.
@@ -334,7 +337,10 @@ impl Probe for WorldProbe {
         if state.closed || !state.rng.chance(self.policy.chance) {
             return Preempt::Run;
         }
-        *state.coverage.entry(CoverMark::Preempted(point)).or_default() += 1;
+        *state
+            .coverage
+            .entry(CoverMark::Preempted(point))
+            .or_default() += 1;
         let (lo, hi) = self.policy.sleep;
         let micros = state
             .rng

@@ -334,7 +334,11 @@ pub enum Event {
         link: Option<u64>,
     },
     /// A peer acted on a fault for one socket.
-    PeerActed { peer: u64, socket: u16, act: PeerAct },
+    PeerActed {
+        peer: u64,
+        socket: u16,
+        act: PeerAct,
+    },
     /// A peer's socket ended.
     PeerSocketClosed {
         peer: u64,

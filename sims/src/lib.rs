@@ -3,8 +3,8 @@
 //! the `lanesim` runner.
 
 pub mod check;
-pub mod coverage;
 pub mod cli;
+pub mod coverage;
 pub mod event;
 pub mod fault;
 pub mod rng;

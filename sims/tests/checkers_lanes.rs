@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use lanesim_sims::check::{check, CheckContext};
-use lanesim_sims::event::{Event, Record};
+use lanesim_sims::event::{Event, Exit, Record};
 use lanesim_sims::scenario::Contract;
 
 const ALL: [Contract; 6] = [
@@ -52,15 +52,8 @@ fn end(ms: u64, key: u64, item: u64, lane: u64) -> Record {
         },
     )
 }
-fn closed(ms: u64, key: u64, lane: u64, exit: &str) -> Record {
-    at(
-        ms,
-        Event::LaneClosed {
-            key,
-            lane,
-            exit: exit.into(),
-        },
-    )
+fn closed(ms: u64, key: u64, lane: u64, exit: Exit) -> Record {
+    at(ms, Event::LaneClosed { key, lane, exit })
 }
 
 fn finished() -> CheckContext {
@@ -78,11 +71,11 @@ fn good() -> Vec<Record> {
         routed(0, 1, 10, Some(2), Some(0)),
         routed(0, 1, 11, Some(2), Some(1)),
         routed(0, 1, 12, Some(2), None),
-        start(1, 1, 10, 1),
+        start(0, 1, 10, 1),
         end(2, 1, 10, 1),
         start(2, 1, 11, 1),
         end(3, 1, 11, 1),
-        closed(13, 1, 1, "reaped"),
+        closed(13, 1, 1, Exit::Reaped),
         at(20, Event::RouterDropped),
         at(30, Event::RunEnd { finished: true }),
     ]
@@ -159,7 +152,7 @@ fn l2_detects_an_item_admitted_into_a_lane_that_already_exited() {
                 panicked: true,
             },
         ),
-        closed(0, 1, 1, "panicked"),
+        closed(0, 1, 1, Exit::Panicked),
         routed(1, 1, 11, None, Some(1)),
     ];
     let context = CheckContext {
@@ -204,6 +197,8 @@ fn l3_detects_a_second_live_lane_and_an_item_on_the_wrong_lane() {
 fn l4_detects_admission_past_capacity_a_short_depth_and_a_refusal_below_capacity() {
     let mut past = good();
     past[3] = routed(0, 1, 12, Some(2), Some(2));
+    past.insert(8, start(3, 1, 12, 1));
+    past.insert(9, end(3, 1, 12, 1));
     let found = contracts_of(&past, &CheckContext::default());
     assert!(
         found
@@ -236,7 +231,7 @@ fn l4_detects_admission_past_capacity_a_short_depth_and_a_refusal_below_capacity
 #[test]
 fn l5_detects_a_reap_with_work_a_late_reap_and_a_lane_outliving_the_router() {
     let mut busy = good();
-    busy.insert(5, closed(1, 1, 1, "reaped"));
+    busy.insert(5, closed(1, 1, 1, Exit::Reaped));
     let found = contracts_of(&busy, &CheckContext::default());
     assert!(
         found
@@ -246,7 +241,7 @@ fn l5_detects_a_reap_with_work_a_late_reap_and_a_lane_outliving_the_router() {
     );
 
     let mut late = good();
-    late[8] = closed(19, 1, 1, "reaped"); // idle since 3 ms, TTL 10 ms + 5 ms slack
+    late[8] = closed(19, 1, 1, Exit::Reaped); // idle since 3 ms, TTL 10 ms + 1 ms slack
     let found = contracts_of(&late, &finished());
     assert!(
         found
@@ -294,12 +289,19 @@ fn l6_detects_another_key_starved_while_one_is_stuck() {
         ..finished()
     };
     let found = contracts_of(&log, &context);
+    // Exactly-once is broken too; independence is what the stuck key broke.
     assert_eq!(
         found,
-        vec![(
-            Contract::L6,
-            "key 2: admitted item 20 was never handled while key(s) {1} were stuck".into()
-        )]
+        vec![
+            (
+                Contract::L2,
+                "key 2: admitted item 20 was never handled".into()
+            ),
+            (
+                Contract::L6,
+                "key 2: admitted item 20 was never handled while key(s) {1} were stuck".into()
+            )
+        ]
     );
 }
 
@@ -319,4 +321,76 @@ fn completeness_is_not_judged_on_a_run_that_ran_out_of_budget() {
     assert!(contracts_of(&unfinished, &context)
         .iter()
         .all(|(c, _)| *c != Contract::L2));
+}
+
+#[test]
+fn l5_detects_an_early_reap_and_a_lane_idle_past_its_ttl_in_any_stretch() {
+    let mut early = good();
+    early[8] = closed(5, 1, 1, Exit::Reaped); // idle since 3 ms, TTL 10 ms
+    let found = contracts_of(&early, &finished());
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L5 && m.contains("reaped after only 2ms idle")),
+        "{found:?}"
+    );
+
+    // Idle from 3 ms, then a new item at 20 ms on the same lane: it should
+    // have been reaped by 14 ms. The lane's *last* stretch is fine.
+    let mut stretch = good();
+    stretch.insert(8, routed(20, 1, 13, Some(2), Some(0)));
+    stretch.insert(9, start(20, 1, 13, 1));
+    stretch.insert(10, end(21, 1, 13, 1));
+    stretch[11] = closed(31, 1, 1, Exit::Reaped);
+    stretch[12] = at(40, Event::RouterDropped);
+    stretch[13] = at(50, Event::RunEnd { finished: true });
+    let found = contracts_of(&stretch, &finished());
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L5 && m.contains("took a new item at 20ms")),
+        "{found:?}"
+    );
+    // A preemption point may hold the reap decision: within that, no breach.
+    let preempting = CheckContext {
+        preempt_max: Duration::from_millis(10),
+        ..finished()
+    };
+    assert!(contracts_of(&stretch, &preempting)
+        .iter()
+        .all(|(c, _)| *c != Contract::L5));
+}
+
+#[test]
+fn l6_detects_a_ready_item_left_waiting_and_a_key_shed_for_another_keys_backlog() {
+    let mut stalled = good();
+    stalled[4] = start(5, 1, 10, 1);
+    let found = contracts_of(&stalled, &finished());
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L6 && m.contains("its lane stalled")),
+        "{found:?}"
+    );
+    let preempting = CheckContext {
+        preempt_max: Duration::from_millis(5),
+        ..finished()
+    };
+    assert!(contracts_of(&stalled, &preempting)
+        .iter()
+        .all(|(c, _)| *c != Contract::L6));
+
+    let shed = vec![
+        created(0, 1, 1),
+        routed(0, 1, 10, Some(1), Some(0)),
+        created(0, 2, 2),
+        routed(0, 2, 20, Some(1), None),
+    ];
+    let found = contracts_of(&shed, &CheckContext::default());
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L6 && m.contains("as key 1's lane 1 was full")),
+        "{found:?}"
+    );
 }

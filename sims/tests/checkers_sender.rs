@@ -1,34 +1,38 @@
 //! Each sender checker against a hand-made log that breaks exactly its
-//! contract (`*_detects_*`), and a well-behaved log that breaks none.
+//! contract (`*_detects_*`), and a well-behaved log that breaks none. Every
+//! check a checker makes has a log here that trips it.
 
 use std::time::Duration;
 
 use lanesim_sims::check::{check, CheckContext};
-use lanesim_sims::event::{Event, Record};
+use lanesim_sims::event::{
+    ControlOutcome, DataOutcome, Down, Event, FaultApplied, Lane, PeerAct, Record, SocketEnd,
+    Written,
+};
 use lanesim_sims::scenario::Contract;
 
-const ALL: [Contract; 9] = [
+const ALL: [Contract; 11] = [
     Contract::Dc1,
     Contract::Dc2,
     Contract::Dc5,
-    Contract::S1,
     Contract::S2,
     Contract::S3,
     Contract::S4,
-    Contract::S5,
+    Contract::S6,
+    Contract::S7,
+    Contract::S8,
     Contract::EndToEnd,
+    Contract::L1,
 ];
 
-fn at(ms: u64, host: &str, event: Event) -> Record {
+const SOCKET: u16 = 4000;
+
+fn at(ms: u64, event: Event) -> Record {
     Record {
         at: Duration::from_millis(ms),
-        host: host.into(),
+        host: "local".into(),
         event,
     }
-}
-
-fn s(text: &str) -> String {
-    text.to_string()
 }
 
 fn context() -> CheckContext {
@@ -36,82 +40,87 @@ fn context() -> CheckContext {
         finished: true,
         write_timeout: Some(Duration::from_secs(5)),
         tick: Duration::from_millis(1),
+        delivery_bound: Duration::from_millis(100),
         ..CheckContext::default()
     }
 }
 
-fn up(ms: u64, generation: u64, local: &str) -> Record {
+fn up(ms: u64, generation: u64, socket: u16) -> Record {
     at(
         ms,
-        "local",
         Event::ConnectionUp {
-            node: s("peer0"),
+            peer: 0,
             generation,
-            local: s(local),
+            socket,
         },
     )
 }
 
-fn control(ms: u64, generation: u64, seq: u64, link: u64, outcome: &str, down: bool) -> Record {
+fn down(ms: u64, generation: u64, reason: Down, table: Option<u64>) -> Record {
     at(
         ms,
-        "local",
+        Event::ConnectionDown {
+            peer: 0,
+            generation,
+            reason,
+            table,
+        },
+    )
+}
+
+fn control(ms: u64, generation: u64, seq: u64, link: u64, outcome: ControlOutcome) -> Record {
+    at(
+        ms,
         Event::ControlEnqueued {
-            node: s("peer0"),
+            peer: 0,
             generation,
             seq,
             link: Some(link),
-            outcome: s(outcome),
-            down_at_return: down,
-            blocked_us: 0,
+            outcome,
+            down_at_return: outcome == ControlOutcome::Overflow,
         },
     )
 }
 
-fn write(ms: u64, generation: u64, lane: &str, seq: u64, outcome: Option<&str>) -> Record {
-    match outcome {
-        None => at(
-            ms,
-            "local",
-            Event::WriteStarted {
-                node: s("peer0"),
-                generation,
-                lane: s(lane),
-                seq,
-            },
-        ),
-        Some(outcome) => at(
-            ms,
-            "local",
-            Event::WriteFinished {
-                node: s("peer0"),
-                generation,
-                lane: s(lane),
-                seq,
-                outcome: s(outcome),
-            },
-        ),
-    }
-}
-
-fn arrived(
-    ms: u64,
-    remote: &str,
-    lane: &str,
-    generation: u64,
-    seq: u64,
-    link: Option<u64>,
-) -> Record {
+fn started(ms: u64, generation: u64, lane: Lane, seq: u64) -> Record {
     at(
         ms,
-        "peer0",
+        Event::WriteStarted {
+            peer: 0,
+            generation,
+            lane,
+            seq,
+        },
+    )
+}
+
+fn finished(ms: u64, generation: u64, lane: Lane, seq: u64, outcome: Written) -> Record {
+    at(
+        ms,
+        Event::WriteFinished {
+            peer: 0,
+            generation,
+            lane,
+            seq,
+            outcome,
+        },
+    )
+}
+
+fn begun(ms: u64, socket: u16, lane: Lane, seq: u64) -> Record {
+    at(ms, Event::FrameWriteBegun { socket, lane, seq })
+}
+
+fn arrived(ms: u64, socket: u16, lane: Lane, generation: u64, seq: u64) -> Record {
+    at(
+        ms,
         Event::FrameArrived {
-            peer: s("peer0"),
-            remote: s(remote),
-            lane: s(lane),
+            peer: 0,
+            socket,
+            lane,
             generation,
             seq,
-            link,
+            link: (lane == Lane::Control).then_some(7),
         },
     )
 }
@@ -119,41 +128,54 @@ fn arrived(
 fn data(ms: u64, seq: u64) -> Record {
     at(
         ms,
-        "local",
         Event::DataEnqueued {
-            node: s("peer0"),
+            peer: 0,
             seq,
-            outcome: s("queued"),
-            blocked_us: 0,
+            outcome: DataOutcome::Queued,
         },
     )
 }
 
-fn down(ms: u64, generation: u64, reason: &str) -> Record {
+fn fault(ms: u64, fault: FaultApplied) -> Record {
+    at(ms, Event::Fault { peer: 0, fault })
+}
+
+fn acted(ms: u64, act: PeerAct) -> Record {
     at(
         ms,
-        "local",
-        Event::ConnectionDown {
-            node: s("peer0"),
-            generation,
-            reason: s(reason),
+        Event::PeerActed {
+            peer: 0,
+            socket: SOCKET,
+            act,
         },
     )
 }
 
-fn stats(data_written: u64) -> Record {
+fn noconnection(ms: u64, generation: u64, link: u64) -> Record {
+    at(
+        ms,
+        Event::NoConnection {
+            peer: 0,
+            generation,
+            link,
+        },
+    )
+}
+
+fn stats(data_written: u64, control_written: u64, control_skipped: u64) -> Record {
     at(
         900,
-        "local",
         Event::SenderStats {
             data_queued: 2,
             data_written,
             data_failed: 0,
             data_no_connection: 0,
+            data_discarded: 0,
             control_queued: 1,
-            control_written: 1,
+            control_written,
             control_failed: 0,
-            control_skipped: 0,
+            control_skipped,
+            control_discarded: 0,
         },
     )
 }
@@ -161,32 +183,47 @@ fn stats(data_written: u64) -> Record {
 /// One link, its EXIT written and read on its generation, two data frames.
 fn good() -> Vec<Record> {
     vec![
-        up(0, 1, "10.0.0.1:4000"),
+        up(0, 1, SOCKET),
         at(
             1,
-            "local",
             Event::Linked {
-                node: s("peer0"),
+                peer: 0,
                 generation: 1,
                 link: 7,
             },
         ),
         data(2, 1),
-        control(3, 1, 1, 7, "queued", false),
+        control(3, 1, 1, 7, ControlOutcome::Queued),
         data(4, 2),
-        write(5, 1, "control", 1, None),
-        write(5, 1, "control", 1, Some("written")),
-        write(6, 1, "data", 1, None),
-        write(6, 1, "data", 1, Some("written")),
-        write(7, 1, "data", 2, None),
-        write(7, 1, "data", 2, Some("written")),
-        arrived(8, "10.0.0.1:4000", "control", 1, 1, Some(7)),
-        arrived(9, "10.0.0.1:4000", "data", 0, 1, None),
-        arrived(9, "10.0.0.1:4000", "data", 0, 2, None),
-        stats(2),
-        at(950, "local", Event::SenderDropped { panicked: false }),
-        at(1000, "driver", Event::RunEnd { finished: true }),
+        started(5, 1, Lane::Control, 1),
+        begun(5, SOCKET, Lane::Control, 1),
+        finished(5, 1, Lane::Control, 1, Written::Written),
+        started(6, 1, Lane::Data, 1),
+        begun(6, SOCKET, Lane::Data, 1),
+        finished(6, 1, Lane::Data, 1, Written::Written),
+        started(7, 1, Lane::Data, 2),
+        begun(7, SOCKET, Lane::Data, 2),
+        finished(7, 1, Lane::Data, 2, Written::Written),
+        arrived(8, SOCKET, Lane::Control, 1, 1),
+        arrived(9, SOCKET, Lane::Data, 0, 1),
+        arrived(9, SOCKET, Lane::Data, 0, 2),
+        at(
+            890,
+            Event::TableAtEnd {
+                peer: 0,
+                generation: Some(1),
+            },
+        ),
+        stats(2, 1, 0),
+        at(1000, Event::RunEnd { finished: true }),
     ]
+}
+
+/// Index of the first record matching `pred`.
+fn find(log: &[Record], pred: impl Fn(&Event) -> bool) -> usize {
+    log.iter()
+        .position(|r| pred(&r.event))
+        .expect("the record is in the log")
 }
 
 fn found(records: &[Record], context: &CheckContext) -> Vec<(Contract, String)> {
@@ -196,256 +233,574 @@ fn found(records: &[Record], context: &CheckContext) -> Vec<(Contract, String)> 
         .collect()
 }
 
-fn has(found: &[(Contract, String)], contract: Contract, needle: &str) -> bool {
-    found
-        .iter()
-        .any(|(c, m)| *c == contract && m.contains(needle))
+#[track_caller]
+fn assert_has(records: &[Record], context: &CheckContext, contract: Contract, needle: &str) {
+    let f = found(records, context);
+    assert!(
+        f.iter().any(|(c, m)| *c == contract && m.contains(needle)),
+        "expected {} `{needle}`, found {f:#?}",
+        contract.id()
+    );
+}
+
+#[track_caller]
+fn assert_clean(records: &[Record], context: &CheckContext) {
+    assert_eq!(found(records, context), vec![]);
+}
+
+/// The good log with the generation down (by `reason`) after its work, its
+/// peer having been cut off first, so nothing else trips.
+fn good_then_down(reason: Down) -> Vec<Record> {
+    let mut log = good();
+    log.insert(17, acted(850, PeerAct::Killed));
+    log.insert(18, down(860, 1, reason, None));
+    let table = find(&log, |e| matches!(e, Event::TableAtEnd { .. }));
+    log[table] = at(
+        890,
+        Event::TableAtEnd {
+            peer: 0,
+            generation: None,
+        },
+    );
+    log
 }
 
 #[test]
 fn a_well_behaved_log_breaks_nothing() {
-    assert_eq!(found(&good(), &context()), vec![]);
+    assert_clean(&good(), &context());
+    assert_clean(&good_then_down(Down::PeerClosed), &context());
 }
 
 #[test]
-fn dc1_detects_an_overflow_before_down_and_a_silently_lost_control() {
+fn dc1_detects_an_overflow_before_down_and_a_closed_without_shutdown() {
     let mut early = good();
-    early.insert(4, control(3, 1, 2, 8, "overflow", false));
-    assert!(has(
-        &found(&early, &context()),
-        Contract::Dc1,
-        "Overflow returned while"
-    ));
+    early.insert(
+        4,
+        at(
+            3,
+            Event::ControlEnqueued {
+                peer: 0,
+                generation: 1,
+                seq: 2,
+                link: Some(8),
+                outcome: ControlOutcome::Overflow,
+                down_at_return: false,
+            },
+        ),
+    );
+    assert_has(&early, &context(), Contract::Dc1, "Overflow returned while");
 
+    let mut closed = good();
+    closed.insert(4, control(3, 1, 2, 8, ControlOutcome::Closed));
+    assert_has(&closed, &context(), Contract::Dc1, "no shutdown was asked");
+    closed.insert(3, at(2, Event::ShutdownRequested));
+    assert!(!found(&closed, &context())
+        .iter()
+        .any(|(_, m)| m.contains("no shutdown")));
+}
+
+#[test]
+fn dc1_detects_a_control_the_drain_never_saw_even_when_its_generation_goes_down_later() {
+    let mut vanished = good_then_down(Down::PeerClosed);
+    vanished.retain(|r| {
+        !matches!(
+            r.event,
+            Event::WriteStarted {
+                lane: Lane::Control,
+                ..
+            } | Event::WriteFinished {
+                lane: Lane::Control,
+                ..
+            } | Event::FrameWriteBegun {
+                lane: Lane::Control,
+                ..
+            } | Event::FrameArrived {
+                lane: Lane::Control,
+                ..
+            }
+        )
+    });
+    assert_has(
+        &vanished,
+        &context(),
+        Contract::Dc1,
+        "the drain never saw it",
+    );
+}
+
+#[test]
+fn dc1_detects_a_silently_lost_control_two_fates_and_a_skip_while_up() {
     let mut lost = good();
-    lost.retain(|r| !matches!(&r.event, Event::WriteFinished { lane, .. } | Event::WriteStarted { lane, .. } if lane == "control"));
-    lost.retain(|r| !matches!(&r.event, Event::FrameArrived { lane, .. } if lane == "control"));
-    let f = found(&lost, &context());
-    assert!(has(&f, Contract::Dc1, "silently lost"), "{f:?}");
-    assert!(has(&f, Contract::EndToEnd, "lost death signal"), "{f:?}");
+    let written = find(&lost, |e| {
+        matches!(
+            e,
+            Event::WriteFinished {
+                lane: Lane::Control,
+                ..
+            }
+        )
+    });
+    lost[written] = finished(5, 1, Lane::Control, 1, Written::Failed);
+    lost.retain(|r| {
+        !matches!(
+            r.event,
+            Event::FrameArrived {
+                lane: Lane::Control,
+                ..
+            }
+        )
+    });
+    assert_has(&lost, &context(), Contract::Dc1, "silently lost");
+
+    let mut twice = good();
+    twice.insert(
+        8,
+        at(
+            5,
+            Event::ControlSkipped {
+                peer: 0,
+                generation: 1,
+                seq: 1,
+            },
+        ),
+    );
+    assert_has(&twice, &context(), Contract::Dc1, "met 2 fates");
+    assert_has(
+        &twice,
+        &context(),
+        Contract::Dc1,
+        "skipped while its pinned generation",
+    );
 }
 
 #[test]
 fn dc2_detects_a_control_on_a_redialed_generation() {
     let mut stale = good();
-    stale.insert(5, down(4, 1, "PeerClosed"));
-    stale.insert(6, up(4, 2, "10.0.0.1:4001"));
+    stale.insert(5, down(4, 1, Down::PeerClosed, None));
+    stale.insert(6, up(4, 2, 4001));
+    stale.insert(5, acted(4, PeerAct::Killed));
     for record in &mut stale {
         match &mut record.event {
             Event::WriteStarted {
-                generation, lane, ..
+                generation,
+                lane: Lane::Control,
+                ..
             }
             | Event::WriteFinished {
-                generation, lane, ..
-            } if lane == "control" => {
-                *generation = 2;
+                generation,
+                lane: Lane::Control,
+                ..
+            } => *generation = 2,
+            Event::FrameArrived {
+                socket,
+                lane: Lane::Control,
+                ..
             }
-            Event::FrameArrived { remote, lane, .. } if lane == "control" => {
-                *remote = s("10.0.0.1:4001")
-            }
+            | Event::FrameWriteBegun {
+                socket,
+                lane: Lane::Control,
+                ..
+            } => *socket = 4001,
             _ => {}
         }
     }
-    let f = found(&stale, &context());
-    assert!(
-        has(
-            &f,
-            Contract::Dc2,
-            "pinned to peer0/1 was written to generation 2"
-        ),
-        "{f:?}"
+    assert_has(
+        &stale,
+        &context(),
+        Contract::Dc2,
+        "pinned to peer0/1 was written to generation 2",
     );
-    assert!(
-        has(&f, Contract::Dc2, "arrived on peer0's generation 2 socket"),
-        "{f:?}"
+    assert_has(
+        &stale,
+        &context(),
+        Contract::Dc2,
+        "arrived on the generation 2 socket",
+    );
+}
+
+#[test]
+fn dc2_detects_a_frame_begun_on_a_socket_after_its_generation_went_down() {
+    let mut late = good();
+    let begun_at = find(&late, |e| {
+        matches!(
+            e,
+            Event::FrameWriteBegun {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    late.insert(begun_at, down(7, 1, Down::WriteError, None));
+    late.insert(begun_at, acted(7, PeerAct::Killed));
+    assert_has(
+        &late,
+        &context(),
+        Contract::Dc2,
+        "Data frame 2 began to be written to peer0/1 after that generation went down",
     );
 }
 
 #[test]
 fn dc5_detects_reordered_data_and_controls() {
     let mut data_swapped = good();
-    data_swapped.swap(12, 13);
-    assert!(has(
-        &found(&data_swapped, &context()),
+    let first = find(&data_swapped, |e| {
+        matches!(
+            e,
+            Event::FrameArrived {
+                lane: Lane::Data,
+                seq: 1,
+                ..
+            }
+        )
+    });
+    data_swapped.swap(first, first + 1);
+    assert_has(
+        &data_swapped,
+        &context(),
         Contract::Dc5,
-        "data to peer0 out of order: 1 after 2"
-    ));
+        "data to peer0 out of order: 1 after 2",
+    );
 
     let mut controls = good();
-    controls.insert(12, arrived(8, "10.0.0.1:4000", "control", 1, 0, None));
-    assert!(has(
-        &found(&controls, &context()),
+    let arrival = find(&controls, |e| {
+        matches!(
+            e,
+            Event::FrameArrived {
+                lane: Lane::Control,
+                ..
+            }
+        )
+    });
+    controls.insert(arrival + 1, arrived(8, SOCKET, Lane::Control, 1, 0));
+    assert_has(
+        &controls,
+        &context(),
         Contract::Dc5,
-        "controls out of order"
-    ));
-}
-
-#[test]
-fn s1_detects_an_enqueue_that_spent_virtual_time() {
-    let mut blocked = good();
-    blocked[2] = at(
-        2,
-        "local",
-        Event::DataEnqueued {
-            node: s("peer0"),
-            seq: 1,
-            outcome: s("queued"),
-            blocked_us: 5,
-        },
+        "controls on socket 4000",
     );
-    assert!(has(&found(&blocked, &context()), Contract::S1, "took 5us"));
 }
 
 #[test]
 fn s2_detects_a_write_past_the_deadline_and_a_write_that_never_ends() {
     let mut long = good();
-    long[8] = write(6 + 5_200, 1, "data", 1, Some("written"));
-    assert!(has(
-        &found(&long, &context()),
-        Contract::S2,
-        "held the drain for"
-    ));
+    let end = find(&long, |e| {
+        matches!(
+            e,
+            Event::WriteFinished {
+                lane: Lane::Data,
+                seq: 1,
+                ..
+            }
+        )
+    });
+    long[end] = finished(6 + 5_200, 1, Lane::Data, 1, Written::Written);
+    assert_has(&long, &context(), Contract::S2, "held the drain for");
 
     let mut stuck = good();
-    stuck.retain(
-        |r| !matches!(&r.event, Event::WriteFinished { lane, seq: 2, .. } if lane == "data"),
+    stuck.retain(|r| {
+        !matches!(
+            r.event,
+            Event::WriteFinished {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    stuck.push(at(10_000, Event::RunEnd { finished: false }));
+    let unfinished = CheckContext {
+        finished: false,
+        ..context()
+    };
+    assert_has(&stuck, &unfinished, Contract::S2, "never finished");
+}
+
+#[test]
+fn s2_detects_a_timed_out_write_whose_generation_stays_up() {
+    let mut kept = good();
+    let end = find(&kept, |e| {
+        matches!(
+            e,
+            Event::WriteFinished {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    kept[end] = finished(7, 1, Lane::Data, 2, Written::TimedOut);
+    assert_has(
+        &kept,
+        &context(),
+        Contract::S2,
+        "timed out but the generation never went down",
     );
-    stuck.push(at(10_000, "driver", Event::RunEnd { finished: false }));
-    let f = found(
-        &stuck,
-        &CheckContext {
-            finished: false,
-            ..context()
+}
+
+#[test]
+fn s2_detects_a_drain_that_sits_idle_with_frames_queued() {
+    let mut idle = good();
+    // The second data frame waits 50 ms after the first write, with the
+    // drain doing nothing.
+    let start = find(&idle, |e| {
+        matches!(
+            e,
+            Event::WriteStarted {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    for record in &mut idle[start..start + 3] {
+        record.at += Duration::from_millis(50);
+    }
+    assert_has(&idle, &context(), Contract::S2, "sat idle");
+    // Preemption points may hold the drain: two of them are allowed.
+    let preempting = CheckContext {
+        preempt_max: Duration::from_millis(25),
+        ..context()
+    };
+    assert!(!found(&idle, &preempting)
+        .iter()
+        .any(|(_, m)| m.contains("sat idle")));
+}
+
+#[test]
+fn s3_detects_a_second_hook_and_a_down_generation_left_in_the_table() {
+    let mut twice = good_then_down(Down::PeerClosed);
+    twice.insert(19, down(861, 1, Down::WriteTimeout, None));
+    assert_has(&twice, &context(), Contract::S3, "fired 2 times");
+
+    let mut kept = good_then_down(Down::PeerClosed);
+    kept[18] = down(860, 1, Down::PeerClosed, Some(1));
+    assert_has(&kept, &context(), Contract::S3, "still hands it out");
+
+    let mut at_end = good_then_down(Down::PeerClosed);
+    let table = find(&at_end, |e| matches!(e, Event::TableAtEnd { .. }));
+    at_end[table] = at(
+        890,
+        Event::TableAtEnd {
+            peer: 0,
+            generation: Some(1),
         },
     );
-    assert!(has(&f, Contract::S2, "never finished"), "{f:?}");
-}
-
-#[test]
-fn s2_detects_a_slow_peer_torn_down_by_the_deadline() {
-    let mut torn = good();
-    torn.insert(
-        1,
-        at(
-            0,
-            "driver",
-            Event::Fault {
-                what: s("slow"),
-                peer: s("peer0"),
-            },
-        ),
+    assert_has(
+        &at_end,
+        &context(),
+        Contract::S3,
+        "at the end the manager still hands out",
     );
-    torn.push(down(960, 1, "WriteTimeout"));
-    assert!(has(
-        &found(&torn, &context()),
-        Contract::S2,
-        "slow but reading peer"
-    ));
 }
 
 #[test]
-fn s3_detects_a_second_hook_an_unknown_reason_a_write_after_down_and_a_missing_down() {
-    let mut twice = good();
-    twice.push(down(960, 1, "WriteTimeout"));
-    twice.push(down(961, 1, "ControlOverflow"));
-    assert!(has(
-        &found(&twice, &context()),
-        Contract::S3,
-        "fired 2 times"
-    ));
-
-    let mut odd = good();
-    odd.push(down(960, 1, "Gremlins"));
-    assert!(has(
-        &found(&odd, &context()),
-        Contract::S3,
-        "undocumented down reason Gremlins"
-    ));
-
-    let mut after = good();
-    after.insert(7, down(5, 1, "PeerClosed"));
-    assert!(has(
-        &found(&after, &context()),
-        Contract::S3,
-        "written to after it went down"
-    ));
-
+fn s3_detects_a_closed_socket_whose_generation_stays_up_and_a_generation_going_backwards() {
     let mut never = good();
     never.push(at(
         960,
-        "peer0",
         Event::PeerSocketClosed {
-            peer: s("peer0"),
-            remote: s("10.0.0.1:4000"),
-            how: s("killed"),
+            peer: 0,
+            socket: SOCKET,
+            how: SocketEnd::Eof,
         },
     ));
-    assert!(has(
-        &found(&never, &context()),
+    assert_has(&never, &context(), Contract::S3, "never went down");
+
+    let mut backwards = good_then_down(Down::PeerClosed);
+    backwards.insert(19, up(870, 1, 4001));
+    assert_has(
+        &backwards,
+        &context(),
         Contract::S3,
-        "never went down"
-    ));
+        "generations must only grow",
+    );
 }
 
 #[test]
 fn s4_detects_a_frame_with_no_fate_two_fates_or_invented_and_wrong_counters() {
     let mut no_fate = good();
-    no_fate.retain(
-        |r| !matches!(&r.event, Event::WriteFinished { lane, seq: 2, .. } if lane == "data"),
-    );
-    let f = found(&no_fate, &context());
-    assert!(has(&f, Contract::S4, "has no fate"), "{f:?}");
-    assert!(has(&f, Contract::S4, "sender counters"), "{f:?}");
+    no_fate.retain(|r| {
+        !matches!(
+            r.event,
+            Event::WriteFinished {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    assert_has(&no_fate, &context(), Contract::S4, "has no fate");
+    assert_has(&no_fate, &context(), Contract::S4, "sender counters");
 
     let mut two = good();
-    two.insert(
-        11,
-        at(
-            7,
-            "local",
-            Event::DataUnroutable {
-                node: s("peer0"),
-                seq: 2,
-            },
-        ),
-    );
-    assert!(has(&found(&two, &context()), Contract::S4, "met 2 fates"));
+    two.insert(14, at(7, Event::DataUnroutable { peer: 0, seq: 2 }));
+    assert_has(&two, &context(), Contract::S4, "met 2 fates");
 
     let mut invented = good();
-    invented.insert(14, arrived(9, "10.0.0.1:4000", "data", 0, 9, None));
-    assert!(has(
-        &found(&invented, &context()),
+    invented.insert(17, arrived(9, SOCKET, Lane::Data, 0, 9));
+    assert_has(
+        &invented,
+        &context(),
         Contract::S4,
-        "arrived at peer0 but was never written"
-    ));
+        "arrived at peer0 but was never written",
+    );
 }
 
 #[test]
-fn s5_detects_a_panicking_drop() {
-    let mut panicked = good();
-    panicked[15] = at(950, "local", Event::SenderDropped { panicked: true });
-    assert!(has(&found(&panicked, &context()), Contract::S5, "panicked"));
+fn s6_detects_a_written_frame_that_never_arrives_at_a_reading_peer() {
+    let mut missing = good();
+    missing.retain(|r| {
+        !matches!(
+            r.event,
+            Event::FrameArrived {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    assert_has(
+        &missing,
+        &context(),
+        Contract::S6,
+        "Data frame 2 was written whole",
+    );
+
+    // Excused when the peer stopped reading that socket in time ...
+    let mut wedged = missing.clone();
+    wedged.insert(14, acted(8, PeerAct::Wedged));
+    assert!(!found(&wedged, &context())
+        .iter()
+        .any(|(c, _)| *c == Contract::S6));
+
+    // ... but not by a wedge long after the frame could have been read.
+    let mut late = missing;
+    late.insert(17, acted(700, PeerAct::Wedged));
+    assert_has(&late, &context(), Contract::S6, "never arrived");
 }
 
 #[test]
-fn end_to_end_accepts_noconnection_instead_of_the_exit() {
-    let mut broken = good();
-    broken.retain(|r| !matches!(&r.event, Event::FrameArrived { lane, .. } if lane == "control"));
-    assert!(has(
-        &found(&broken, &context()),
-        Contract::EndToEnd,
-        "link 7"
-    ));
-    broken.push(at(
-        960,
-        "local",
-        Event::NoConnection {
-            node: s("peer0"),
-            generation: 1,
-            link: 7,
+fn s7_detects_a_down_with_no_cause() {
+    // A slow peer (no fault that stops reading) timed out.
+    let mut slow = good();
+    slow.insert(1, fault(0, FaultApplied::Slow { every_us: 1000 }));
+    slow.insert(19, down(860, 1, Down::WriteTimeout, None));
+    let table = find(&slow, |e| matches!(e, Event::TableAtEnd { .. }));
+    slow[table] = at(
+        890,
+        Event::TableAtEnd {
+            peer: 0,
+            generation: None,
         },
-    ));
-    assert!(!found(&broken, &context())
+    );
+    assert_has(
+        &slow,
+        &context(),
+        Contract::S7,
+        "went down (WriteTimeout) with no cause",
+    );
+
+    for reason in [
+        Down::ReadError,
+        Down::PeerClosed,
+        Down::ControlOverflow,
+        Down::ManualDisconnect,
+    ] {
+        let mut spurious = good_then_down(reason);
+        spurious.remove(17); // the kill that excused it
+        assert_has(&spurious, &context(), Contract::S7, "with no cause");
+    }
+
+    let mut asked = good_then_down(Down::ManualDisconnect);
+    asked[17] = fault(850, FaultApplied::Disconnect);
+    assert!(!found(&asked, &context())
+        .iter()
+        .any(|(c, _)| *c == Contract::S7));
+}
+
+#[test]
+fn s7_detects_a_live_generation_displaced_by_a_new_one() {
+    let mut displaced = good();
+    displaced.insert(17, up(800, 2, 4001));
+    let table = find(&displaced, |e| matches!(e, Event::TableAtEnd { .. }));
+    displaced[table] = at(
+        890,
+        Event::TableAtEnd {
+            peer: 0,
+            generation: Some(2),
+        },
+    );
+    assert_has(&displaced, &context(), Contract::S7, "was still live");
+}
+
+#[test]
+fn s8_detects_a_node_never_redialed_once_its_peer_was_reachable() {
+    let redialing = CheckContext {
+        redial: Some((Duration::from_millis(10), Duration::from_millis(50))),
+        ..context()
+    };
+    let mut log = good_then_down(Down::PeerClosed);
+    log.last_mut().expect("RunEnd").at = Duration::from_secs(5);
+    assert_has(&log, &redialing, Contract::S8, "no new generation came up");
+
+    // A redial in time satisfies it.
+    let mut redialed = log.clone();
+    redialed.insert(19, up(870, 2, 4001));
+    assert!(!found(&redialed, &redialing)
+        .iter()
+        .any(|(c, _)| *c == Contract::S8));
+
+    // A peer that crashed and never came back need not be reconnected.
+    let mut crashed = log;
+    crashed.insert(17, fault(850, FaultApplied::Crash));
+    assert!(!found(&crashed, &redialing)
+        .iter()
+        .any(|(c, _)| *c == Contract::S8));
+}
+
+#[test]
+fn end_to_end_detects_a_lost_death_signal_and_accepts_noconnection_instead() {
+    let mut broken = good();
+    broken.retain(|r| {
+        !matches!(
+            r.event,
+            Event::FrameArrived {
+                lane: Lane::Control,
+                ..
+            }
+        )
+    });
+    assert_has(&broken, &context(), Contract::EndToEnd, "link 7");
+    let mut told = good_then_down(Down::PeerClosed);
+    told.retain(|r| {
+        !matches!(
+            r.event,
+            Event::FrameArrived {
+                lane: Lane::Control,
+                ..
+            }
+        )
+    });
+    told.insert(19, noconnection(860, 1, 7));
+    assert!(!found(&told, &context())
         .iter()
         .any(|(c, _)| *c == Contract::EndToEnd));
+}
+
+#[test]
+fn end_to_end_detects_an_invented_or_repeated_noconnection() {
+    let mut invented = good();
+    invented.insert(17, noconnection(800, 1, 7));
+    assert_has(
+        &invented,
+        &context(),
+        Contract::EndToEnd,
+        "an invented death signal",
+    );
+
+    let mut twice = good_then_down(Down::PeerClosed);
+    twice.insert(19, noconnection(860, 1, 7));
+    twice.insert(20, noconnection(861, 1, 7));
+    assert_has(&twice, &context(), Contract::EndToEnd, "delivered twice");
 }

@@ -180,7 +180,7 @@ impl DistConnection {
                 return Err(io::Error::new(
                     io::ErrorKind::NotConnected,
                     "connection is down",
-                ))
+                ));
             }
         };
         let written = async {

@@ -202,7 +202,10 @@ mod imp {
     pub fn install(probe: Arc<dyn Probe>) -> Installed {
         PROBE.with(|slot| {
             let mut slot = slot.borrow_mut();
-            assert!(slot.is_none(), "a probe is already installed on this thread");
+            assert!(
+                slot.is_none(),
+                "a probe is already installed on this thread"
+            );
             *slot = Some(probe);
         });
         Installed(())

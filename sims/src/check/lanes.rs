@@ -12,9 +12,9 @@
 //! - L4: `route` never admits past the capacity, never refuses below it, and
 //!   reports the true depth (unhandled items, the running one included).
 //! - L5: no lane is reaped holding work or before it has been idle for its
-//!   TTL; every idle stretch (not only the last) ends in a reap within TTL
-//!   + slack, or in new work before that; after the router is dropped,
-//!   every lane ends.
+//!   TTL; every idle stretch (not only the last) ends in a reap within
+//!   TTL and slack, or in new work before that; after the router is
+//!   dropped, every lane ends.
 //! - L6: a key's items wait for nothing but their own lane: an item starts
 //!   within slack of being ready (routed, and its lane's previous item
 //!   done), a key is never refused because another key is full, and with a
@@ -22,8 +22,12 @@
 //!
 //! Slack. Virtual time is exact in the lanes world, so the slack is what
 //! the code itself allows: tokio's timers fire up to 1 ms late (their wheel
-//! rounds deadlines up to the millisecond), and a preemption point may hold
-//! a task for up to `preempt_max`.
+//! rounds deadlines up to the millisecond), and each preemption point on
+//! the path may hold a task for up to `preempt_max` (two lie between a
+//! lane's idle timeout and the log of its end: `lane.idle_before_reap` and
+//! `lane.reaped_before_exit`; none between an item becoming ready and its
+//! handler starting, but `lane.idle_before_reap` when the item arrives while
+//! the lane is deciding to reap).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -81,9 +85,12 @@ impl Replay<'_> {
         self.out.violate(contract, message, evidence);
     }
 
-    /// How long past its TTL an idle lane may still be waiting to reap.
+    /// How long past its TTL an idle lane's end may be logged: its idle
+    /// timer fires up to a grain late, a preemption point may hold the reap
+    /// decision, and another may hold the reaped lane before its exit guard
+    /// logs the end.
     fn reap_slack(&self) -> Duration {
-        TIMER_GRAIN + self.context.preempt_max
+        TIMER_GRAIN + self.context.preempt_max * 2
     }
 
     /// How long a ready item may wait to start.
@@ -270,7 +277,9 @@ impl Replay<'_> {
                             &[index],
                         );
                         let full = self.lanes.iter().find(|(id, other)| {
-                            **id != lane_id && other.open && other.outstanding.len() as u64 >= capacity
+                            **id != lane_id
+                                && other.open
+                                && other.outstanding.len() as u64 >= capacity
                         });
                         if let Some((other, full)) = full {
                             let (other_key, created) = (full.key, full.created);
@@ -281,7 +290,11 @@ impl Replay<'_> {
                             );
                         }
                     }
-                    None => self.violate(Contract::L4, format!("key {key}: item {item} refused with no capacity set"), &[index]),
+                    None => self.violate(
+                        Contract::L4,
+                        format!("key {key}: item {item} refused with no capacity set"),
+                        &[index],
+                    ),
                     _ => {}
                 }
                 self.refused.insert(item, index);
@@ -391,7 +404,9 @@ impl Replay<'_> {
                 let idle = at.saturating_sub(since);
                 self.violate(
                     Contract::L5,
-                    format!("key {key}: lane {lane_id} reaped after only {idle:?} idle (TTL {ttl:?})"),
+                    format!(
+                        "key {key}: lane {lane_id} reaped after only {idle:?} idle (TTL {ttl:?})"
+                    ),
                     &[since_index, index],
                 );
             }

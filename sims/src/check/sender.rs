@@ -64,6 +64,9 @@ enum Fate {
     Abandoned,
 }
 
+/// Where a frame's fates are: (record index, fate, generation written to).
+type Fates = Vec<(usize, Fate, Option<u64>)>;
+
 /// What one pass over the log learns, for every contract to use.
 #[derive(Default)]
 struct Model {
@@ -87,11 +90,11 @@ struct Model {
     /// Controls: seq → (enqueue index, pinned gen, link, outcome).
     controls: BTreeMap<u64, (usize, Gen, Option<u64>, ControlOutcome)>,
     /// Control fates: seq → [(index, fate, generation written to)].
-    control_fates: BTreeMap<u64, Vec<(usize, Fate, Option<u64>)>>,
+    control_fates: BTreeMap<u64, Fates>,
     /// Data frames queued: (peer, seq) → index.
     data_queued: BTreeMap<(u64, u64), usize>,
     /// Data fates: (peer, seq) → [(index, fate, generation written to)].
-    data_fates: BTreeMap<(u64, u64), Vec<(usize, Fate, Option<u64>)>>,
+    data_fates: BTreeMap<(u64, u64), Fates>,
     /// When the run ended.
     end: Duration,
 }
@@ -150,7 +153,14 @@ impl Model {
                     lane,
                     seq,
                     outcome,
-                } => model.fate(lane, peer, seq, index, Fate::Written(outcome), Some(generation)),
+                } => model.fate(
+                    lane,
+                    peer,
+                    seq,
+                    index,
+                    Fate::Written(outcome),
+                    Some(generation),
+                ),
                 Event::WriteAbandoned {
                     peer,
                     generation,
@@ -214,7 +224,11 @@ impl Model {
             }
         }
         for ((peer, _), from) in open_faults {
-            model.unreachable.entry(peer).or_default().push((from, None));
+            model
+                .unreachable
+                .entry(peer)
+                .or_default()
+                .push((from, None));
         }
         model
     }
@@ -321,9 +335,9 @@ fn dc1(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 &[index],
             );
         }
-        let written = fates
-            .iter()
-            .any(|&(_, fate, to)| fate == Fate::Written(Written::Written) && to == Some(generation));
+        let written = fates.iter().any(|&(_, fate, to)| {
+            fate == Fate::Written(Written::Written) && to == Some(generation)
+        });
         if !written && model.down_at(&pinned).is_none() {
             let mut cited: Vec<usize> = fates.iter().map(|f| f.0).collect();
             cited.push(index);
@@ -738,7 +752,13 @@ fn s4(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
 
 /// Whether `gen` was impaired early enough to excuse a frame written at
 /// `written_at` that never arrived.
-fn excused(model: &Model, records: &[Record], gen: &Gen, written_at: Duration, bound: Duration) -> bool {
+fn excused(
+    model: &Model,
+    records: &[Record],
+    gen: &Gen,
+    written_at: Duration,
+    bound: Duration,
+) -> bool {
     model
         .impaired
         .get(gen)
@@ -951,7 +971,13 @@ fn end_to_end(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
         for &(at, fate, to) in fates {
             if fate == Fate::Written(Written::Written)
                 && to == Some(pinned.1)
-                && excused(model, records, &pinned, records[at].at, context.delivery_bound)
+                && excused(
+                    model,
+                    records,
+                    &pinned,
+                    records[at].at,
+                    context.delivery_bound,
+                )
             {
                 excused_links.insert(link);
             }

@@ -83,10 +83,12 @@ pub struct RunResult {
     pub coverage: Coverage,
 }
 
-/// The longest a preemption point can hold a task under `policy`.
-fn preempt_max(policy: PreemptPolicy) -> Duration {
+/// The longest a preemption point can hold a task under `policy`, whose
+/// sleeps wake at the next timer `grain` (tokio's wheel rounds deadlines up
+/// to the millisecond; turmoil steps in ticks).
+fn preempt_max(policy: PreemptPolicy, grain: Duration) -> Duration {
     if policy.chance > 0.0 {
-        policy.sleep.1
+        policy.sleep.1 + grain
     } else {
         Duration::ZERO
     }
@@ -104,7 +106,7 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
             idle_ttl: p.idle_ttl,
             panics_kill_lanes: p.policy == Policy::Raw,
             tick: Duration::from_millis(1),
-            preempt_max: preempt_max(p.preempt),
+            preempt_max: preempt_max(p.preempt, Duration::from_millis(1)),
             ..CheckContext::default()
         },
         Params::Sender(p) => {
@@ -131,7 +133,7 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
                 finished,
                 write_timeout: Some(p.write_timeout),
                 tick: p.tick,
-                preempt_max: preempt_max(p.preempt),
+                preempt_max: preempt_max(p.preempt, p.tick.max(Duration::from_millis(1))),
                 delivery_bound: latency * 2 + slowest.saturating_mul(backlog) + p.tick * 5,
                 redial: p.redial_after.map(|after| (after, p.connect_timeout)),
                 ..CheckContext::default()

@@ -95,12 +95,7 @@ pub(crate) async fn peer_main(shared: Arc<Shared>, index: u64) -> turmoil::Resul
     }
 }
 
-async fn read_socket(
-    shared: Arc<Shared>,
-    peer: u64,
-    stream: turmoil::net::TcpStream,
-    socket: u16,
-) {
+async fn read_socket(shared: Arc<Shared>, peer: u64, stream: turmoil::net::TcpStream, socket: u16) {
     let host = peer_name(peer);
     let control: &PeerControl = &shared.peers[peer as usize];
     let mut frames = FramedRead::new(stream, PeerCodec::new(DEFAULT_MAX_FRAME));
