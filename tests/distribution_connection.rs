@@ -337,3 +337,26 @@ async fn a_link_made_over_a_downed_generation_is_broken_at_once() {
     );
     assert!(links.links_over(&NodeName::from("peer@test")).is_empty());
 }
+
+/// A write parked on a peer that does not read (16 MiB: more than the
+/// kernel buffers) is abandoned the moment its connection goes down: no
+/// more of the frame reaches the socket, and nothing waits for a deadline.
+#[tokio::test]
+async fn a_write_parked_when_its_connection_goes_down_is_abandoned() {
+    let manager = manager();
+    let (connection, _peer) = loopback(&manager, "peer@test").await;
+    let writer = Arc::clone(&connection);
+    let write = tokio::spawn(async move { writer.write_raw(&vec![7u8; 16 << 20]).await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!write.is_finished(), "the write should be parked");
+    connection.mark_down(DownReason::ManualDisconnect);
+    let result = tokio::time::timeout(Duration::from_secs(2), write)
+        .await
+        .expect("the parked write returned once its connection went down")
+        .unwrap();
+    assert_eq!(
+        result.unwrap_err().kind(),
+        std::io::ErrorKind::ConnectionAborted
+    );
+    assert_eq!(connection.down_reason(), Some(DownReason::ManualDisconnect));
+}

@@ -166,6 +166,7 @@ pub fn code_mark_world(mark: Mark) -> WorldKind {
         | Mark::RegisterIncumbentKept
         | Mark::RegisterDisplacedDown
         | Mark::WriteRefusedDown
+        | Mark::WriteAbandonedOnDown
         | Mark::WriteDeadlineFired
         | Mark::ControlOverflowMarkedDown
         | Mark::ControlSkippedPinnedDown

@@ -349,6 +349,9 @@ pub enum Event {
     Fault { peer: u64, fault: FaultApplied },
     /// The world asked the sender to shut down.
     ShutdownRequested,
+    /// The local node disconnected a peer (`disconnect_node`), whose live
+    /// generation then was `generation` (none: a no-op).
+    Disconnected { peer: u64, generation: Option<u64> },
     /// The sender's final counters (S4).
     SenderStats {
         data_queued: u64,

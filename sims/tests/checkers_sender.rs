@@ -459,7 +459,7 @@ fn dc5_detects_reordered_data_and_controls() {
         &data_swapped,
         &context(),
         Contract::Dc5,
-        "data to peer0 out of order: 1 after 2",
+        "Data frames on socket 4000 of peer0 arrived out of order: 1 after 2",
     );
 
     let mut controls = good();
@@ -477,7 +477,36 @@ fn dc5_detects_reordered_data_and_controls() {
         &controls,
         &context(),
         Contract::Dc5,
-        "controls on socket 4000",
+        "Control frames on socket 4000",
+    );
+
+    let mut written = good();
+    let first = find(&written, |e| {
+        matches!(
+            e,
+            Event::WriteStarted {
+                lane: Lane::Data,
+                seq: 1,
+                ..
+            }
+        )
+    });
+    let second = find(&written, |e| {
+        matches!(
+            e,
+            Event::WriteStarted {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    written.swap(first, second);
+    assert_has(
+        &written,
+        &context(),
+        Contract::Dc5,
+        "data to peer0 written out of order: 1 after 2",
     );
 }
 
@@ -713,7 +742,13 @@ fn s7_detects_a_down_with_no_cause() {
     }
 
     let mut asked = good_then_down(Down::ManualDisconnect);
-    asked[17] = fault(850, FaultApplied::Disconnect);
+    asked[17] = at(
+        850,
+        Event::Disconnected {
+            peer: 0,
+            generation: Some(1),
+        },
+    );
     assert!(!found(&asked, &context())
         .iter()
         .any(|(c, _)| *c == Contract::S7));

@@ -138,3 +138,25 @@ fn every_planted_bug_a_simulated_world_can_see_is_caught_by_its_own_contract_wit
         .collect();
     assert!(escaped.is_empty(), "escaped: {escaped:?}");
 }
+
+/// Slow and latency faults never take a generation down, for any reason.
+/// The peers once read with `read_frame` inside the `select!` that also
+/// waits for fault pokes: every poke dropped half a frame, the next read took
+/// payload bytes for a header, and slow peers went down with `ReadError`
+/// (seeds 0, 3 and 5 of `sender_slow_peer` then). Fails on that peer.
+#[test]
+fn slow_and_latency_faults_never_take_a_generation_down() {
+    use lanesim_sims::event::Event;
+    let scenario = scenario("sender_slow_peer");
+    for seed in 0..24 {
+        let result = execute(&scenario, seed, Planted::none());
+        let downs: Vec<String> = result
+            .records
+            .iter()
+            .filter(|r| matches!(r.event, Event::ConnectionDown { .. }))
+            .map(ToString::to_string)
+            .collect();
+        assert!(downs.is_empty(), "seed {seed}: {downs:#?}");
+        assert_eq!(result.verdict, Verdict::Pass, "seed {seed}");
+    }
+}

@@ -4,8 +4,14 @@
 //! compare-and-swap on the state, so the first caller's reason is the one
 //! recorded and only that caller wakes the read loop and tells the manager,
 //! which fires the down hook (S3: exactly once per generation). After down,
-//! nothing more is written to this socket: `write_raw` refuses, so a control
-//! pinned here is either already on the wire or covered by the down (DC-1).
+//! no frame begins on this socket: `write_raw` refuses once down, and a
+//! write already in progress is abandoned the moment the connection goes
+//! down (DC-2), so a control pinned here is either already on the wire or
+//! covered by the down (DC-1), and a write parked on a dead socket never
+//! holds the drain past the down (S2). (Before, a write parked on flow
+//! control passed its first byte after the down once the window opened:
+//! the sender world's socket-level DC-2 check found it, and
+//! `a_write_parked_when_its_connection_goes_down_is_abandoned` pins it.)
 
 use crate::shim::time::Duration;
 use std::fmt;
@@ -183,11 +189,21 @@ impl DistConnection {
                 ));
             }
         };
-        let written = async {
+        let write = async {
             writer.write_all(frame).await?;
             writer.flush().await
-        }
-        .await;
+        };
+        let written = tokio::select! {
+            biased;
+            () = self.down_notified() => {
+                mark(Mark::WriteAbandonedOnDown);
+                return Err(io::Error::new(
+                    io::ErrorKind::ConnectionAborted,
+                    "connection went down during the write",
+                ));
+            }
+            written = write => written,
+        };
         if written.is_err() {
             self.mark_down(DownReason::WriteError);
         }
@@ -215,7 +231,7 @@ impl DistConnection {
         } else {
             mark(reason.mark());
         }
-        self.shutdown.notify_one();
+        self.shutdown.notify_waiters();
         if let Some(manager) = self.manager.upgrade() {
             manager.connection_down(self, reason);
         }
@@ -231,10 +247,19 @@ impl DistConnection {
         self.mark_down(DownReason::ControlOverflow);
     }
 
-    /// Resolves once the connection is marked down (a stored permit makes a
-    /// `mark_down` that happens before the wait still count).
+    /// Resolves once the connection is marked down, however many wait (the
+    /// read loop, a write in progress): each registers, then looks at the
+    /// flag, so a `mark_down` between the look and the wait still wakes it.
     pub(super) async fn down_notified(&self) {
-        self.shutdown.notified().await;
+        loop {
+            let notified = self.shutdown.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_down() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// The first half of `mark_down` alone (the flag flips, nobody is told):

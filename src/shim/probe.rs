@@ -109,6 +109,8 @@ named! {
         /// `write_raw` found its generation down under the writer lock and
         /// refused: the stale-frame window closed by the locked check.
         WriteRefusedDown => "write_refused_down",
+        /// A write in progress was abandoned: its generation went down.
+        WriteAbandonedOnDown => "write_abandoned_on_down",
         /// The drain's write deadline fired.
         WriteDeadlineFired => "write_deadline_fired",
         /// A full control lane marked the pinned generation down.

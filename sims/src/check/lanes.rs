@@ -141,6 +141,7 @@ impl Replay<'_> {
             | Event::PeerSocketClosed { .. }
             | Event::Fault { .. }
             | Event::ShutdownRequested
+            | Event::Disconnected { .. }
             | Event::SenderStats { .. }
             | Event::TableAtEnd { .. }
             | Event::WorkloadDone

@@ -18,8 +18,8 @@
 //! - DC-2: a control is written to, and arrives on, only the generation it
 //!   was pinned to; no frame begins to reach a generation's socket after
 //!   that generation went down.
-//! - DC-5: per socket, controls arrive in enqueue order; per node, data
-//!   frames arrive in enqueue order (a subsequence).
+//! - DC-5: per node, the drain writes data frames in enqueue order (a
+//!   subsequence); per socket, each lane arrives in enqueue order.
 //! - S2: no write holds the drain longer than the deadline (+ slack); a
 //!   write that hits the deadline takes its generation down; the drain
 //!   never sits idle while frames are queued.
@@ -35,7 +35,8 @@
 //!   an overflow, `ManualDisconnect` only after a disconnect or shutdown was
 //!   asked for; a live generation is never displaced by a new one.
 //! - S8: with redial on, a node that went down is connected again within
-//!   the redial bound of its peer becoming reachable.
+//!   the redial bound of its peer becoming reachable (not crashed, not
+//!   partitioned, and a round trip fits in the connect timeout).
 //! - E2E: every link is told: its EXIT arrives on the link's generation, or
 //!   `noconnection` is delivered (or its EXIT was written to an impaired
 //!   generation, which only a heartbeat could tell); `noconnection` only
@@ -81,8 +82,8 @@ struct Model {
     impaired: BTreeMap<Gen, usize>,
     /// Per peer: when it was unreachable, `[from, to)` (to = None: still).
     unreachable: BTreeMap<u64, Vec<(Duration, Option<Duration>)>>,
-    /// Per peer: local disconnects asked for (record index).
-    disconnects: BTreeMap<u64, Vec<usize>>,
+    /// Generations the local node disconnected (record index).
+    disconnected: BTreeMap<Gen, usize>,
     /// When the sender's shutdown was asked for.
     shutdown: Option<usize>,
     /// Generations that had an overflow.
@@ -100,9 +101,11 @@ struct Model {
 }
 
 impl Model {
-    fn build(records: &[Record]) -> Self {
+    fn build(records: &[Record], context: &CheckContext) -> Self {
+        let (redial, tick) = (context.redial, context.tick);
         let mut model = Self::default();
         let mut open_faults: BTreeMap<(u64, bool), Duration> = BTreeMap::new();
+        let mut socket_impaired: BTreeMap<u16, usize> = BTreeMap::new();
         for (index, record) in records.iter().enumerate() {
             model.end = model.end.max(record.at);
             match record.event {
@@ -180,28 +183,35 @@ impl Model {
                     model.fate(Lane::Data, peer, seq, index, Fate::Discarded, None);
                 }
                 Event::PeerActed { socket, .. } => {
-                    if let Some(&gen) = model.socket_gen.get(&socket) {
-                        model.impaired.entry(gen).or_insert(index);
-                    }
+                    // The peer may act on a socket before the local side has
+                    // registered it: resolved to a generation at the end.
+                    socket_impaired.entry(socket).or_insert(index);
                 }
                 Event::Fault { peer, fault } => match fault {
-                    FaultApplied::Crash | FaultApplied::Partition => {
-                        let partition = fault == FaultApplied::Partition;
-                        open_faults.entry((peer, partition)).or_insert(record.at);
-                        // Every generation of the peer still up is cut off.
-                        let live: Vec<Gen> = model
-                            .up
-                            .keys()
-                            .filter(|gen| gen.0 == peer && !model.downs.contains_key(gen))
-                            .copied()
-                            .collect();
-                        for gen in live {
-                            model.impaired.entry(gen).or_insert(index);
+                    FaultApplied::Crash
+                    | FaultApplied::Partition
+                    | FaultApplied::Bounce
+                    | FaultApplied::Repair => {
+                        // A crash, a partition, and a restart (which closes
+                        // every socket of a host that is up) cut off every
+                        // socket of the peer's that exists: its frames in
+                        // flight may be lost, down generation or not.
+                        if fault != FaultApplied::Repair {
+                            let cut: Vec<Gen> = model
+                                .up
+                                .keys()
+                                .filter(|gen| gen.0 == peer)
+                                .copied()
+                                .collect();
+                            for gen in cut {
+                                model.impaired.entry(gen).or_insert(index);
+                            }
                         }
-                    }
-                    FaultApplied::Bounce | FaultApplied::Repair => {
-                        let partition = fault == FaultApplied::Repair;
-                        if let Some(from) = open_faults.remove(&(peer, partition)) {
+                        let partition =
+                            matches!(fault, FaultApplied::Partition | FaultApplied::Repair);
+                        if matches!(fault, FaultApplied::Crash | FaultApplied::Partition) {
+                            open_faults.entry((peer, partition)).or_insert(record.at);
+                        } else if let Some(from) = open_faults.remove(&(peer, partition)) {
                             model
                                 .unreachable
                                 .entry(peer)
@@ -209,14 +219,30 @@ impl Model {
                                 .push((from, Some(record.at)));
                         }
                     }
-                    FaultApplied::Disconnect => {
-                        model.disconnects.entry(peer).or_default().push(index);
+                    FaultApplied::Latency { us } => {
+                        // Latency persists: once a round trip cannot fit in
+                        // the connect timeout, no redial can succeed.
+                        let latency = Duration::from_micros(us);
+                        if let Some((_, connect_timeout)) = redial {
+                            if latency * 2 + tick >= connect_timeout {
+                                open_faults.entry((peer, false)).or_insert(record.at);
+                            }
+                        }
                     }
-                    FaultApplied::Wedge
+                    FaultApplied::Disconnect
+                    | FaultApplied::Wedge
                     | FaultApplied::Kill
-                    | FaultApplied::Slow { .. }
-                    | FaultApplied::Latency { .. } => {}
+                    | FaultApplied::Slow { .. } => {}
                 },
+                Event::Disconnected {
+                    peer,
+                    generation: Some(generation),
+                } => {
+                    model
+                        .disconnected
+                        .entry((peer, generation))
+                        .or_insert(index);
+                }
                 Event::ShutdownRequested => {
                     model.shutdown.get_or_insert(index);
                 }
@@ -229,6 +255,12 @@ impl Model {
                 .entry(peer)
                 .or_default()
                 .push((from, None));
+        }
+        for (socket, index) in socket_impaired {
+            if let Some(&gen) = model.socket_gen.get(&socket) {
+                let first = model.impaired.entry(gen).or_insert(index);
+                *first = (*first).min(index);
+            }
         }
         model
     }
@@ -258,7 +290,7 @@ impl Model {
 /// All sender-contract violations in `records`.
 #[must_use]
 pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
-    let model = Model::build(records);
+    let model = Model::build(records, context);
     let mut out = Collector::new(records);
     dc1(&mut out, &model, context);
     dc2(&mut out, &model);
@@ -404,34 +436,47 @@ fn dc2(out: &mut Collector<'_>, model: &Model) {
     }
 }
 
+/// DC-5. Controls are numbered globally and data per node, both in
+/// enqueue order, so order is "seq only grows" on each key: the drain must
+/// start writing each node's data in enqueue order (whatever generation it
+/// resolves to), and each socket must deliver each lane in that order.
+/// Across two generations of a node nothing orders arrivals: frames left
+/// in the old socket may arrive after the new one's, which only the
+/// receiving node can sort out.
 fn dc5(out: &mut Collector<'_>) {
-    let mut last_control: BTreeMap<u16, (u64, usize)> = BTreeMap::new();
-    let mut last_data: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
+    let mut last: BTreeMap<(u8, u64, Lane), (u64, usize)> = BTreeMap::new();
     for (index, record) in out.records().iter().enumerate() {
-        let Event::FrameArrived {
-            peer,
-            socket,
-            lane,
-            seq,
-            ..
-        } = record.event
-        else {
-            continue;
-        };
-        let (last, key_text) = match lane {
-            Lane::Control => (
-                last_control.insert(socket, (seq, index)),
-                format!("controls on socket {socket} of peer{peer}"),
+        let (key, seq, text) = match record.event {
+            Event::WriteStarted {
+                peer,
+                lane: Lane::Data,
+                seq,
+                ..
+            } => (
+                (0, peer, Lane::Data),
+                seq,
+                format!("data to peer{peer} written"),
             ),
-            Lane::Data => (
-                last_data.insert(peer, (seq, index)),
-                format!("data to peer{peer}"),
+            Event::FrameArrived {
+                peer,
+                socket,
+                lane,
+                seq,
+                ..
+            } => (
+                (1, u64::from(socket), lane),
+                seq,
+                format!("{lane:?} frames on socket {socket} of peer{peer} arrived"),
             ),
+            _ => continue,
         };
-        if let Some((previous, at)) = last.filter(|&(previous, _)| seq <= previous) {
+        if let Some((previous, at)) = last
+            .insert(key, (seq, index))
+            .filter(|&(previous, _)| seq <= previous)
+        {
             out.violate(
                 Contract::Dc5,
-                format!("{key_text} out of order: {seq} after {previous}"),
+                format!("{text} out of order: {seq} after {previous}"),
                 &[at, index],
             );
         }
@@ -816,12 +861,7 @@ fn s7(out: &mut Collector<'_>, model: &Model) {
         let justified = match reason {
             Down::ControlOverflow => model.overflowed.contains(gen),
             Down::ManualDisconnect => {
-                let up = model.up.get(gen).copied().unwrap_or(0);
-                asked(model.shutdown)
-                    || model
-                        .disconnects
-                        .get(&peer)
-                        .is_some_and(|asks| asks.iter().any(|&at| up <= at && at <= index))
+                asked(model.shutdown) || asked(model.disconnected.get(gen).copied())
             }
             Down::PeerClosed
             | Down::ReadError
@@ -862,38 +902,35 @@ fn s8(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
         return;
     };
     let records = out.records();
-    // A keeper sleeps `after`, an attempt started while unreachable fails
-    // within the connect timeout, the next one starts `after` later and
-    // crosses the network (latency) and one preemption point.
-    let bound = after * 2 + connect_timeout + context.delivery_bound + context.preempt_max;
+    // A keeper sleeps `after` and dials, an attempt fails within the
+    // connect timeout; three attempts after the peer is reachable (one may
+    // have started while it was not, one may lose to turmoil's random
+    // latency), then the network and one preemption point.
+    let bound = (after + connect_timeout) * 3 + context.delivery_bound + context.preempt_max;
     for (gen, downs) in &model.downs {
         let Some(&(index, _, _)) = downs.first() else {
             continue;
         };
         let (peer, generation) = *gen;
         let down_at = records[index].at;
-        let mut reachable = down_at;
         let windows = model.unreachable.get(&peer).map_or(&[][..], Vec::as_slice);
-        // Walk forward past every window the moment falls into.
-        let mut moved = true;
-        let mut never = false;
-        while moved {
-            moved = false;
-            for &(from, to) in windows {
-                if from <= reachable && to.is_none_or(|to| reachable < to) {
-                    match to {
-                        Some(to) => {
-                            reachable = to;
-                            moved = true;
-                        }
-                        None => never = true,
-                    }
-                }
+        // The first moment from which the peer stays reachable for a whole
+        // bound: step past every window that covers it or opens within it.
+        let mut reachable = Some(down_at);
+        while let Some(from) = reachable {
+            let blocking = windows
+                .iter()
+                .filter(|(start, end)| *start <= from + bound && end.is_none_or(|end| from < end))
+                .map(|(_, end)| *end)
+                .next();
+            match blocking {
+                None => break,
+                Some(end) => reachable = end,
             }
         }
-        if never || reachable + bound > model.end {
+        let Some(reachable) = reachable.filter(|r| *r + bound <= model.end) else {
             continue;
-        }
+        };
         let by = reachable + bound;
         let reconnected = model
             .up

@@ -162,6 +162,9 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
     // there are at least `data_frames + links` steps: chaos faults land
     // before the workload can have ended, so each one meets traffic.
     let workload_floor_us = ((data_frames + links) * gap.0.as_micros() as u64).max(1000);
+    let connect_timeout = spec
+        .connect_timeout
+        .map_or(Duration::from_secs(1), |t| t.sample(rng));
     let chaos = spec.chaos.map_or(0, |n| n.sample(rng));
     let kinds = spec
         .chaos_kinds
@@ -175,10 +178,12 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
         let deadline_ms = write_timeout.as_millis() as u64;
         // A slow peer's read interval stays far under the deadline: slow is
         // not wedged, and a long interval would only starve the run.
-        let lasting_ms = if kind == FaultKind::Slow {
-            rng.range(1, (deadline_ms / 50).max(1))
-        } else {
-            rng.range(1, deadline_ms + 1)
+        // Latency stays well inside the connect timeout: a link a round
+        // trip cannot cross in time is a partition, which chaos has too.
+        let lasting_ms = match kind {
+            FaultKind::Slow => rng.range(1, (deadline_ms / 50).max(1)),
+            FaultKind::Latency => rng.range(1, (connect_timeout.as_millis() as u64 / 4).max(1)),
+            _ => rng.range(1, deadline_ms + 1),
         };
         faults.push(ScheduledFault {
             kind,
@@ -197,9 +202,7 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
         data_capacity: spec.data_capacity.map_or(1024, |c| c.sample(rng)),
         control_capacity: spec.control_capacity.map_or(256, |c| c.sample(rng)),
         write_timeout,
-        connect_timeout: spec
-            .connect_timeout
-            .map_or(Duration::from_secs(1), |t| t.sample(rng)),
+        connect_timeout,
         redial_after: spec.redial_after.map(|t| t.sample(rng)),
         mss: spec.mss.map_or(1460, |m| m.sample(rng)),
         tick: spec.tick.map_or(Duration::from_millis(1), |t| t.0),

@@ -521,6 +521,19 @@ async fn local_main(
         seen: Mutex::new(BTreeSet::new()),
         on_demand: Mutex::new(BTreeSet::new()),
     });
+    // Running before the first dial: a disconnect applies at its instant
+    // (to no generation, if there is none yet), never later.
+    let (disconnect_manager, disconnect_log) = (manager.clone(), Arc::clone(&shared));
+    tokio::spawn(async move {
+        while let Some(peer) = disconnects.recv().await {
+            let node = NodeName::from(peer_name(peer));
+            let generation = disconnect_manager
+                .get_connection(&node)
+                .map(|connection| connection.generation());
+            disconnect_log.record(LOCAL, Event::Disconnected { peer, generation });
+            disconnect_manager.disconnect_node(&node);
+        }
+    });
     let nodes: Vec<NodeName> = (0..p.peers).map(|i| NodeName::from(peer_name(i))).collect();
     let mut held: Vec<Option<Arc<DistConnection>>> = Vec::new();
     for peer in 0..p.peers {
@@ -531,12 +544,6 @@ async fn local_main(
             tokio::spawn(Arc::clone(&dialer).keep(peer as u64, after, Arc::clone(downs)));
         }
     }
-    let disconnect_manager = manager.clone();
-    tokio::spawn(async move {
-        while let Some(peer) = disconnects.recv().await {
-            disconnect_manager.disconnect_node(&NodeName::from(peer_name(peer)));
-        }
-    });
     if let Some(at) = p.shutdown_at {
         let (shared, sender) = (Arc::clone(&shared), sender.clone());
         tokio::spawn(async move {
@@ -679,15 +686,17 @@ async fn local_main(
     }
     // Let written frames reach peers that are still reading, and redials
     // finish: wait for the log to stay quiet for longer than the slowest
-    // peer's read interval.
-    let slowest = p
-        .faults
-        .iter()
-        .filter(|f| f.kind == FaultKind::Slow)
-        .map(|f| f.lasting)
-        .max()
-        .unwrap_or_default();
-    let quiet = Duration::from_millis(200) + slowest * 2;
+    // peer's read interval and a round trip on the slowest link.
+    let longest = |kind| {
+        p.faults
+            .iter()
+            .filter(|f| f.kind == kind)
+            .map(|f| f.lasting)
+            .max()
+            .unwrap_or_default()
+    };
+    let quiet =
+        Duration::from_millis(200) + longest(FaultKind::Slow) * 2 + longest(FaultKind::Latency) * 2;
     loop {
         let before = shared.log.len();
         tokio::time::sleep(quiet).await;
