@@ -24,6 +24,9 @@ use crate::scenario::WorldKind;
 pub enum WorldMark {
     /// A key got a new lane after its previous lane reaped itself.
     LaneRebuiltAfterReap,
+    /// A key got a new lane after its previous lane died of a panic (the
+    /// exit guard removed it; without the guard the key is black-holed).
+    LaneRebuiltAfterPanic,
     /// A stuck key's handler began to hang.
     StuckKeyHung,
     /// The router was dropped while producers were still routing.
@@ -65,8 +68,9 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 19] = [
+    pub const ALL: [WorldMark; 20] = [
         Self::LaneRebuiltAfterReap,
+        Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
         Self::RouterDroppedMidflight,
         Self::RedialOk,
@@ -92,6 +96,7 @@ impl WorldMark {
     pub fn name(self) -> &'static str {
         match self {
             Self::LaneRebuiltAfterReap => "lane_rebuilt_after_reap",
+            Self::LaneRebuiltAfterPanic => "lane_rebuilt_after_panic",
             Self::StuckKeyHung => "stuck_key_hung",
             Self::RouterDroppedMidflight => "router_dropped_midflight",
             Self::RedialOk => "redial_ok",
@@ -117,9 +122,10 @@ impl WorldMark {
     #[must_use]
     pub fn world(self) -> WorldKind {
         match self {
-            Self::LaneRebuiltAfterReap | Self::StuckKeyHung | Self::RouterDroppedMidflight => {
-                WorldKind::Lanes
-            }
+            Self::LaneRebuiltAfterReap
+            | Self::LaneRebuiltAfterPanic
+            | Self::StuckKeyHung
+            | Self::RouterDroppedMidflight => WorldKind::Lanes,
             Self::RedialOk
             | Self::RedialFailed
             | Self::RedialWithControlsQueued

@@ -36,8 +36,8 @@ type Item = (u64, u64);
 struct World {
     log: EventLog,
     probe: Arc<WorldProbe>,
-    /// Keys whose last lane reaped itself.
-    reaped: Mutex<BTreeSet<u64>>,
+    /// Keys whose last lane ended, and how.
+    ended: Mutex<std::collections::BTreeMap<u64, LaneExit>>,
     /// Producers still routing.
     producing: std::sync::atomic::AtomicU64,
     start: Instant,
@@ -88,8 +88,10 @@ struct Observer(Arc<World>);
 
 impl LaneObserver<u64> for Observer {
     fn lane_created(&self, key: &u64, lane: LaneId) {
-        if self.0.reaped.lock().unwrap().remove(key) {
-            self.0.probe.world(WorldMark::LaneRebuiltAfterReap);
+        match self.0.ended.lock().unwrap().remove(key) {
+            Some(LaneExit::Reaped) => self.0.probe.world(WorldMark::LaneRebuiltAfterReap),
+            Some(LaneExit::Panicked) => self.0.probe.world(WorldMark::LaneRebuiltAfterPanic),
+            Some(LaneExit::Closed | LaneExit::Cancelled) | None => {}
         }
         self.0.record(Event::LaneCreated {
             key: *key,
@@ -98,9 +100,7 @@ impl LaneObserver<u64> for Observer {
     }
 
     fn lane_closed(&self, key: &u64, lane: LaneId, exit: LaneExit) {
-        if exit == LaneExit::Reaped {
-            self.0.reaped.lock().unwrap().insert(*key);
-        }
+        self.0.ended.lock().unwrap().insert(*key, exit);
         self.0.record(Event::LaneClosed {
             key: *key,
             lane: lane.0,
@@ -261,7 +261,7 @@ async fn main(
     let world = Arc::new(World {
         log,
         probe,
-        reaped: Mutex::new(BTreeSet::new()),
+        ended: Mutex::new(std::collections::BTreeMap::new()),
         producing: std::sync::atomic::AtomicU64::new(params.producers),
         start: Instant::now(),
         rng: Mutex::new(SimRng::new(seed).fork("lanes")),
