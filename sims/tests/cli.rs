@@ -199,3 +199,119 @@ fn audit_detects_the_first_diverging_event() {
         "a shorter log diverges where it ends"
     );
 }
+
+/// A scenario file in a fresh directory, for tests that need their own.
+fn scratch_scenario(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lanesim-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `lanes_order` never reaps (no TTL), so a sweep that requires a declined
+/// reap misses it: its own verdict and exit code 5, naming the scenario,
+/// the mark and the seed count; one seed alone is not judged.
+#[test]
+fn a_sweep_that_misses_a_required_mark_exits_5_and_names_it() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lanes_order.toml"),
+    )
+    .unwrap();
+    let text = text.replacen(
+        "reaches = [",
+        "reaches = [\n    \"reap_declined >= 25%\",",
+        1,
+    );
+    let path = scratch_scenario("unreached", &text);
+    let path = path.to_str().unwrap();
+    let out = lanesim(&["run", path, "--seeds", "0..4"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(
+            "NOT REACHED: unreached reached `reap_declined` in 0 of 4 seeds; it requires 1 (reap_declined >= 25%)"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("reap_declined"),
+        "the mark table shows it"
+    );
+    let one = lanesim(&["run", path, "--seed", "0"]);
+    assert_eq!(one.status.code(), Some(0), "{}", stdout(&one));
+
+    let json = lanesim(&["run", path, "--seeds", "0..4", "--format", "json"]);
+    assert_eq!(json.status.code(), Some(5));
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("stdout is JSON");
+    let reaches = &value["scenarios"][0]["reaches"];
+    let missed: Vec<&serde_json::Value> = reaches
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["reached"] == false)
+        .collect();
+    assert_eq!(missed.len(), 1, "{reaches}");
+    assert_eq!(missed[0]["mark"], "reap_declined");
+    assert_eq!(value["scenarios"][0]["marks"]["lane_created"], 4);
+}
+
+#[test]
+fn list_names_every_coverage_mark_and_replay_prints_a_runs_marks() {
+    let out = lanesim(&["list"]);
+    let text = stdout(&out);
+    for mark in [
+        "reap_declined",
+        "late_down_of_old_generation",
+        "fault_applied_disconnect",
+        "preempted:lane.idle_before_reap",
+    ] {
+        assert!(text.contains(mark), "{mark} missing from list");
+    }
+    let replay = lanesim(&["replay", "scenarios/lanes_reap_race.toml", "--seed", "1"]);
+    assert_eq!(replay.status.code(), Some(0), "{}", stderr(&replay));
+    assert!(
+        stdout(&replay)
+            .lines()
+            .any(|l| l.starts_with("marks:") && l.contains("reap_won=")),
+        "{}",
+        stdout(&replay)
+    );
+}
+
+#[cfg(feature = "planted-bugs")]
+#[test]
+fn selftest_prints_detection_rates_and_exits_7_when_an_expected_bug_escapes() {
+    let out = lanesim(&[
+        "selftest",
+        "scenarios/lanes_capacity_flood.toml",
+        "--seeds",
+        "0..4",
+    ]);
+    assert_eq!(out.status.code(), Some(7), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "| #5b capacity-shared-across-keys | L4, L6 | lanes_capacity_flood | 4 / 4 |"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("ESCAPED"), "{text}");
+    let json = lanesim(&[
+        "selftest",
+        "scenarios/lanes_capacity_flood.toml",
+        "--seeds",
+        "0..2",
+        "--format",
+        "json",
+    ]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("stdout is JSON");
+    let bug = value["bugs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["bug"] == "capacity-shared-across-keys")
+        .unwrap();
+    assert_eq!(bug["caught"], true);
+    assert_eq!(bug["scenarios"][0]["seeds_caught"], 2);
+}

@@ -191,3 +191,64 @@ fn every_hostile_file_in_the_corpus_is_refused_without_a_panic() {
     }
     assert!(count >= 5, "the hostile corpus is missing");
 }
+
+#[test]
+fn a_contract_no_simulated_world_can_decide_is_refused_at_its_line() {
+    let error = sender_error("checks = [\"DC-1\"]", "checks = [\"DC-1\", \"S1\"]");
+    assert!(
+        error.starts_with("s.toml:4:1: checks: S1 (enqueue never blocks) is decided by"),
+        "{error}"
+    );
+    let error = sender_error("checks = [\"DC-1\"]", "checks = [\"S5\"]");
+    assert!(
+        error.starts_with(
+            "s.toml:4:1: checks: S5 (safe runtime drop) is decided by the real-mode tests"
+        ),
+        "{error}"
+    );
+    let error = sender_error("checks = [\"DC-1\"]", "checks = [\"S8\"]");
+    assert_eq!(
+        error,
+        "s.toml:4:1: checks: S8 (redial liveness) needs sender.redial_after: a world that never redials cannot fail it"
+    );
+    let redialing = SENDER
+        .replacen("checks = [\"DC-1\"]", "checks = [\"S8\"]", 1)
+        .replacen("gap = \"1ms\"", "gap = \"1ms\"\nredial_after = \"5ms\"", 1);
+    assert!(Scenario::parse(Path::new("s.toml"), &redialing).is_ok());
+}
+
+#[test]
+fn reaches_name_known_marks_of_the_scenarios_world_with_a_sane_share() {
+    let with = |reaches: &str| {
+        let source = SENDER.replacen(
+            "checks = [\"DC-1\"]",
+            &format!("checks = [\"DC-1\"]\nreaches = {reaches}"),
+            1,
+        );
+        Scenario::parse(Path::new("s.toml"), &source)
+    };
+    let ok =
+        with(r#"["redial_ok", "write_deadline_fired >= 25%", "preempted:drain.picked >= 100%"]"#)
+            .expect("known marks load");
+    assert_eq!(ok.reaches.len(), 3);
+    assert_eq!(ok.reaches[1].required(64), 16);
+    assert_eq!(ok.reaches[0].required(64), 1);
+    let error = with(r#"["reap_decliend"]"#).unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "s.toml:5:1: reaches: unknown coverage mark `reap_decliend` (`lanesim list` prints them all)"
+    );
+    let error = with(r#"["reap_declined"]"#).unwrap_err().to_string();
+    assert!(
+        error.ends_with("reaches: `reap_declined` is not a mark the sender world can reach"),
+        "{error}"
+    );
+    for bad in [
+        r#"["redial_ok >= 0%"]"#,
+        r#"["redial_ok >= 150%"]"#,
+        r#"["redial_ok >= lots"]"#,
+    ] {
+        let error = with(bad).unwrap_err().to_string();
+        assert!(error.starts_with("s.toml:5:1: reaches:"), "{error}");
+    }
+}

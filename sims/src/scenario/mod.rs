@@ -265,6 +265,16 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
             problems.push(problem("checks", why));
         }
     }
+    let redials = file
+        .sender
+        .as_ref()
+        .is_some_and(|s| s.redial_after.is_some());
+    if file.checks.contains(&Contract::S8) && !redials {
+        problems.push(problem(
+            "checks",
+            "S8 (redial liveness) needs sender.redial_after: a world that never redials cannot fail it",
+        ));
+    }
     for text in &file.reaches {
         match Reach::parse(text) {
             Err(message) => problems.push(problem("reaches", message)),
