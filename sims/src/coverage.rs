@@ -17,7 +17,6 @@ use std::time::Duration;
 use lanesim::shim::probe::{Mark, Point, Preempt, Probe};
 
 use crate::rng::SimRng;
-use crate::scenario::WorldKind;
 
 /// A situation a world set up (as opposed to a production code site).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -117,84 +116,6 @@ impl WorldMark {
             Self::FaultDisconnect => "fault_applied_disconnect",
         }
     }
-
-    /// The world that can reach it.
-    #[must_use]
-    pub fn world(self) -> WorldKind {
-        match self {
-            Self::LaneRebuiltAfterReap
-            | Self::LaneRebuiltAfterPanic
-            | Self::StuckKeyHung
-            | Self::RouterDroppedMidflight => WorldKind::Lanes,
-            Self::RedialOk
-            | Self::RedialFailed
-            | Self::RedialWithControlsQueued
-            | Self::LinkOverDownGeneration
-            | Self::FaultDuringWorkload
-            | Self::ShutdownWithControlsQueued
-            | Self::EnqueueAfterShutdown
-            | Self::FaultWedge
-            | Self::FaultSlow
-            | Self::FaultKill
-            | Self::FaultCrash
-            | Self::FaultBounce
-            | Self::FaultPartition
-            | Self::FaultRepair
-            | Self::FaultLatency
-            | Self::FaultDisconnect => WorldKind::Sender,
-        }
-    }
-}
-
-/// The world whose production code has `mark` in it.
-#[must_use]
-pub fn code_mark_world(mark: Mark) -> WorldKind {
-    match mark {
-        Mark::LaneCreated
-        | Mark::CapacityRefused
-        | Mark::ReapDeclined
-        | Mark::ReapWon
-        | Mark::ReapAfterRouterGone
-        | Mark::LaneExitPanicked
-        | Mark::LaneExitCancelled
-        | Mark::RouterDroppedWithLiveLanes
-        | Mark::HandlerPanicked
-        | Mark::HandlerPanickedSync => WorldKind::Lanes,
-        Mark::DownPeerClosed
-        | Mark::DownReadError
-        | Mark::DownWriteError
-        | Mark::DownWriteTimeout
-        | Mark::DownManualDisconnect
-        | Mark::DownHeartbeatTimeout
-        | Mark::DownControlOverflow
-        | Mark::DownRepeated
-        | Mark::LateDownOfOldGeneration
-        | Mark::RegisterIncumbentKept
-        | Mark::RegisterDisplacedDown
-        | Mark::WriteRefusedDown
-        | Mark::WriteAbandonedOnDown
-        | Mark::WriteDeadlineFired
-        | Mark::ControlOverflowMarkedDown
-        | Mark::ControlSkippedPinnedDown
-        | Mark::DataUnroutable
-        | Mark::DataDroppedFull
-        | Mark::ShutdownWithQueuedControls
-        | Mark::ShutdownMidWrite
-        | Mark::ControlRacedShutdown
-        | Mark::ControlRefusedClosed => WorldKind::Sender,
-    }
-}
-
-/// The world whose production code has preemption point `point`.
-#[must_use]
-pub fn point_world(point: Point) -> WorldKind {
-    match point {
-        Point::LaneIdleBeforeReap | Point::LaneReapedBeforeExit => WorldKind::Lanes,
-        Point::DrainPicked
-        | Point::DrainBeforeWrite
-        | Point::ReadBeforeMarkDown
-        | Point::DialBeforeRegister => WorldKind::Sender,
-    }
 }
 
 /// Any mark a run can reach.
@@ -235,16 +156,6 @@ impl CoverMark {
                 .find(|m| m.name() == name)
                 .map(Self::World)
         })
-    }
-
-    /// The world that can reach it.
-    #[must_use]
-    pub fn world(self) -> WorldKind {
-        match self {
-            Self::Code(mark) => code_mark_world(mark),
-            Self::World(mark) => mark.world(),
-            Self::Preempted(point) => point_world(point),
-        }
     }
 }
 

@@ -1,6 +1,31 @@
 //! lanesim's testbed: simulated worlds that run the production code of the
-//! `lanesim` crate unchanged, fault injection, checkers over event logs, and
-//! the `lanesim` runner.
+//! `lanesim` crate unchanged, fault injection, checkers over event logs,
+//! coverage, and the `lanesim` runner.
+//!
+//! # Start here
+//!
+//! [`run::execute`] is one run: sample the scenario's parameters from the
+//! seed ([`scenario`]), run its world ([`world`]) to get an event log
+//! ([`event`]) and the marks it reached ([`coverage`]), and decide the log
+//! against the scenario's contracts ([`check`]). Everything else is built on
+//! it: sweeps and the mark table ([`run`]), the CLI ([`cli`]).
+//!
+//! # Module map
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`scenario`] | scenario files: TOML model, validation with file:line:col, `reaches`, seeded sampling |
+//! | [`world`] | the lanes world (paused tokio) and the sender world (turmoil, peers, TCP tap) |
+//! | [`fault`] | the sender world's fault timeline and the peers' controls |
+//! | [`event`] | the typed event log every world writes and every checker reads |
+//! | [`coverage`] | coverage marks (code, world, preemption) and the probe that counts them and answers preemption points |
+//! | [`check`] | L1–L6 and DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E over a log, one evidence collector |
+//! | [`run`] | one run, sweeps, reach, audit, selftest (planted bugs), bench, reports |
+//! | [`cli`] | the `lanesim` binary: one function per subcommand, one printer, one exit code type |
+//! | [`rng`] | the run's only randomness: seeded xoshiro256** |
+//!
+//! Dependencies point one way: `cli` → `run` → `world`, `check` →
+//! `event`, `coverage`, `scenario` → `rng`.
 
 pub mod check;
 pub mod cli;

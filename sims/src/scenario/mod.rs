@@ -4,6 +4,7 @@
 //! Bad input never panics: every failure is a [`ScenarioError`] naming the
 //! file, the line and column, and the key, and the runner exits 2 on it.
 
+pub mod marks;
 mod params;
 pub mod sample;
 mod spec;
@@ -278,7 +279,7 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
     for text in &file.reaches {
         match Reach::parse(text) {
             Err(message) => problems.push(problem("reaches", message)),
-            Ok(reach) if reach.mark.world() != file.world => problems.push(problem(
+            Ok(reach) if marks::world_of(reach.mark) != file.world => problems.push(problem(
                 "reaches",
                 format!("`{}` is not a mark the {world} world can reach", reach.mark),
             )),

@@ -25,7 +25,6 @@ use lanesim::distribution::frame::{decode, Frame, ReadFrameError, DEFAULT_MAX_FR
 use lanesim::distribution::HELLO;
 use tokio_util::codec::{Decoder, FramedRead};
 
-use super::sender::{peer_name, Shared, PORT};
 use super::tag::Tag;
 use crate::event::{Event, PeerAct, SocketEnd};
 use crate::fault::PeerControl;
@@ -78,8 +77,27 @@ pub fn socket_of(addr: &SocketAddr) -> u16 {
     addr.port()
 }
 
+/// The port every peer listens on.
+pub const PORT: u16 = 9000;
+
+/// The host name of peer `index`, which is also its node name.
+#[must_use]
+pub fn peer_name(index: u64) -> String {
+    format!("peer{index}")
+}
+
+/// What a peer needs from the world it lives in: a log and its fault
+/// controls. A trait, so the peer (a child of the world) calls back
+/// without depending on the world's module.
+pub trait PeerWorld: Send + Sync + 'static {
+    /// Logs `event` from `host`.
+    fn record(&self, host: &str, event: Event);
+    /// Peer `index`'s fault controls.
+    fn control(&self, index: u64) -> &PeerControl;
+}
+
 /// A peer host's main task.
-pub(crate) async fn peer_main(shared: Arc<Shared>, index: u64) -> turmoil::Result {
+pub async fn peer_main<W: PeerWorld>(shared: Arc<W>, index: u64) -> turmoil::Result {
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
     loop {
         let (stream, remote) = listener.accept().await?;
@@ -95,9 +113,14 @@ pub(crate) async fn peer_main(shared: Arc<Shared>, index: u64) -> turmoil::Resul
     }
 }
 
-async fn read_socket(shared: Arc<Shared>, peer: u64, stream: turmoil::net::TcpStream, socket: u16) {
+async fn read_socket<W: PeerWorld>(
+    shared: Arc<W>,
+    peer: u64,
+    stream: turmoil::net::TcpStream,
+    socket: u16,
+) {
     let host = peer_name(peer);
-    let control: &PeerControl = &shared.peers[peer as usize];
+    let control: &PeerControl = shared.control(peer);
     let mut frames = FramedRead::new(stream, PeerCodec::new(DEFAULT_MAX_FRAME));
     let acted = |act| Event::PeerActed { peer, socket, act };
     loop {

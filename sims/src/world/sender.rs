@@ -32,7 +32,7 @@ use lanesim::shim::rt::RuntimeChoice;
 use tokio::sync::{mpsc, Notify};
 
 use super::net::{TurmoilTcp, WriteTap};
-use super::peer::peer_main;
+use super::peer::{peer_main, peer_name, PeerWorld, PORT};
 use super::tag::Tag;
 use super::WorldRun;
 use crate::coverage::{self, WorldMark, WorldProbe};
@@ -41,8 +41,6 @@ use crate::fault::{timeline, Action, PeerControl};
 use crate::rng::SimRng;
 use crate::scenario::{FaultKind, SenderParams};
 
-/// The port every peer listens on.
-pub(crate) const PORT: u16 = 9000;
 const LOCAL: &str = "local";
 /// Chance that a link is made over the connection the workload last held
 /// for that peer rather than the one the manager hands out now (which may
@@ -50,9 +48,9 @@ const LOCAL: &str = "local";
 const STALE_LINK: f64 = 0.15;
 
 /// What the hosts and the driver share (all on the simulation's thread).
-pub(crate) struct Shared {
+struct Shared {
     log: EventLog,
-    pub(crate) peers: Vec<PeerControl>,
+    peers: Vec<PeerControl>,
     /// Signalled whenever the drain disposes of a frame, so the end of the
     /// run waits on events instead of polling: within one turmoil tick a
     /// host's timers all fire, so a 1 ms poll costs a wake-up per virtual
@@ -66,12 +64,18 @@ pub(crate) struct Shared {
     pending_controls: Mutex<BTreeMap<(u64, u64), u64>>,
 }
 
-impl Shared {
-    pub(crate) fn record(&self, host: &str, event: Event) {
+impl PeerWorld for Shared {
+    fn record(&self, host: &str, event: Event) {
         self.log
             .push(turmoil::sim_elapsed().unwrap_or_default(), host, event);
     }
 
+    fn control(&self, index: u64) -> &PeerControl {
+        &self.peers[index as usize]
+    }
+}
+
+impl Shared {
     fn mark(&self, mark: WorldMark) {
         self.probe.world(mark);
     }
@@ -102,11 +106,6 @@ impl Shared {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         pending.values().any(|count| *count > 0)
     }
-}
-
-/// The host name of peer `index`, which is also its node name.
-pub(crate) fn peer_name(index: u64) -> String {
-    format!("peer{index}")
 }
 
 /// The index of a peer's node name (every node this world names is a peer).
