@@ -250,12 +250,15 @@ impl DistConnection {
     /// Resolves once the connection is marked down, however many wait (the
     /// read loop, a write in progress): each registers, then looks at the
     /// flag, so a `mark_down` between the look and the wait still wakes it.
+    /// The look is a read-modify-write, which always reads the latest
+    /// state: `notify_waiters` keeps no permit, and a plain load may read a
+    /// stale `UP` (the loom sender models deadlocked on exactly that).
     pub(super) async fn down_notified(&self) {
         loop {
             let notified = self.shutdown.notified();
             let mut notified = std::pin::pin!(notified);
             notified.as_mut().enable();
-            if self.is_down() {
+            if self.state.fetch_or(0, Ordering::AcqRel) != UP {
                 return;
             }
             notified.await;
