@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lanesim::distribution::{
-    ControlEnqueueError, DialError, DownReason, Enqueued, SenderLane, WriteOutcome,
+    ControlEnqueueError, DialError, DownReason, Enqueued, SenderLane, SenderStats, WriteOutcome,
 };
 use lanesim::lanes::LaneExit;
 use serde::Serialize;
@@ -199,6 +199,41 @@ pub enum FaultApplied {
     Disconnect,
 }
 
+/// The sender's counters, as `SenderStats` reports them, in the units the
+/// S4 check counts events in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Counts {
+    pub data_queued: u64,
+    pub data_written: u64,
+    /// Failed or timed out.
+    pub data_failed: u64,
+    pub data_no_connection: u64,
+    pub data_discarded: u64,
+    pub control_queued: u64,
+    pub control_written: u64,
+    /// Failed or timed out.
+    pub control_failed: u64,
+    pub control_skipped: u64,
+    pub control_discarded: u64,
+}
+
+impl From<SenderStats> for Counts {
+    fn from(s: SenderStats) -> Self {
+        Self {
+            data_queued: s.data_queued,
+            data_written: s.data_written,
+            data_failed: s.data_failed,
+            data_no_connection: s.data_no_connection,
+            data_discarded: s.data_discarded,
+            control_queued: s.control_queued,
+            control_written: s.control_written,
+            control_failed: s.control_failed,
+            control_skipped: s.control_skipped_down,
+            control_discarded: s.control_discarded,
+        }
+    }
+}
+
 /// One thing that happened. Every field a checker matches on is a small
 /// `Copy` enum, matched exhaustively: renaming a production variant breaks
 /// the build here instead of silently switching a checker off.
@@ -353,18 +388,7 @@ pub enum Event {
     /// generation then was `generation` (none: a no-op).
     Disconnected { peer: u64, generation: Option<u64> },
     /// The sender's final counters (S4).
-    SenderStats {
-        data_queued: u64,
-        data_written: u64,
-        data_failed: u64,
-        data_no_connection: u64,
-        data_discarded: u64,
-        control_queued: u64,
-        control_written: u64,
-        control_failed: u64,
-        control_skipped: u64,
-        control_discarded: u64,
-    },
+    SenderStats(Counts),
     /// At the end, the generation the manager hands out for a peer.
     TableAtEnd { peer: u64, generation: Option<u64> },
 

@@ -580,11 +580,7 @@ impl Drain {
             bump(&self.counters.control_skipped_down);
             return;
         };
-        let counter = match self.write(&target, SenderLane::Control, &frame).await {
-            WriteOutcome::Written => &self.counters.control_written,
-            WriteOutcome::Failed | WriteOutcome::TimedOut => &self.counters.control_failed,
-        };
-        bump(counter);
+        self.write(&target, SenderLane::Control, &frame).await;
     }
 
     async fn write_data(&self, item: DataOutbound) {
@@ -607,22 +603,13 @@ impl Drain {
             bump(&self.counters.data_no_connection);
             return;
         };
-        let counter = match self.write(&connection, SenderLane::Data, &frame).await {
-            WriteOutcome::Written => &self.counters.data_written,
-            WriteOutcome::Failed | WriteOutcome::TimedOut => &self.counters.data_failed,
-        };
-        bump(counter);
+        self.write(&connection, SenderLane::Data, &frame).await;
     }
 
-    /// One bounded write of the frame in hand. A write error has already
-    /// marked the connection down inside `write_raw`; an expired deadline
-    /// has not, so it is marked here.
-    async fn write(
-        &self,
-        connection: &Arc<DistConnection>,
-        lane: SenderLane,
-        frame: &[u8],
-    ) -> WriteOutcome {
+    /// One bounded write of the frame in hand, counted. A write error has
+    /// already marked the connection down inside `write_raw`; an expired
+    /// deadline has not, so it is marked here.
+    async fn write(&self, connection: &Arc<DistConnection>, lane: SenderLane, frame: &[u8]) {
         // The connection was up when looked at; it may go down before the
         // write takes the writer lock, which then refuses (DC-2).
         preempt_point(Point::DrainBeforeWrite).await;
@@ -649,9 +636,17 @@ impl Drain {
             }
         };
         self.release();
+        let c = &self.counters;
+        bump(match (lane, outcome) {
+            (SenderLane::Control, WriteOutcome::Written) => &c.control_written,
+            (SenderLane::Control, WriteOutcome::Failed | WriteOutcome::TimedOut) => {
+                &c.control_failed
+            }
+            (SenderLane::Data, WriteOutcome::Written) => &c.data_written,
+            (SenderLane::Data, WriteOutcome::Failed | WriteOutcome::TimedOut) => &c.data_failed,
+        });
         if let Some(observer) = &self.observer {
             observer.write_finished(connection, lane, frame, outcome);
         }
-        outcome
     }
 }

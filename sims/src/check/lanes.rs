@@ -142,7 +142,7 @@ impl Replay<'_> {
             | Event::Fault { .. }
             | Event::ShutdownRequested
             | Event::Disconnected { .. }
-            | Event::SenderStats { .. }
+            | Event::SenderStats(_)
             | Event::TableAtEnd { .. }
             | Event::WorkloadDone
             | Event::RunEnd { .. } => {}

@@ -47,8 +47,8 @@ use std::time::Duration;
 
 use super::{CheckContext, Collector, Violation};
 use crate::event::{
-    ControlOutcome, DataOutcome, Down, Event, FaultApplied, Lane, PeerAct, Record, SocketEnd,
-    Written,
+    ControlOutcome, Counts, DataOutcome, Down, Event, FaultApplied, Lane, PeerAct, Record,
+    SocketEnd, Written,
 };
 use crate::scenario::Contract;
 
@@ -698,7 +698,7 @@ fn s4(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                     &[index],
                 );
             }
-            Event::SenderStats { .. } => stats = Some(index),
+            Event::SenderStats(_) => stats = Some(index),
             _ => {}
         }
     }
@@ -734,62 +734,40 @@ fn s4(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     let Some(index) = stats else {
         return;
     };
-    let Event::SenderStats {
-        data_queued,
-        data_written,
-        data_failed,
-        data_no_connection,
-        data_discarded,
-        control_queued,
-        control_written,
-        control_failed,
-        control_skipped,
-        control_discarded,
-    } = out.records()[index].event
-    else {
+    let Event::SenderStats(said) = out.records()[index].event else {
         return;
     };
-    let count = |fates: &mut dyn Iterator<Item = Fate>, wanted: &[Fate]| {
-        fates.filter(|fate| wanted.contains(fate)).count() as u64
-    };
-    let data = || model.data_fates.values().flatten().map(|f| f.1);
-    let controls = || model.control_fates.values().flatten().map(|f| f.1);
-    let failed = [
-        Fate::Written(Written::Failed),
-        Fate::Written(Written::TimedOut),
-    ];
-    let said = [
-        data_queued,
-        data_written,
-        data_failed,
-        data_no_connection,
-        data_discarded,
-        control_queued,
-        control_written,
-        control_failed,
-        control_skipped,
-        control_discarded,
-    ];
-    let seen = [
-        model.data_queued.len() as u64,
-        count(&mut data(), &[Fate::Written(Written::Written)]),
-        count(&mut data(), &failed),
-        count(&mut data(), &[Fate::Unroutable]),
-        count(&mut data(), &[Fate::Discarded, Fate::Abandoned]),
-        model
+    fn count<'a>(fates: impl Iterator<Item = &'a Fates>, wanted: &[Fate]) -> u64 {
+        fates.flatten().filter(|f| wanted.contains(&f.1)).count() as u64
+    }
+    let (written, failed, discarded) = (
+        [Fate::Written(Written::Written)],
+        [
+            Fate::Written(Written::Failed),
+            Fate::Written(Written::TimedOut),
+        ],
+        [Fate::Discarded, Fate::Abandoned],
+    );
+    let seen = Counts {
+        data_queued: model.data_queued.len() as u64,
+        data_written: count(model.data_fates.values(), &written),
+        data_failed: count(model.data_fates.values(), &failed),
+        data_no_connection: count(model.data_fates.values(), &[Fate::Unroutable]),
+        data_discarded: count(model.data_fates.values(), &discarded),
+        control_queued: model
             .controls
             .values()
             .filter(|c| c.3 == ControlOutcome::Queued)
             .count() as u64,
-        count(&mut controls(), &[Fate::Written(Written::Written)]),
-        count(&mut controls(), &failed),
-        count(&mut controls(), &[Fate::Skipped]),
-        count(&mut controls(), &[Fate::Discarded, Fate::Abandoned]),
-    ];
+        control_written: count(model.control_fates.values(), &written),
+        control_failed: count(model.control_fates.values(), &failed),
+        control_skipped: count(model.control_fates.values(), &[Fate::Skipped]),
+        control_discarded: count(model.control_fates.values(), &discarded),
+    };
     if said != seen {
         out.violate(
             Contract::S4,
-            format!("sender counters (data queued, written, failed, unroutable, discarded; controls queued, written, failed, skipped, discarded) = {said:?} but the events say {seen:?}"),
+            format!("the sender's counters {said:?} disagree with the events {seen:?}"),
             &[index],
         );
     }

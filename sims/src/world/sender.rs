@@ -712,21 +712,6 @@ async fn local_main(
             },
         );
     }
-    let s = sender.stats();
-    shared.record(
-        LOCAL,
-        Event::SenderStats {
-            data_queued: s.data_queued,
-            data_written: s.data_written,
-            data_failed: s.data_failed,
-            data_no_connection: s.data_no_connection,
-            data_discarded: s.data_discarded,
-            control_queued: s.control_queued,
-            control_written: s.control_written,
-            control_failed: s.control_failed,
-            control_skipped: s.control_skipped_down,
-            control_discarded: s.control_discarded,
-        },
-    );
+    shared.record(LOCAL, Event::SenderStats(sender.stats().into()));
     Ok(())
 }
