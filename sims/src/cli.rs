@@ -204,7 +204,7 @@ impl Outcome {
                     .map(|r| r.verdict)
                     .max()
                     .unwrap_or(Verdict::Pass);
-                if worst == Verdict::Pass && reaches.iter().any(|r| !r.missed().is_empty()) {
+                if worst == Verdict::Pass && reaches.iter().any(ScenarioReach::fell_short) {
                     Exit::NotReached
                 } else {
                     Exit::of(worst)

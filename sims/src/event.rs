@@ -276,8 +276,9 @@ pub enum Event {
         generation: u64,
         socket: u16,
     },
-    /// The down hook fired. `table` is the generation the manager hands
-    /// out for the node right after (S3: never the one that went down).
+    /// The down hook fired. `table` is the generation the node's table
+    /// slot holds right after, down or not (S3: never the one that went
+    /// down).
     ConnectionDown {
         peer: u64,
         generation: u64,
@@ -389,7 +390,7 @@ pub enum Event {
     Disconnected { peer: u64, generation: Option<u64> },
     /// The sender's final counters (S4).
     SenderStats(Counts),
-    /// At the end, the generation the manager hands out for a peer.
+    /// At the end, the generation a peer's table slot holds, down or not.
     TableAtEnd { peer: u64, generation: Option<u64> },
 
     // ---- both ----

@@ -404,14 +404,80 @@ fn dc2_detects_a_control_on_a_redialed_generation() {
         &stale,
         &context(),
         Contract::Dc2,
-        "pinned to peer0/1 was written to generation 2",
+        "pinned to peer0/1 was written to peer0/2",
     );
     assert_has(
         &stale,
         &context(),
         Contract::Dc2,
-        "arrived on the generation 2 socket",
+        "arrived on peer0/2's socket",
     );
+}
+
+/// Generations count from 1 on every node: a control pinned to peer0's
+/// generation 1 written to, and arriving on, peer1's generation 1 is on the
+/// wrong node, and its link was not told.
+#[test]
+fn dc2_detects_a_control_sent_to_another_nodes_generation_of_the_same_number() {
+    let mut elsewhere = good();
+    elsewhere.insert(
+        1,
+        at(
+            0,
+            Event::ConnectionUp {
+                peer: 1,
+                generation: 1,
+                socket: 4001,
+            },
+        ),
+    );
+    for record in &mut elsewhere {
+        match &mut record.event {
+            Event::WriteStarted {
+                peer,
+                lane: Lane::Control,
+                ..
+            }
+            | Event::WriteFinished {
+                peer,
+                lane: Lane::Control,
+                ..
+            }
+            | Event::FrameArrived {
+                peer,
+                lane: Lane::Control,
+                ..
+            } => *peer = 1,
+            _ => {}
+        }
+        match &mut record.event {
+            Event::FrameArrived {
+                socket,
+                lane: Lane::Control,
+                ..
+            }
+            | Event::FrameWriteBegun {
+                socket,
+                lane: Lane::Control,
+                ..
+            } => *socket = 4001,
+            _ => {}
+        }
+    }
+    assert_has(
+        &elsewhere,
+        &context(),
+        Contract::Dc2,
+        "pinned to peer0/1 was written to peer1/1",
+    );
+    assert_has(
+        &elsewhere,
+        &context(),
+        Contract::Dc2,
+        "arrived on peer1/1's socket",
+    );
+    assert_has(&elsewhere, &context(), Contract::Dc1, "silently lost");
+    assert_has(&elsewhere, &context(), Contract::EndToEnd, "link 7");
 }
 
 #[test]
@@ -543,6 +609,26 @@ fn s2_detects_a_write_past_the_deadline_and_a_write_that_never_ends() {
 
 #[test]
 fn s2_detects_a_timed_out_write_whose_generation_stays_up() {
+    // A down long after the timed-out write returned is not the deadline's.
+    let mut later = good_then_down(Down::PeerClosed);
+    let end = find(&later, |e| {
+        matches!(
+            e,
+            Event::WriteFinished {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    later[end] = finished(7, 1, Lane::Data, 2, Written::TimedOut);
+    assert_has(
+        &later,
+        &context(),
+        Contract::S2,
+        "timed out but the generation was not down when it returned",
+    );
+
     let mut kept = good();
     let end = find(&kept, |e| {
         matches!(
@@ -559,7 +645,7 @@ fn s2_detects_a_timed_out_write_whose_generation_stays_up() {
         &kept,
         &context(),
         Contract::S2,
-        "timed out but the generation never went down",
+        "timed out but the generation was not down when it returned",
     );
 }
 
@@ -600,7 +686,12 @@ fn s3_detects_a_second_hook_and_a_down_generation_left_in_the_table() {
 
     let mut kept = good_then_down(Down::PeerClosed);
     kept[18] = down(860, 1, Down::PeerClosed, Some(1));
-    assert_has(&kept, &context(), Contract::S3, "still hands it out");
+    assert_has(
+        &kept,
+        &context(),
+        Contract::S3,
+        "its table slot still holds it",
+    );
 
     let mut at_end = good_then_down(Down::PeerClosed);
     let table = find(&at_end, |e| matches!(e, Event::TableAtEnd { .. }));
@@ -615,7 +706,7 @@ fn s3_detects_a_second_hook_and_a_down_generation_left_in_the_table() {
         &at_end,
         &context(),
         Contract::S3,
-        "at the end the manager still hands out",
+        "at the end the table still holds",
     );
 }
 
@@ -708,6 +799,70 @@ fn s6_detects_a_written_frame_that_never_arrives_at_a_reading_peer() {
     let mut late = missing;
     late.insert(17, acted(700, PeerAct::Wedged));
     assert_has(&late, &context(), Contract::S6, "never arrived");
+}
+
+/// A partition that came and went while nothing was in flight leaves the
+/// stream whole: it excuses neither a later loss nor a later down.
+#[test]
+fn s6_and_s7_are_not_excused_by_a_partition_that_healed_before_the_write() {
+    let mut healed = good();
+    healed.retain(|r| {
+        !matches!(
+            r.event,
+            Event::FrameArrived {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    let first_write = find(&healed, |e| matches!(e, Event::WriteStarted { .. }));
+    healed.insert(first_write, fault(0, FaultApplied::Partition));
+    healed.insert(first_write + 1, fault(0, FaultApplied::Repair));
+    // Nothing was written during [0, 0]: the partition is over by the writes.
+    for record in &mut healed[first_write + 2..] {
+        record.at += Duration::from_millis(200);
+    }
+    assert_has(
+        &healed,
+        &context(),
+        Contract::S6,
+        "Data frame 2 was written whole",
+    );
+
+    let mut late_down = good_then_down(Down::WriteTimeout);
+    late_down.remove(17); // not the kill: the partition is the only excuse
+    late_down.insert(1, fault(0, FaultApplied::Partition));
+    late_down.insert(2, fault(0, FaultApplied::Repair));
+    assert_has(&late_down, &context(), Contract::S7, "with no cause");
+
+    // Bytes written during the partition are lost for good: excused.
+    let mut lossy = good();
+    lossy.retain(|r| {
+        !matches!(
+            r.event,
+            Event::FrameArrived {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    let begun = find(&lossy, |e| {
+        matches!(
+            e,
+            Event::FrameWriteBegun {
+                lane: Lane::Data,
+                seq: 1,
+                ..
+            }
+        )
+    });
+    lossy.insert(begun, fault(6, FaultApplied::Partition));
+    lossy.insert(begun + 2, fault(6, FaultApplied::Repair));
+    assert!(!found(&lossy, &context())
+        .iter()
+        .any(|(c, _)| *c == Contract::S6));
 }
 
 #[test]

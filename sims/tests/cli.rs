@@ -315,3 +315,24 @@ fn selftest_prints_detection_rates_and_exits_7_when_an_expected_bug_escapes() {
     assert_eq!(bug["caught"], true);
     assert_eq!(bug["scenarios"][0]["seeds_caught"], 2);
 }
+
+/// A contract listed by a scenario whose sweep never gave it a chance to
+/// fail (S3 with nothing ever going down) is reported, like a missed mark.
+#[test]
+fn a_contract_that_could_not_have_failed_in_a_sweep_is_not_reached() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/sender_fifo.toml"),
+    )
+    .unwrap();
+    let text = text.replacen("\"S2\", ", "\"S2\", \"S3\", ", 1);
+    let path = scratch_scenario("vacuous", &text);
+    let out = lanesim(&["run", path.to_str().unwrap(), "--seeds", "0..3"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(
+            "NOT REACHED: vacuous lists S3 but none of its 3 seeds took a generation down"
+        ),
+        "{}",
+        stdout(&out)
+    );
+}

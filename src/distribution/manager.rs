@@ -102,6 +102,17 @@ impl fmt::Display for DialError {
 
 impl std::error::Error for DialError {}
 
+/// One node's slot in the table, as [`ConnectionManager::slots`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotView {
+    /// The node.
+    pub node: NodeName,
+    /// The last generation issued for it (0: none yet).
+    pub last_generation: u64,
+    /// The connection the slot holds: its generation and whether it is down.
+    pub current: Option<(u64, bool)>,
+}
+
 /// Per node: the last generation issued and the current connection.
 #[derive(Default)]
 struct Slot {
@@ -232,6 +243,24 @@ impl ConnectionManager {
         let table = self.shared.table.lock();
         let current = table.get(node)?.current.as_ref()?;
         self.shared.usable(current).then(|| Arc::clone(current))
+    }
+
+    /// The table as it is now, node by node (sorted): the last generation
+    /// issued and the connection the slot holds, if any, with its down
+    /// flag. Diagnostics: unlike [`get_connection`](Self::get_connection)
+    /// it shows a down connection still in its slot (the testbed's S3 check
+    /// reads it: a down generation must leave the table).
+    #[must_use]
+    pub fn slots(&self) -> Vec<SlotView> {
+        let table = self.shared.table.lock();
+        table
+            .iter()
+            .map(|(node, slot)| SlotView {
+                node: node.clone(),
+                last_generation: slot.generation,
+                current: slot.current.as_ref().map(|c| (c.generation(), c.is_down())),
+            })
+            .collect()
     }
 
     /// Nodes with a live connection, sorted.

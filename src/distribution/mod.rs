@@ -20,7 +20,7 @@ mod sender;
 pub use connection::{DistConnection, DownEvent, DownReason};
 pub use links::{Link, LinkTable};
 pub use manager::{
-    ConnectionManager, DialError, InboundFrame, ManagerConfig, WeakConnectionManager,
+    ConnectionManager, DialError, InboundFrame, ManagerConfig, SlotView, WeakConnectionManager,
     DEFAULT_CONNECT_TIMEOUT, HELLO,
 };
 pub use node::NodeName;

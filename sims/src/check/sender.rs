@@ -4,10 +4,12 @@
 //! Ground truth: the transport's `FrameWriteBegun` says what reached which
 //! socket and when; the peers' `FrameArrived` what was read; the drain's
 //! observer what the drain did; `ConnectionUp` names each generation's
-//! socket. A generation is *impaired* from the first moment a fault could
-//! stop its peer reading it: the peer wedged or killed that very socket
-//! (`PeerActed`), or the peer host crashed or was partitioned while the
-//! generation was up. Slow and latency faults impair nothing.
+//! socket. A generation is *impaired* while a fault may stop its peer
+//! reading it: for good once the peer wedged or killed that very socket
+//! (`PeerActed`) or the peer host crashed or restarted; for the length of a
+//! partition, or for good if bytes were on their way through it (turmoil
+//! does not retransmit what a partition dropped). Slow and latency faults
+//! impair nothing.
 //!
 //! What each contract means here:
 //! - DC-1: `Overflow` only once the pinned generation is down; `Closed`
@@ -21,8 +23,8 @@
 //! - DC-5: per node, the drain writes data frames in enqueue order (a
 //!   subsequence); per socket, each lane arrives in enqueue order.
 //! - S2: no write holds the drain longer than the deadline (+ slack); a
-//!   write that hits the deadline takes its generation down; the drain
-//!   never sits idle while frames are queued.
+//!   write that hits the deadline has taken its generation down by the
+//!   time it returns; the drain never sits idle while frames are queued.
 //! - S3: the down hook fires at most once per generation; a generation
 //!   whose socket the peer closed goes down; a down generation leaves the
 //!   table (at its down, and at the end); generations per node only grow.
@@ -65,8 +67,9 @@ enum Fate {
     Abandoned,
 }
 
-/// Where a frame's fates are: (record index, fate, generation written to).
-type Fates = Vec<(usize, Fate, Option<u64>)>;
+/// Where a frame's fates are: (record index, fate, generation written to,
+/// node included: generations count from 1 on every node).
+type Fates = Vec<(usize, Fate, Option<Gen>)>;
 
 /// What one pass over the log learns, for every contract to use.
 #[derive(Default)]
@@ -78,8 +81,9 @@ struct Model {
     up: BTreeMap<Gen, usize>,
     /// Every down hook call per generation: (index, reason, table after).
     downs: BTreeMap<Gen, Vec<(usize, Down, Option<u64>)>>,
-    /// The first moment each generation was impaired (record index).
-    impaired: BTreeMap<Gen, usize>,
+    /// When each generation's peer could not read it: (from record index,
+    /// until; `None` = for good).
+    impaired: BTreeMap<Gen, Vec<(usize, Option<Duration>)>>,
     /// Per peer: when it was unreachable, `[from, to)` (to = None: still).
     unreachable: BTreeMap<u64, Vec<(Duration, Option<Duration>)>>,
     /// Generations the local node disconnected (record index).
@@ -106,6 +110,9 @@ impl Model {
         let mut model = Self::default();
         let mut open_faults: BTreeMap<(u64, bool), Duration> = BTreeMap::new();
         let mut socket_impaired: BTreeMap<u16, usize> = BTreeMap::new();
+        let mut socket_writes: BTreeMap<u16, Vec<Duration>> = BTreeMap::new();
+        // (generation, from index, from time, repaired at)
+        let mut partitions: Vec<(Gen, usize, Duration, Option<Duration>)> = Vec::new();
         for (index, record) in records.iter().enumerate() {
             model.end = model.end.max(record.at);
             match record.event {
@@ -162,14 +169,21 @@ impl Model {
                     seq,
                     index,
                     Fate::Written(outcome),
-                    Some(generation),
+                    Some((peer, generation)),
                 ),
                 Event::WriteAbandoned {
                     peer,
                     generation,
                     lane,
                     seq,
-                } => model.fate(lane, peer, seq, index, Fate::Abandoned, Some(generation)),
+                } => model.fate(
+                    lane,
+                    peer,
+                    seq,
+                    index,
+                    Fate::Abandoned,
+                    Some((peer, generation)),
+                ),
                 Event::ControlSkipped { peer, seq, .. } => {
                     model.fate(Lane::Control, peer, seq, index, Fate::Skipped, None);
                 }
@@ -181,6 +195,9 @@ impl Model {
                 }
                 Event::DataDiscarded { peer, seq } => {
                     model.fate(Lane::Data, peer, seq, index, Fate::Discarded, None);
+                }
+                Event::FrameWriteBegun { socket, .. } => {
+                    socket_writes.entry(socket).or_default().push(record.at);
                 }
                 Event::PeerActed { socket, .. } => {
                     // The peer may act on a socket before the local side has
@@ -196,15 +213,25 @@ impl Model {
                         // every socket of a host that is up) cut off every
                         // socket of the peer's that exists: its frames in
                         // flight may be lost, down generation or not.
-                        if fault != FaultApplied::Repair {
-                            let cut: Vec<Gen> = model
-                                .up
-                                .keys()
-                                .filter(|gen| gen.0 == peer)
-                                .copied()
-                                .collect();
-                            for gen in cut {
-                                model.impaired.entry(gen).or_insert(index);
+                        let cut: Vec<Gen> = model
+                            .up
+                            .keys()
+                            .filter(|gen| gen.0 == peer)
+                            .copied()
+                            .collect();
+                        for gen in cut {
+                            match fault {
+                                FaultApplied::Crash | FaultApplied::Bounce => {
+                                    model.impaired.entry(gen).or_default().push((index, None));
+                                }
+                                FaultApplied::Partition => {
+                                    partitions.push((gen, index, record.at, None));
+                                }
+                                _ => {
+                                    for open in partitions.iter_mut().filter(|p| p.0 == gen) {
+                                        open.3.get_or_insert(record.at);
+                                    }
+                                }
                             }
                         }
                         let partition =
@@ -258,9 +285,23 @@ impl Model {
         }
         for (socket, index) in socket_impaired {
             if let Some(&gen) = model.socket_gen.get(&socket) {
-                let first = model.impaired.entry(gen).or_insert(index);
-                *first = (*first).min(index);
+                model.impaired.entry(gen).or_default().push((index, None));
             }
+        }
+        for (gen, index, from, until) in partitions {
+            // Bytes sent into (or just before) a partition are dropped for
+            // good and the stream never recovers; an idle stream does.
+            let written = |to: Duration| {
+                model.gen_socket.get(&gen).is_some_and(|socket| {
+                    socket_writes.get(socket).is_some_and(|writes| {
+                        writes
+                            .iter()
+                            .any(|&at| at + context.delivery_bound >= from && at <= to)
+                    })
+                })
+            };
+            let until = until.filter(|&to| !written(to));
+            model.impaired.entry(gen).or_default().push((index, until));
         }
         model
     }
@@ -272,13 +313,13 @@ impl Model {
         seq: u64,
         index: usize,
         fate: Fate,
-        generation: Option<u64>,
+        written_to: Option<Gen>,
     ) {
         let fates = match lane {
             Lane::Control => self.control_fates.entry(seq).or_default(),
             Lane::Data => self.data_fates.entry((peer, seq)).or_default(),
         };
-        fates.push((index, fate, generation));
+        fates.push((index, fate, written_to));
     }
 
     /// The index of the generation's first down, if it went down.
@@ -367,9 +408,9 @@ fn dc1(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 &[index],
             );
         }
-        let written = fates.iter().any(|&(_, fate, to)| {
-            fate == Fate::Written(Written::Written) && to == Some(generation)
-        });
+        let written = fates
+            .iter()
+            .any(|&(_, fate, to)| fate == Fate::Written(Written::Written) && to == Some(pinned));
         if !written && model.down_at(&pinned).is_none() {
             let mut cited: Vec<usize> = fates.iter().map(|f| f.0).collect();
             cited.push(index);
@@ -391,29 +432,32 @@ fn dc2(out: &mut Collector<'_>, model: &Model) {
                 lane: Lane::Control,
                 seq,
             } => {
-                if let Some(&(_, (_, pinned), _, _)) = model.controls.get(&seq) {
-                    if pinned != generation {
+                if let Some(&(_, pinned, _, _)) = model.controls.get(&seq) {
+                    if pinned != (peer, generation) {
                         out.violate(
                             Contract::Dc2,
-                            format!("control {seq} pinned to peer{peer}/{pinned} was written to generation {generation}"),
+                            format!("control {seq} pinned to peer{}/{} was written to peer{peer}/{generation}", pinned.0, pinned.1),
                             &[index],
                         );
                     }
                 }
             }
             Event::FrameArrived {
-                peer,
                 socket,
                 lane: Lane::Control,
-                generation,
                 seq,
                 ..
             } => {
-                if let Some(&(_, socket_generation)) = model.socket_gen.get(&socket) {
-                    if socket_generation != generation {
+                let pinned = model.controls.get(&seq).map(|c| c.1);
+                let arrived_on = model.socket_gen.get(&socket).copied();
+                if let (Some(pinned), Some(on)) = (pinned, arrived_on) {
+                    if pinned != on {
                         out.violate(
                             Contract::Dc2,
-                            format!("control {seq} pinned to peer{peer}/{generation} arrived on the generation {socket_generation} socket"),
+                            format!(
+                                "control {seq} pinned to peer{}/{} arrived on peer{}/{}'s socket",
+                                pinned.0, pinned.1, on.0, on.1
+                            ),
                             &[index],
                         );
                     }
@@ -552,10 +596,14 @@ fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                         );
                     }
                 }
-                if outcome == Written::TimedOut && model.down_at(&(peer, generation)).is_none() {
+                if outcome == Written::TimedOut
+                    && model
+                        .down_at(&(peer, generation))
+                        .is_none_or(|down| down > index)
+                {
                     out.violate(
                         Contract::S2,
-                        format!("a write to peer{peer}/{generation} timed out but the generation never went down"),
+                        format!("a write to peer{peer}/{generation} timed out but the generation was not down when it returned"),
                         &[index],
                     );
                 }
@@ -608,7 +656,7 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 out.violate(
                     Contract::S3,
                     format!(
-                        "peer{}/{} went down but the manager still hands it out",
+                        "peer{}/{} went down but its table slot still holds it",
                         gen.0, gen.1
                     ),
                     &[index],
@@ -640,7 +688,7 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 if let Some(down) = model.down_at(&(peer, generation)) {
                     out.violate(
                         Contract::S3,
-                        format!("at the end the manager still hands out peer{peer}/{generation}, which went down"),
+                        format!("at the end the table still holds peer{peer}/{generation}, which went down"),
                         &[down, index],
                     );
                 }
@@ -773,8 +821,9 @@ fn s4(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     }
 }
 
-/// Whether `gen` was impaired early enough to excuse a frame written at
-/// `written_at` that never arrived.
+/// Whether `gen` was impaired while a frame written at `written_at` could
+/// still have been on its way (within `bound`): the only excuse for its
+/// never arriving.
 fn excused(
     model: &Model,
     records: &[Record],
@@ -782,10 +831,20 @@ fn excused(
     written_at: Duration,
     bound: Duration,
 ) -> bool {
-    model
-        .impaired
-        .get(gen)
-        .is_some_and(|&at| records[at].at <= written_at + bound)
+    model.impaired.get(gen).is_some_and(|spans| {
+        spans.iter().any(|&(from, until)| {
+            records[from].at <= written_at + bound && until.is_none_or(|until| until >= written_at)
+        })
+    })
+}
+
+/// Whether `gen` was impaired at the moment of record `index`.
+fn impaired_at(model: &Model, records: &[Record], gen: &Gen, index: usize) -> bool {
+    model.impaired.get(gen).is_some_and(|spans| {
+        spans.iter().any(|&(from, until)| {
+            from <= index && until.is_none_or(|until| until >= records[index].at)
+        })
+    })
 }
 
 fn s6(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
@@ -845,7 +904,7 @@ fn s7(out: &mut Collector<'_>, model: &Model) {
             | Down::ReadError
             | Down::WriteError
             | Down::WriteTimeout
-            | Down::HeartbeatTimeout => asked(model.impaired.get(gen).copied()),
+            | Down::HeartbeatTimeout => impaired_at(model, out.records(), gen, index),
         };
         if !justified {
             out.violate(
@@ -933,13 +992,15 @@ fn end_to_end(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
             Event::FrameArrived {
                 socket,
                 lane: Lane::Control,
-                generation,
+                seq,
                 link: Some(link),
                 ..
-            } if model
-                .socket_gen
-                .get(&socket)
-                .is_some_and(|(_, g)| *g == generation) =>
+            } if model.socket_gen.get(&socket).is_some_and(|on| {
+                model
+                    .controls
+                    .get(&seq)
+                    .is_some_and(|control| control.1 == *on)
+            }) =>
             {
                 told.insert(link);
             }
@@ -985,7 +1046,7 @@ fn end_to_end(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
         let fates = model.control_fates.get(&seq).map_or(&[][..], Vec::as_slice);
         for &(at, fate, to) in fates {
             if fate == Fate::Written(Written::Written)
-                && to == Some(pinned.1)
+                && to == Some(pinned)
                 && excused(
                     model,
                     records,

@@ -16,7 +16,8 @@ pub mod selftest;
 use crate::check::{self, CheckContext, Violation};
 use crate::coverage::{CoverMark, Coverage, PreemptPolicy};
 use crate::event::{log_hash, record_hash, Record};
-use crate::scenario::{FaultKind, Params, Policy, Reach, Scenario};
+use crate::scenario::marks::evidence;
+use crate::scenario::{Contract, FaultKind, Params, Policy, Reach, Scenario};
 use crate::world;
 
 /// How one run ended.
@@ -229,6 +230,9 @@ pub struct ScenarioReach {
     /// Whether requirements are judged: a sweep of one seed reports its
     /// marks but is not held to shares meant for a sweep.
     pub judged: bool,
+    /// Contracts the scenario lists that no seed gave a chance to fail
+    /// (see `scenario::marks::evidence`), with what was missing.
+    pub vacuous: Vec<(Contract, &'static str)>,
 }
 
 impl ScenarioReach {
@@ -239,6 +243,13 @@ impl ScenarioReach {
             return Vec::new();
         }
         self.marks.iter().filter(|m| m.missed(self.seeds)).collect()
+    }
+
+    /// Whether the sweep fell short: a required mark missed, or a listed
+    /// contract never given a chance to fail.
+    #[must_use]
+    pub fn fell_short(&self) -> bool {
+        self.judged && (!self.missed().is_empty() || !self.vacuous.is_empty())
     }
 }
 
@@ -262,12 +273,25 @@ pub fn reach(scenario: &Scenario, results: &[&RunResult]) -> ScenarioReach {
             required: scenario.reaches.iter().find(|r| r.mark == mark).copied(),
         })
         .collect();
+    let vacuous = scenario
+        .file
+        .checks
+        .iter()
+        .filter_map(|&contract| {
+            let (what, marks) = evidence(contract)?;
+            let reached = results
+                .iter()
+                .any(|r| marks.iter().any(|mark| r.coverage.contains_key(mark)));
+            (!reached).then_some((contract, what))
+        })
+        .collect();
     ScenarioReach {
         scenario: scenario.name.clone(),
         path: scenario.path.display().to_string(),
         seeds: results.len() as u64,
         marks,
         judged: results.len() > 1,
+        vacuous,
     }
 }
 

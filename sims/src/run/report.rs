@@ -38,7 +38,17 @@ pub fn human(results: &[RunResult], reaches: &[ScenarioReach], planted: Planted)
     }
     out.push_str(&mark_table(reaches));
     let mut missed = 0;
-    for reach in reaches {
+    for reach in reaches.iter().filter(|r| r.judged) {
+        for (contract, what) in &reach.vacuous {
+            missed += 1;
+            let _ = writeln!(
+                out,
+                "NOT REACHED: {} lists {} but none of its {} seeds {what}: the check could not have failed",
+                reach.scenario,
+                contract.id(),
+                reach.seeds
+            );
+        }
         for mark in reach.missed() {
             missed += 1;
             let required = mark.required.map(|r| r.required(reach.seeds)).unwrap_or(1);
@@ -56,7 +66,7 @@ pub fn human(results: &[RunResult], reaches: &[ScenarioReach], planted: Planted)
     }
     let _ = writeln!(
         out,
-        "summary: {} runs: {} pass, {} violated, {} liveness, {} crash; {missed} required mark(s) missed",
+        "summary: {} runs: {} pass, {} violated, {} liveness, {} crash; {missed} reach requirement(s) missed",
         results.len(),
         counts[Verdict::Pass as usize],
         counts[Verdict::Violated as usize],
@@ -209,6 +219,10 @@ pub fn json(results: &[RunResult], reaches: &[ScenarioReach], planted: Planted) 
                 "seeds": reach.seeds,
                 "judged": reach.judged,
                 "marks": reach.marks.iter().map(|m| (m.mark.to_string(), json!(m.seeds_hit))).collect::<serde_json::Map<_, _>>(),
+                "vacuous_contracts": reach.vacuous.iter().filter(|_| reach.judged).map(|(c, what)| json!({
+                    "contract": c.id(),
+                    "missing": what,
+                })).collect::<Vec<_>>(),
                 "reaches": reach.marks.iter().filter_map(|m| m.required.map(|r| json!({
                     "mark": m.mark.to_string(),
                     "share": r.share,

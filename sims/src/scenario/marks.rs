@@ -3,7 +3,7 @@
 
 use lanesim::shim::probe::{Mark, Point};
 
-use super::spec::WorldKind;
+use super::spec::{Contract, WorldKind};
 use crate::coverage::{CoverMark, WorldMark};
 
 /// The world that can reach `mark`.
@@ -85,5 +85,45 @@ fn point_world(point: Point) -> WorldKind {
         | Point::DrainBeforeWrite
         | Point::ReadBeforeMarkDown
         | Point::DialBeforeRegister => WorldKind::Sender,
+    }
+}
+
+/// What a sweep must reach for `contract` to be able to fail at all, and
+/// what that is in words: a scenario that lists S3 but never takes a
+/// generation down checks nothing (`None`: every run can break it).
+#[must_use]
+pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark])> {
+    const DOWNS: &[CoverMark] = &[
+        CoverMark::Code(Mark::DownPeerClosed),
+        CoverMark::Code(Mark::DownReadError),
+        CoverMark::Code(Mark::DownWriteError),
+        CoverMark::Code(Mark::DownWriteTimeout),
+        CoverMark::Code(Mark::DownManualDisconnect),
+        CoverMark::Code(Mark::DownHeartbeatTimeout),
+        CoverMark::Code(Mark::DownControlOverflow),
+    ];
+    const REDIALS: &[CoverMark] = &[
+        CoverMark::World(WorldMark::RedialOk),
+        CoverMark::World(WorldMark::RedialFailed),
+    ];
+    match contract {
+        Contract::S3 => Some(("took a generation down", DOWNS)),
+        Contract::S8 => Some(("redialed", REDIALS)),
+        Contract::L1
+        | Contract::L2
+        | Contract::L3
+        | Contract::L4
+        | Contract::L5
+        | Contract::L6
+        | Contract::Dc1
+        | Contract::Dc2
+        | Contract::Dc5
+        | Contract::S1
+        | Contract::S2
+        | Contract::S4
+        | Contract::S5
+        | Contract::S6
+        | Contract::S7
+        | Contract::EndToEnd => None,
     }
 }

@@ -115,8 +115,10 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for MssCapped<W> {
         let written = Pin::new(&mut self.inner).poll_write(cx, &buf[..cap]);
         if let Poll::Ready(Ok(n)) = written {
             if n > 0 {
-                if self.remaining == 0 {
-                    // At a boundary `write_all` hands over the whole frame.
+                // `write_all` hands over exactly what is left of its frame;
+                // anything else is a new frame, after a boundary or after a
+                // write cut short (abandoned, timed out) mid-frame.
+                if self.remaining != buf.len() {
                     self.remaining = frame_len(buf).unwrap_or(n);
                     if let Some(tap) = &self.tap {
                         tap(self.socket, buf);
@@ -134,5 +136,52 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for MssCapped<W> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+    use crate::event::Lane;
+    use crate::world::tag::Tag;
+
+    fn tag(seq: u64) -> Vec<u8> {
+        Tag {
+            lane: Lane::Data,
+            generation: 0,
+            seq,
+            link: None,
+        }
+        .frame(40)
+    }
+
+    /// The tap sees each frame's start once, in segments or not, and a
+    /// frame written after another was cut off mid-way is a new frame.
+    #[tokio::test]
+    async fn the_tap_reports_each_frame_start_even_after_a_cut_write() {
+        let starts: Arc<Mutex<Vec<u64>>> = Arc::default();
+        let seen = Arc::clone(&starts);
+        let mut socket = MssCapped {
+            inner: Vec::new(),
+            mss: 10,
+            socket: 1,
+            remaining: 0,
+            tap: Some(Arc::new(move |_, frame: &[u8]| {
+                seen.lock().unwrap().push(Tag::of_frame(frame).unwrap().seq);
+            })),
+        };
+        socket.write_all(&tag(1)).await.unwrap();
+        socket.write_all(&tag(2)).await.unwrap();
+        // A write of frame 3 cut after its first segment ...
+        let cut = tag(3);
+        let first = std::future::poll_fn(|cx| Pin::new(&mut socket).poll_write(cx, &cut)).await;
+        assert_eq!(first.unwrap(), 10);
+        // ... then frame 4, whole.
+        socket.write_all(&tag(4)).await.unwrap();
+        assert_eq!(*starts.lock().unwrap(), [1, 2, 3, 4]);
     }
 }

@@ -124,6 +124,17 @@ fn socket_of(connection: &DistConnection) -> u16 {
         .map_or(0, |addr| super::peer::socket_of(&addr))
 }
 
+/// The generation `node`'s table slot holds, down or not: what the S3
+/// check needs to see a down generation that never left the table.
+fn slot_of(manager: &ConnectionManager, node: &NodeName) -> Option<u64> {
+    manager
+        .slots()
+        .into_iter()
+        .find(|slot| &slot.node == node)
+        .and_then(|slot| slot.current)
+        .map(|(generation, _)| generation)
+}
+
 /// Runs one seed of the sender world.
 pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted) -> WorldRun {
     let probe = Arc::new(WorldProbe::new(seed, params.preempt));
@@ -487,8 +498,7 @@ async fn local_main(
         let peer = peer_index(&event.node);
         let current = table
             .upgrade()
-            .and_then(|manager| manager.get_connection(&event.node))
-            .map(|connection| connection.generation());
+            .and_then(|manager| slot_of(&manager, &event.node));
         down_log.record(
             LOCAL,
             Event::ConnectionDown {
@@ -696,6 +706,12 @@ async fn local_main(
     };
     let quiet =
         Duration::from_millis(200) + longest(FaultKind::Slow) * 2 + longest(FaultKind::Latency) * 2;
+    // Every scheduled fault happens before the run may end: a run that
+    // quit before its bounce or its repair never exercised them.
+    let last_step = timeline(&p.faults).last().map(|step| step.0);
+    if let Some(last_step) = last_step {
+        tokio::time::sleep_until(start + last_step).await;
+    }
     loop {
         let before = shared.log.len();
         tokio::time::sleep(quiet).await;
@@ -708,7 +724,7 @@ async fn local_main(
             LOCAL,
             Event::TableAtEnd {
                 peer: peer as u64,
-                generation: manager.get_connection(node).map(|c| c.generation()),
+                generation: slot_of(&manager, node),
             },
         );
     }
