@@ -255,6 +255,96 @@ fn a_redial_racing_a_down_gets_a_new_generation_and_the_old_one_never_returns() 
     model(3, || redial_model(Planted::none()));
 }
 
+/// A socket that takes `stall_at` bytes, then refuses once (so a write
+/// that meets it hits its eager loom deadline), then takes everything; it
+/// records what reached it.
+struct Stutter {
+    written: Arc<std::sync::Mutex<Vec<u8>>>,
+    stall_at: usize,
+    stalled: bool,
+}
+
+impl AsyncWrite for Stutter {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let written = Arc::clone(&self.written);
+        let mut written = written.lock().unwrap();
+        if !self.stalled && written.len() >= self.stall_at {
+            self.stalled = true;
+            return Poll::Pending;
+        }
+        let n = if self.stalled {
+            buf.len()
+        } else {
+            buf.len().min(self.stall_at - written.len())
+        };
+        written.extend_from_slice(&buf[..n]);
+        Poll::Ready(Ok(n))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Two writers with a deadline on one connection whose socket stalls in the
+/// middle of the first frame: a write cut by its deadline takes its
+/// connection down before it lets go of the writer, so the other writer
+/// never appends a frame to half of one (the peer would read garbage).
+fn shared_socket_model() {
+    let (manager, _) = manager(Planted::none());
+    let written = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let connection = manager.register(
+        NodeName::from("peer"),
+        Connected {
+            read: Box::new(Silent),
+            write: Box::new(Stutter {
+                written: Arc::clone(&written),
+                stall_at: 20,
+                stalled: false,
+            }),
+            peer: "far".into(),
+            local: "near".into(),
+        },
+    );
+    let deadline = Some(std::time::Duration::from_secs(5));
+    let (long, short): (Arc<[u8]>, Arc<[u8]>) = (
+        Arc::from(lanesim::distribution::frame::encode(&[0xAA; 40], b"").unwrap()),
+        Arc::from(lanesim::distribution::frame::encode(&[0xBB; 8], b"").unwrap()),
+    );
+    let other = {
+        let (connection, short) = (Arc::clone(&connection), Arc::clone(&short));
+        loom::thread::spawn(move || {
+            let _ = loom::future::block_on(connection.write_frame(&short, deadline));
+        })
+    };
+    let _ = loom::future::block_on(connection.write_frame(&long, deadline));
+    other.join().unwrap();
+    let bytes = written.lock().unwrap().clone();
+    // Whole frames, then at most one cut one, and nothing after it.
+    let whole_then_cut = |first: &[u8], second: &[u8]| {
+        bytes.starts_with(first) && second.starts_with(&bytes[first.len()..])
+    };
+    assert!(
+        long.starts_with(&bytes)
+            || short.starts_with(&bytes)
+            || whole_then_cut(&long, &short)
+            || whole_then_cut(&short, &long),
+        "DC-2: a frame was written after a cut one: {bytes:02x?}"
+    );
+    manager.disconnect_node(&NodeName::from("peer"));
+}
+
+#[test]
+fn a_write_cut_by_its_deadline_never_shares_the_socket_with_another_writer() {
+    model(3, shared_socket_model);
+}
+
 #[cfg(feature = "planted-bugs")]
 mod detects {
     use lanesim::planted::{Planted, PlantedBug};

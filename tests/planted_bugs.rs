@@ -127,7 +127,7 @@ fn sender(manager: &ConnectionManager, bug: PlantedBug, write_timeout: Duration)
 async fn control_resolved_by_node_leaks_a_stale_control_onto_the_redialed_socket() {
     let manager = manager();
     let (pinned, _old) = loopback(&manager, "peer@test").await;
-    pinned.mark_down_write_timeout();
+    pinned.mark_down(lanesim::distribution::DownReason::WriteTimeout);
     let (_, mut new_peer) = loopback(&manager, "peer@test").await;
     let sender = sender(
         &manager,

@@ -171,13 +171,45 @@ impl DistConnection {
         DownReason::from_code(self.state.load(Ordering::Acquire))
     }
 
-    /// Writes one whole frame under the writer lock. Refused once down; an
-    /// I/O error marks the connection down (`WriteError`).
+    /// Writes one whole frame under the writer lock, with no deadline. See
+    /// [`DistConnection::write_frame`].
     ///
     /// # Errors
-    /// `NotConnected` when down, or the write's own error.
+    /// As [`DistConnection::write_frame`].
     pub async fn write_raw(&self, frame: &[u8]) -> io::Result<()> {
-        let mut writer = self.writer.lock().await;
+        self.write_frame(frame, None).await
+    }
+
+    /// Writes one whole frame under the writer lock. Refused once down
+    /// (`NotConnected`); abandoned the moment the connection goes down,
+    /// whether it was waiting for the lock or writing (`ConnectionAborted`);
+    /// an I/O error marks the connection down (`WriteError`). With a
+    /// `deadline`, a lock wait or a write that outlasts it marks the
+    /// connection down (`WriteTimeout`, error kind `TimedOut`) *before* the
+    /// writer lock is released, so no other writer ever appends to a
+    /// stream a cut write left half a frame on.
+    ///
+    /// # Errors
+    /// As above, or the write's own error.
+    pub async fn write_frame(&self, frame: &[u8], deadline: Option<Duration>) -> io::Result<()> {
+        let aborted = || {
+            io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "connection went down during the write",
+            )
+        };
+        let lock = async {
+            tokio::select! {
+                biased;
+                () = self.down_notified() => None,
+                writer = self.writer.lock() => Some(writer),
+            }
+        };
+        let mut writer = match bounded(deadline, lock).await {
+            Some(Some(writer)) => writer,
+            Some(None) => return Err(aborted()),
+            None => return Err(self.write_timed_out()),
+        };
         // Checked under the lock: the flag may have flipped while we waited.
         let writer = match writer.as_mut() {
             Some(writer) if !self.is_down() => writer,
@@ -190,24 +222,36 @@ impl DistConnection {
             }
         };
         let write = async {
-            writer.write_all(frame).await?;
-            writer.flush().await
-        };
-        let written = tokio::select! {
-            biased;
-            () = self.down_notified() => {
-                mark(Mark::WriteAbandonedOnDown);
-                return Err(io::Error::new(
-                    io::ErrorKind::ConnectionAborted,
-                    "connection went down during the write",
-                ));
+            tokio::select! {
+                biased;
+                () = self.down_notified() => None,
+                written = async {
+                    writer.write_all(frame).await?;
+                    writer.flush().await
+                } => Some(written),
             }
-            written = write => written,
+        };
+        let written = match bounded(deadline, write).await {
+            Some(Some(written)) => written,
+            Some(None) => {
+                mark(Mark::WriteAbandonedOnDown);
+                return Err(aborted());
+            }
+            // Still holding the writer: down before anyone else can write.
+            None => return Err(self.write_timed_out()),
         };
         if written.is_err() {
             self.mark_down(DownReason::WriteError);
         }
         written
+    }
+
+    /// A write outlasted its deadline: the connection goes down
+    /// (`WriteTimeout`).
+    fn write_timed_out(&self) -> io::Error {
+        mark(Mark::WriteDeadlineFired);
+        self.mark_down(DownReason::WriteTimeout);
+        io::Error::new(io::ErrorKind::TimedOut, "write deadline passed")
     }
 
     /// Marks the connection down. The first call records `reason`, wakes the
@@ -235,11 +279,6 @@ impl DistConnection {
         if let Some(manager) = self.manager.upgrade() {
             manager.connection_down(self, reason);
         }
-    }
-
-    /// `mark_down(WriteTimeout)`, the drain's deadline arm.
-    pub fn mark_down_write_timeout(&self) {
-        self.mark_down(DownReason::WriteTimeout);
     }
 
     /// `mark_down(ControlOverflow)`, the full-control-lane arm.
@@ -294,5 +333,16 @@ impl fmt::Debug for DistConnection {
             .field("peer", &self.peer)
             .field("down", &self.down_reason())
             .finish()
+    }
+}
+
+/// `future`, or `None` once `deadline` (if any) has passed first.
+async fn bounded<F: std::future::Future>(
+    deadline: Option<Duration>,
+    future: F,
+) -> Option<F::Output> {
+    match deadline {
+        Some(deadline) => timeout(deadline, future).await.ok(),
+        None => Some(future.await),
     }
 }

@@ -40,7 +40,6 @@ use crate::shim::chan::{self, Receiver, Sender, TrySendError};
 use crate::shim::probe::{mark, preempt_point, Mark, Point};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
 use crate::shim::sync::{Arc, AtomicBool, AtomicU64, Mutex, Ordering};
-use crate::shim::time::timeout;
 
 /// Default depth of the data lane.
 pub const DATA_QUEUE_CAP: usize = 1024;
@@ -122,7 +121,8 @@ pub enum WriteOutcome {
 }
 
 /// Hooks into the drain, for metrics and for the testbed's S2/S4 checks.
-/// Called on the drain task; keep them quick.
+/// Called on the drain task (the discard hooks also from an enqueuer that
+/// races a shutdown); keep them quick.
 pub trait SenderObserver: Send + Sync {
     /// A write of `frame` to `connection` begins.
     fn write_started(&self, connection: &DistConnection, lane: SenderLane, frame: &[u8]);
@@ -271,12 +271,57 @@ fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Release);
 }
 
+/// What the handles and the drain share: the lanes' receiving ends (held
+/// here as well as by the drain, so a lane stays connected, and what lands
+/// in it stays there, until it is swept), the counters, the observer and
+/// the closed flag.
+struct Shared {
+    data_rx: Receiver<DataOutbound>,
+    control_rx: Receiver<ControlOutbound>,
+    counters: Counters,
+    observer: Option<Arc<dyn SenderObserver>>,
+    /// Set by `shutdown`, the last handle's drop and the drain's drop;
+    /// enqueues look before and after they send.
+    closed: AtomicBool,
+}
+
+impl Shared {
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Empties both lanes for good: every control's pinned generation is
+    /// marked down and every frame counted discarded (DC-1, S4). The
+    /// drain's drop sweeps, and so does an enqueuer that finds the sender
+    /// closed right after its send: a frame that lands after the drain's
+    /// last look is still accounted for, and each frame is taken (and
+    /// counted) by exactly one sweeper. (Before, such a frame died with
+    /// the channel, counted queued and nothing else.)
+    fn sweep(&self) {
+        let mut controls = 0;
+        while let Ok(item) = self.control_rx.try_recv() {
+            controls += 1;
+            item.connection.mark_down(DownReason::ManualDisconnect);
+            bump(&self.counters.control_discarded);
+            if let Some(observer) = &self.observer {
+                observer.control_discarded(&item.connection, &item.frame);
+            }
+        }
+        if controls > 0 {
+            mark(Mark::ShutdownWithQueuedControls);
+        }
+        while let Ok(item) = self.data_rx.try_recv() {
+            bump(&self.counters.data_discarded);
+            if let Some(observer) = &self.observer {
+                observer.data_discarded(&item.node, &item.frame);
+            }
+        }
+    }
+}
+
 struct SenderInner {
-    counters: Arc<Counters>,
+    shared: Arc<Shared>,
     planted: Planted,
-    /// Set (before the drain is stopped) by `shutdown` and by the drain's
-    /// drop; read by `enqueue_control` after a successful send.
-    closed: Arc<AtomicBool>,
     drain: JoinHandle<()>,
     // Last: the drain is aborted before a dedicated runtime shuts down.
     _runtime: TaskRuntime,
@@ -284,7 +329,7 @@ struct SenderInner {
 
 impl Drop for SenderInner {
     fn drop(&mut self) {
-        self.closed.store(true, Ordering::SeqCst);
+        self.shared.closed.store(true, Ordering::SeqCst);
         self.drain.abort();
     }
 }
@@ -319,17 +364,18 @@ impl DistSender {
             .map_err(SenderConfigError::Runtime)?;
         let (data_tx, data_rx) = chan::bounded(config.data_capacity);
         let (control_tx, control_rx) = chan::bounded(config.control_capacity);
-        let counters = Arc::new(Counters::default());
-        let closed = Arc::new(AtomicBool::new(false));
-        let drain = Drain {
-            connections,
+        let shared = Arc::new(Shared {
             data_rx,
             control_rx,
-            write_timeout: config.write_timeout,
-            counters: Arc::clone(&counters),
-            planted: config.planted,
+            counters: Counters::default(),
             observer: config.observer,
-            closed: Arc::clone(&closed),
+            closed: AtomicBool::new(false),
+        });
+        let drain = Drain {
+            connections,
+            shared: Arc::clone(&shared),
+            write_timeout: config.write_timeout,
+            planted: config.planted,
             in_hand: Mutex::new(None),
         };
         let drain = runtime.spawn(drain.run());
@@ -337,9 +383,8 @@ impl DistSender {
             data_tx,
             control_tx,
             inner: Arc::new(SenderInner {
-                counters,
+                shared,
                 planted: config.planted,
-                closed,
                 drain,
                 _runtime: runtime,
             }),
@@ -349,10 +394,20 @@ impl DistSender {
     /// Queues a data frame for `node`. Never awaits; drops (and says so) when
     /// the lane is full or the sender shut down.
     pub fn enqueue(&self, node: NodeName, frame: Arc<[u8]>) -> Enqueued {
-        let counters = &self.inner.counters;
+        let shared = &self.inner.shared;
+        let counters = &shared.counters;
+        if shared.is_closed() {
+            bump(&counters.data_dropped_closed);
+            return Enqueued::DroppedClosed;
+        }
         match self.data_tx.try_send(DataOutbound { node, frame }) {
             Ok(()) => {
                 bump(&counters.data_queued);
+                // Raced a shutdown: the drain may have swept for the last
+                // time already; sweep what it may have missed.
+                if shared.is_closed() {
+                    shared.sweep();
+                }
                 Enqueued::Queued
             }
             Err(TrySendError::Full(_)) => {
@@ -374,22 +429,21 @@ impl DistSender {
     /// # Errors
     /// `Overflow` (connection already down) or `Closed`.
     pub fn enqueue_control(&self, item: ControlOutbound) -> Result<(), ControlEnqueueError> {
-        let counters = &self.inner.counters;
-        if self.inner.closed.load(Ordering::SeqCst) {
+        let shared = &self.inner.shared;
+        let counters = &shared.counters;
+        if shared.is_closed() {
             mark(Mark::ControlRefusedClosed);
             return Err(ControlEnqueueError::Closed);
         }
-        let pinned = Arc::clone(&item.connection);
         match self.control_tx.try_send(item) {
             Ok(()) => {
                 bump(&counters.control_queued);
                 // Raced a shutdown: the drain may already have emptied the
-                // lane for the last time. Either it saw this control (and
-                // marks it down) or we see the flag here; marking twice is a
-                // no-op.
-                if self.inner.closed.load(Ordering::SeqCst) {
+                // lane for the last time. Either it took this control (and
+                // marked its generation down) or our sweep takes it now.
+                if shared.is_closed() {
                     mark(Mark::ControlRacedShutdown);
-                    pinned.mark_down(DownReason::ManualDisconnect);
+                    shared.sweep();
                 }
                 Ok(())
             }
@@ -414,14 +468,14 @@ impl DistSender {
     /// (`ManualDisconnect`), so no accepted control is lost silently (DC-1).
     /// Later enqueues report closed. Idempotent.
     pub fn shutdown(&self) {
-        self.inner.closed.store(true, Ordering::SeqCst);
+        self.inner.shared.closed.store(true, Ordering::SeqCst);
         self.inner.drain.abort();
     }
 
     /// The counters now.
     #[must_use]
     pub fn stats(&self) -> SenderStats {
-        let c = &self.inner.counters;
+        let c = &self.inner.shared.counters;
         let load = |counter: &AtomicU64| counter.load(Ordering::Acquire);
         SenderStats {
             data_queued: load(&c.data_queued),
@@ -441,17 +495,13 @@ impl DistSender {
     }
 }
 
-/// The drain task's state: only the connection manager and the receivers,
-/// never whatever owns the sender (no `Arc` cycle).
+/// The drain task's state: the connection manager and what it shares with
+/// the handles, never the handles themselves (no `Arc` cycle).
 struct Drain {
     connections: ConnectionManager,
-    data_rx: Receiver<DataOutbound>,
-    control_rx: Receiver<ControlOutbound>,
+    shared: Arc<Shared>,
     write_timeout: Duration,
-    counters: Arc<Counters>,
     planted: Planted,
-    observer: Option<Arc<dyn SenderObserver>>,
-    closed: Arc<AtomicBool>,
     /// The frame taken off a lane and not yet disposed of, if any. Recorded
     /// before the drain's first await after taking it, so however the drain
     /// ends (it is aborted at any await) the frame is accounted for and a
@@ -476,28 +526,11 @@ impl Drop for Drain {
     /// Runs when the drain ends, however: finished, aborted, or dropped with
     /// its runtime.
     fn drop(&mut self) {
-        self.closed.store(true, Ordering::SeqCst);
+        self.shared.closed.store(true, Ordering::SeqCst);
         if let Some(held) = self.in_hand.lock().take() {
             self.discard_in_hand(held);
         }
-        let mut controls = 0;
-        while let Ok(item) = self.control_rx.try_recv() {
-            controls += 1;
-            item.connection.mark_down(DownReason::ManualDisconnect);
-            bump(&self.counters.control_discarded);
-            if let Some(observer) = &self.observer {
-                observer.control_discarded(&item.connection, &item.frame);
-            }
-        }
-        if controls > 0 {
-            mark(Mark::ShutdownWithQueuedControls);
-        }
-        while let Ok(item) = self.data_rx.try_recv() {
-            bump(&self.counters.data_discarded);
-            if let Some(observer) = &self.observer {
-                observer.data_discarded(&item.node, &item.frame);
-            }
-        }
+        self.shared.sweep();
     }
 }
 
@@ -508,11 +541,11 @@ impl Drain {
         while control_open || data_open {
             tokio::select! {
                 biased;
-                control = self.control_rx.recv_async(), if control_open => match control {
+                control = self.shared.control_rx.recv_async(), if control_open => match control {
                     Ok(item) => self.write_control(item).await,
                     Err(_) => control_open = false,
                 },
-                data = self.data_rx.recv_async(), if data_open => match data {
+                data = self.shared.data_rx.recv_async(), if data_open => match data {
                     Ok(item) => self.write_data(item).await,
                     Err(_) => data_open = false,
                 },
@@ -526,20 +559,20 @@ impl Drain {
         if let Some(connection) = &held.writing {
             mark(Mark::ShutdownMidWrite);
             connection.mark_down(DownReason::ManualDisconnect);
-            if let Some(observer) = &self.observer {
+            if let Some(observer) = &self.shared.observer {
                 observer.write_abandoned(connection, held.lane, &held.frame);
             }
         }
         if let Some(pinned) = &held.pinned {
             pinned.mark_down(DownReason::ManualDisconnect);
-            bump(&self.counters.control_discarded);
-            if let (None, Some(observer)) = (&held.writing, &self.observer) {
+            bump(&self.shared.counters.control_discarded);
+            if let (None, Some(observer)) = (&held.writing, &self.shared.observer) {
                 observer.control_discarded(pinned, &held.frame);
             }
         }
         if let Some(node) = &held.node {
-            bump(&self.counters.data_discarded);
-            if let (None, Some(observer)) = (&held.writing, &self.observer) {
+            bump(&self.shared.counters.data_discarded);
+            if let (None, Some(observer)) = (&held.writing, &self.shared.observer) {
                 observer.data_discarded(node, &held.frame);
             }
         }
@@ -574,10 +607,10 @@ impl Drain {
         let Some(target) = target.filter(|connection| !connection.is_down()) else {
             self.release();
             mark(Mark::ControlSkippedPinnedDown);
-            if let Some(observer) = &self.observer {
+            if let Some(observer) = &self.shared.observer {
                 observer.control_skipped(&connection, &frame);
             }
-            bump(&self.counters.control_skipped_down);
+            bump(&self.shared.counters.control_skipped_down);
             return;
         };
         self.write(&target, SenderLane::Control, &frame).await;
@@ -597,46 +630,37 @@ impl Drain {
         let Some(connection) = self.connections.get_connection(&node) else {
             self.release();
             mark(Mark::DataUnroutable);
-            if let Some(observer) = &self.observer {
+            if let Some(observer) = &self.shared.observer {
                 observer.data_unroutable(&node, &frame);
             }
-            bump(&self.counters.data_no_connection);
+            bump(&self.shared.counters.data_no_connection);
             return;
         };
         self.write(&connection, SenderLane::Data, &frame).await;
     }
 
-    /// One bounded write of the frame in hand, counted. A write error has
-    /// already marked the connection down inside `write_raw`; an expired
-    /// deadline has not, so it is marked here.
+    /// One bounded write of the frame in hand, counted.
     async fn write(&self, connection: &Arc<DistConnection>, lane: SenderLane, frame: &[u8]) {
         // The connection was up when looked at; it may go down before the
         // write takes the writer lock, which then refuses (DC-2).
         preempt_point(Point::DrainBeforeWrite).await;
-        if let Some(observer) = &self.observer {
+        if let Some(observer) = &self.shared.observer {
             observer.write_started(connection, lane, frame);
         }
         if let Some(held) = self.in_hand.lock().as_mut() {
             held.writing = Some(Arc::clone(connection));
         }
-        let outcome = if self.planted.has(PlantedBug::NoWriteDeadline) {
-            match connection.write_raw(frame).await {
-                Ok(()) => WriteOutcome::Written,
-                Err(_) => WriteOutcome::Failed,
-            }
-        } else {
-            match timeout(self.write_timeout, connection.write_raw(frame)).await {
-                Ok(Ok(())) => WriteOutcome::Written,
-                Ok(Err(_)) => WriteOutcome::Failed,
-                Err(_elapsed) => {
-                    mark(Mark::WriteDeadlineFired);
-                    connection.mark_down_write_timeout();
-                    WriteOutcome::TimedOut
-                }
-            }
+        let deadline =
+            (!self.planted.has(PlantedBug::NoWriteDeadline)).then_some(self.write_timeout);
+        // The connection marks itself down on an error or a missed
+        // deadline, before it lets go of its writer.
+        let outcome = match connection.write_frame(frame, deadline).await {
+            Ok(()) => WriteOutcome::Written,
+            Err(error) if error.kind() == io::ErrorKind::TimedOut => WriteOutcome::TimedOut,
+            Err(_) => WriteOutcome::Failed,
         };
         self.release();
-        let c = &self.counters;
+        let c = &self.shared.counters;
         bump(match (lane, outcome) {
             (SenderLane::Control, WriteOutcome::Written) => &c.control_written,
             (SenderLane::Control, WriteOutcome::Failed | WriteOutcome::TimedOut) => {
@@ -645,7 +669,7 @@ impl Drain {
             (SenderLane::Data, WriteOutcome::Written) => &c.data_written,
             (SenderLane::Data, WriteOutcome::Failed | WriteOutcome::TimedOut) => &c.data_failed,
         });
-        if let Some(observer) = &self.observer {
+        if let Some(observer) = &self.shared.observer {
             observer.write_finished(connection, lane, frame, outcome);
         }
     }
