@@ -16,8 +16,9 @@
 //!   timeout and its reap, a drain's down check and its write). A simulated
 //!   world may answer with a yield or a short virtual sleep, drawn from the
 //!   run's seed, so other tasks run inside the window: a model of a
-//!   preempted thread. The point is in the correct code; it never widens a
-//!   planted bug's window, it only lets the worlds interleave there.
+//!   preempted thread. The point is in the correct code and never moves a
+//!   bug's code; it lets the worlds interleave where production threads
+//!   can, including inside a window a bug opens there.
 //!
 //! Both compile to nothing without the `testbed` feature (an empty inline
 //! function and an empty future), like the planted bugs; the testbed
