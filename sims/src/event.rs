@@ -266,6 +266,13 @@ pub enum Event {
     Stuck { key: u64, item: u64, lane: u64 },
     /// The world dropped the router.
     RouterDropped,
+    /// The dispatcher's counters, just before the world dropped it.
+    DispatcherStats {
+        lanes_created: u64,
+        lanes_live: u64,
+        items_shed: u64,
+        handler_panics: u64,
+    },
 
     // ---- sender world ----
     // Peers are numbered (`peer` = index, node name `peer<N>`); a socket is

@@ -394,3 +394,38 @@ fn l6_detects_a_ready_item_left_waiting_and_a_key_shed_for_another_keys_backlog(
         "{found:?}"
     );
 }
+
+#[test]
+fn the_dispatchers_counters_are_checked_against_the_log() {
+    let stats = |lanes_created, lanes_live, items_shed, handler_panics| {
+        at(
+            19,
+            Event::DispatcherStats {
+                lanes_created,
+                lanes_live,
+                items_shed,
+                handler_panics,
+            },
+        )
+    };
+    // One lane created and reaped, one item refused, no panic.
+    let mut right = good();
+    right.insert(9, stats(1, 0, 1, 0));
+    assert_eq!(contracts_of(&right, &finished()), vec![]);
+    for (wrong, contract, name) in [
+        (stats(2, 0, 1, 0), Contract::L5, "lanes created"),
+        (stats(1, 1, 1, 0), Contract::L5, "lanes live"),
+        (stats(1, 0, 0, 0), Contract::L4, "items shed"),
+        (stats(1, 0, 1, 1), Contract::L2, "handler panics"),
+    ] {
+        let mut log = good();
+        log.insert(9, wrong);
+        let found = contracts_of(&log, &finished());
+        assert!(
+            found
+                .iter()
+                .any(|(c, m)| *c == contract && m.contains(name)),
+            "{name}: {found:?}"
+        );
+    }
+}

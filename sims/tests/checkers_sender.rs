@@ -650,6 +650,56 @@ fn s2_detects_a_timed_out_write_whose_generation_stays_up() {
 }
 
 #[test]
+fn s2_detects_a_timed_out_write_whose_generation_went_down_for_another_reason() {
+    let mut wrong = good();
+    let end = find(&wrong, |e| {
+        matches!(
+            e,
+            Event::WriteFinished {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    wrong[end] = finished(7, 1, Lane::Data, 2, Written::TimedOut);
+    wrong.insert(end, down(7, 1, Down::WriteError, None));
+    wrong.insert(end, acted(7, PeerAct::Wedged));
+    assert_has(
+        &wrong,
+        &context(),
+        Contract::S2,
+        "timed out but its generation went down as WriteError",
+    );
+    wrong[end + 1] = down(7, 1, Down::WriteTimeout, None);
+    assert!(!found(&wrong, &context())
+        .iter()
+        .any(|(c, m)| *c == Contract::S2 && m.contains("went down as")));
+}
+
+#[test]
+fn s3_detects_a_failed_write_that_left_its_generation_up() {
+    let mut kept = good();
+    let end = find(&kept, |e| {
+        matches!(
+            e,
+            Event::WriteFinished {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    kept[end] = finished(7, 1, Lane::Data, 2, Written::Failed);
+    assert_has(
+        &kept,
+        &context(),
+        Contract::S3,
+        "failed but the generation was not down when it returned",
+    );
+}
+
+#[test]
 fn s2_detects_a_drain_that_sits_idle_with_frames_queued() {
     let mut idle = good();
     // The second data frame waits 50 ms after the first write, with the

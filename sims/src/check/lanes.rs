@@ -15,6 +15,8 @@
 //!   TTL; every idle stretch (not only the last) ends in a reap within
 //!   TTL and slack, or in new work before that; after the router is
 //!   dropped, every lane ends.
+//! - The dispatcher's counters (lanes created and live, items shed, handler
+//!   panics) agree with the log (L5, L4, L2 respectively).
 //! - L6: a key's items wait for nothing but their own lane: an item starts
 //!   within slack of being ready (routed, and its lane's previous item
 //!   done), a key is never refused because another key is full, and with a
@@ -119,6 +121,15 @@ impl Replay<'_> {
             }
             Event::LaneClosed { key, lane, exit } => self.closed(index, at, key, lane, exit),
             Event::RouterDropped => self.router_dropped = Some(at),
+            Event::DispatcherStats {
+                lanes_created,
+                lanes_live,
+                items_shed,
+                handler_panics,
+            } => self.counters(
+                index,
+                [lanes_created, lanes_live, items_shed, handler_panics],
+            ),
             // The sender world's events, and the markers both worlds log.
             Event::ConnectionUp { .. }
             | Event::ConnectionDown { .. }
@@ -146,6 +157,37 @@ impl Replay<'_> {
             | Event::TableAtEnd { .. }
             | Event::WorkloadDone
             | Event::RunEnd { .. } => {}
+        }
+    }
+
+    /// The dispatcher's counters against the log so far: lanes created and
+    /// live (L5), items shed (L4), handler panics (L2).
+    fn counters(&mut self, index: usize, said: [u64; 4]) {
+        let created = self.lanes.len() as u64;
+        let live = self.lanes.values().filter(|lane| lane.open).count() as u64;
+        let shed = self.refused.len() as u64;
+        let panics = self.records[..index]
+            .iter()
+            .filter(|r| matches!(r.event, Event::HandleEnd { panicked: true, .. }))
+            .count() as u64;
+        let seen = [created, live, shed, panics];
+        let names = [
+            "lanes created",
+            "lanes live",
+            "items shed",
+            "handler panics",
+        ];
+        let contracts = [Contract::L5, Contract::L5, Contract::L4, Contract::L2];
+        for ((name, contract), (said, seen)) in
+            names.iter().zip(contracts).zip(said.iter().zip(seen))
+        {
+            if *said != seen {
+                self.violate(
+                    contract,
+                    format!("the dispatcher counts {said} {name} but the log shows {seen}"),
+                    &[index],
+                );
+            }
         }
     }
 

@@ -23,11 +23,13 @@
 //! - DC-5: per node, the drain writes data frames in enqueue order (a
 //!   subsequence); per socket, each lane arrives in enqueue order.
 //! - S2: no write holds the drain longer than the deadline (+ slack); a
-//!   write that hits the deadline has taken its generation down by the
-//!   time it returns; the drain never sits idle while frames are queued.
+//!   write that hits the deadline has taken its generation down, with
+//!   `WriteTimeout`, by the time it returns; the drain never sits idle
+//!   while frames are queued.
 //! - S3: the down hook fires at most once per generation; a generation
-//!   whose socket the peer closed goes down; a down generation leaves the
-//!   table (at its down, and at the end); generations per node only grow.
+//!   whose socket the peer closed, or whose write failed, goes down; a down
+//!   generation leaves the table (at its down, and at the end); generations
+//!   per node only grow.
 //! - S4: every queued data frame meets exactly one fate, nothing arrives
 //!   that was not written, and the sender's counters agree with the events.
 //! - S6: a frame written whole to a generation arrives at its peer, unless
@@ -586,7 +588,8 @@ fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 outcome,
             } => {
                 picked = true;
-                if let Some(started) = open.remove(&(peer, lane, seq)) {
+                let open_started = open.remove(&(peer, lane, seq));
+                if let Some(started) = open_started {
                     let took = record.at.saturating_sub(records[started].at);
                     if took > deadline + slack {
                         out.violate(
@@ -596,16 +599,38 @@ fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                         );
                     }
                 }
-                if outcome == Written::TimedOut
-                    && model
-                        .down_at(&(peer, generation))
-                        .is_none_or(|down| down > index)
-                {
-                    out.violate(
-                        Contract::S2,
-                        format!("a write to peer{peer}/{generation} timed out but the generation was not down when it returned"),
-                        &[index],
-                    );
+                let gen = (peer, generation);
+                let first_down = model.downs.get(&gen).and_then(|d| d.first()).copied();
+                match outcome {
+                    Written::TimedOut if first_down.is_none_or(|down| down.0 > index) => {
+                        out.violate(
+                            Contract::S2,
+                            format!("a write to peer{peer}/{generation} timed out but the generation was not down when it returned"),
+                            &[index],
+                        );
+                    }
+                    // Down by this write's deadline, unless something else
+                    // downed it while the write was under way.
+                    Written::TimedOut => {
+                        let started = open_started.unwrap_or(index);
+                        if let Some((down, reason, _)) = first_down.filter(|&(down, reason, _)| {
+                            down > started && reason != Down::WriteTimeout
+                        }) {
+                            out.violate(
+                                Contract::S2,
+                                format!("a write to peer{peer}/{generation} timed out but its generation went down as {reason:?}"),
+                                &[started, down, index],
+                            );
+                        }
+                    }
+                    Written::Failed if first_down.is_none_or(|down| down.0 > index) => {
+                        out.violate(
+                            Contract::S3,
+                            format!("a write to peer{peer}/{generation} failed but the generation was not down when it returned"),
+                            &[index],
+                        );
+                    }
+                    Written::Written | Written::Failed => {}
                 }
             }
             Event::WriteAbandoned {

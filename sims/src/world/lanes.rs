@@ -157,10 +157,15 @@ enum Target {
 impl Target {
     fn build(world: &Arc<World>, planted: Planted) -> Self {
         let params = &world.params;
-        let mut config = LaneRouterConfig::<u64, FixedHasher>::new(RuntimeChoice::current())
+        // Built the way a user builds one, the hasher last: a builder step
+        // that dropped a field would change the run.
+        let mut config = LaneRouterConfig::<u64>::new(RuntimeChoice::current())
             .observer(Arc::new(Observer(Arc::clone(world))))
             .planted(planted);
-        config.idle_ttl = params.idle_ttl;
+        if let Some(ttl) = params.idle_ttl {
+            config = config.idle_ttl(ttl);
+        }
+        let config = config.hasher(FixedHasher::default());
         let handler_world = Arc::clone(world);
         let handler = Arc::new(move |lane, item| handle(&handler_world, lane, item));
         match params.policy {
@@ -308,6 +313,15 @@ async fn main(
 fn drop_router(world: &World, target: &Mutex<Option<Target>>) {
     let taken = target.lock().unwrap().take();
     if let Some(target) = taken {
+        if let Target::Dispatcher(dispatcher) = &target {
+            let stats = dispatcher.stats();
+            world.record(Event::DispatcherStats {
+                lanes_created: stats.lanes_created,
+                lanes_live: stats.lanes_live,
+                items_shed: stats.items_shed,
+                handler_panics: stats.handler_panics,
+            });
+        }
         drop(target);
         world.record(Event::RouterDropped);
     }
