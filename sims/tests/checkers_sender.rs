@@ -779,7 +779,15 @@ fn s3_detects_a_closed_socket_whose_generation_stays_up_and_a_generation_going_b
         &backwards,
         &context(),
         Contract::S3,
-        "generations must only grow",
+        "generations start at 1 and grow by one",
+    );
+    let mut from_zero = good();
+    from_zero[0] = up(0, 0, SOCKET);
+    assert_has(
+        &from_zero,
+        &context(),
+        Contract::S3,
+        "generation 0 came up after generation 0",
     );
 }
 
@@ -815,6 +823,52 @@ fn s4_detects_a_frame_with_no_fate_two_fates_or_invented_and_wrong_counters() {
         &context(),
         Contract::S4,
         "arrived at peer0 but was never written",
+    );
+}
+
+#[test]
+fn lanes_refuse_only_when_full_and_never_hold_more() {
+    let bounded = |data, control| CheckContext {
+        lane_capacity: Some((data, control)),
+        ..context()
+    };
+    // The good log holds at most 2 data frames and 1 control at once.
+    assert_clean(&good(), &bounded(2, 1));
+    // A third frame while two wait (one of them perhaps in the drain's
+    // hands): a lane of two would have refused it.
+    let mut over = good();
+    over.insert(5, data(4, 3));
+    assert_has(
+        &over,
+        &bounded(1, 1),
+        Contract::S4,
+        "accepted a frame while it held 2 of 1",
+    );
+    let mut early = good();
+    early.insert(
+        3,
+        at(
+            2,
+            Event::DataEnqueued {
+                peer: 0,
+                seq: 9,
+                outcome: DataOutcome::DroppedFull,
+            },
+        ),
+    );
+    assert_has(
+        &early,
+        &bounded(2, 1),
+        Contract::S4,
+        "refused a frame while it held 1 of 2",
+    );
+    let mut overflow = good_then_down(Down::ControlOverflow);
+    overflow.insert(4, control(3, 1, 2, 8, ControlOutcome::Overflow));
+    assert_has(
+        &overflow,
+        &bounded(2, 4),
+        Contract::Dc1,
+        "the Control lane refused a frame while it held 1 of 4",
     );
 }
 

@@ -115,6 +115,9 @@ pub struct CheckContext {
     /// The world's redial policy, if it redials: `(after, connect_timeout)`
     /// (S8's bound).
     pub redial: Option<(Duration, Duration)>,
+    /// The sender's lane depths, `(data, control)`: a lane refuses only
+    /// when full and never holds more.
+    pub lane_capacity: Option<(u64, u64)>,
 }
 
 /// Every violation of `contracts` in `records`, in contract order.

@@ -29,7 +29,7 @@
 //! - S3: the down hook fires at most once per generation; a generation
 //!   whose socket the peer closed, or whose write failed, goes down; a down
 //!   generation leaves the table (at its down, and at the end); generations
-//!   per node only grow.
+//!   per node count 1, 2, 3, ...
 //! - S4: every queued data frame meets exactly one fate, nothing arrives
 //!   that was not written, and the sender's counters agree with the events.
 //! - S6: a frame written whole to a generation arrives at its peer, unless
@@ -335,6 +335,7 @@ impl Model {
 pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     let model = Model::build(records, context);
     let mut out = Collector::new(records);
+    lane_depths(&mut out, context);
     dc1(&mut out, &model, context);
     dc2(&mut out, &model);
     dc5(&mut out);
@@ -420,6 +421,68 @@ fn dc1(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 Contract::Dc1,
                 format!("control {seq} accepted against peer{peer}/{generation} was neither written to it nor was it marked down: silently lost"),
                 &cited,
+            );
+        }
+    }
+}
+
+/// The sender's lanes are bounded: a frame is refused (`DroppedFull`,
+/// `Overflow`) only when its lane was full, and a lane never holds more
+/// than its depth (S4 for data, DC-1 for controls: an early `Overflow`
+/// takes a healthy generation down). The log counts a frame from its
+/// enqueue to its fate; the drain may hold one frame taken off a lane in
+/// between, so a full lane shows as `depth` or `depth + 1` frames.
+fn lane_depths(out: &mut Collector<'_>, context: &CheckContext) {
+    let Some((data_depth, control_depth)) = context.lane_capacity else {
+        return;
+    };
+    let (mut data, mut controls) = (0u64, 0u64);
+    for (index, record) in out.records().iter().enumerate() {
+        let (lane, counted, depth, refused, accepted) = match record.event {
+            Event::DataEnqueued { outcome, .. } => {
+                let (before, accepted) = (data, outcome == DataOutcome::Queued);
+                data += u64::from(accepted);
+                let refused = outcome == DataOutcome::DroppedFull;
+                (Lane::Data, before, data_depth, refused, accepted)
+            }
+            Event::ControlEnqueued { outcome, .. } => {
+                let (before, accepted) = (controls, outcome == ControlOutcome::Queued);
+                controls += u64::from(accepted);
+                let refused = outcome == ControlOutcome::Overflow;
+                (Lane::Control, before, control_depth, refused, accepted)
+            }
+            Event::WriteFinished { lane, .. } | Event::WriteAbandoned { lane, .. } => {
+                match lane {
+                    Lane::Data => data = data.saturating_sub(1),
+                    Lane::Control => controls = controls.saturating_sub(1),
+                }
+                continue;
+            }
+            Event::DataUnroutable { .. } | Event::DataDiscarded { .. } => {
+                data = data.saturating_sub(1);
+                continue;
+            }
+            Event::ControlSkipped { .. } | Event::ControlDiscarded { .. } => {
+                controls = controls.saturating_sub(1);
+                continue;
+            }
+            _ => continue,
+        };
+        let contract = match lane {
+            Lane::Data => Contract::S4,
+            Lane::Control => Contract::Dc1,
+        };
+        if refused && counted < depth {
+            out.violate(
+                contract,
+                format!("the {lane:?} lane refused a frame while it held {counted} of {depth}"),
+                &[index],
+            );
+        } else if accepted && counted > depth {
+            out.violate(
+                contract,
+                format!("the {lane:?} lane accepted a frame while it held {counted} of {depth}: more than it may hold"),
+                &[index],
             );
         }
     }
@@ -695,14 +758,15 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
             Event::ConnectionUp {
                 peer, generation, ..
             } => {
-                if let Some(&(previous, at)) = latest.get(&peer) {
-                    if generation <= previous {
-                        out.violate(
-                            Contract::S3,
-                            format!("peer{peer}: generation {generation} came up after generation {previous}: generations must only grow"),
-                            &[at, index],
-                        );
-                    }
+                // Every generation the manager installs is handed to the
+                // dial that made it, and logged: they count 1, 2, 3, ...
+                let (previous, at) = latest.get(&peer).copied().unwrap_or((0, index));
+                if generation != previous + 1 {
+                    out.violate(
+                        Contract::S3,
+                        format!("peer{peer}: generation {generation} came up after generation {previous}: generations start at 1 and grow by one"),
+                        &[at, index],
+                    );
                 }
                 latest.insert(peer, (generation, index));
             }

@@ -137,6 +137,7 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
                 preempt_max: preempt_max(p.preempt, p.tick.max(Duration::from_millis(1))),
                 delivery_bound: latency * 2 + slowest.saturating_mul(backlog) + p.tick * 5,
                 redial: p.redial_after.map(|after| (after, p.connect_timeout)),
+                lane_capacity: Some((p.data_capacity, p.control_capacity)),
                 ..CheckContext::default()
             }
         }
