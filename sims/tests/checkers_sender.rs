@@ -677,6 +677,41 @@ fn s2_detects_a_timed_out_write_whose_generation_went_down_for_another_reason() 
         .any(|(c, m)| *c == Contract::S2 && m.contains("went down as")));
 }
 
+/// A local down closes the socket: a peer still reading sees the end.
+#[test]
+fn s3_detects_a_down_generation_whose_socket_was_never_closed() {
+    let mut open = good_then_down(Down::ManualDisconnect);
+    open[17] = at(
+        850,
+        Event::Disconnected {
+            peer: 0,
+            generation: Some(1),
+        },
+    );
+    open.last_mut().expect("RunEnd").at = Duration::from_secs(5);
+    assert_has(
+        &open,
+        &context(),
+        Contract::S3,
+        "its socket was never closed",
+    );
+    let mut closed = open.clone();
+    closed.insert(
+        19,
+        at(
+            870,
+            Event::PeerSocketClosed {
+                peer: 0,
+                socket: SOCKET,
+                how: SocketEnd::Eof,
+            },
+        ),
+    );
+    assert!(!found(&closed, &context())
+        .iter()
+        .any(|(_, m)| m.contains("never closed")));
+}
+
 #[test]
 fn s3_detects_a_failed_write_that_left_its_generation_up() {
     let mut kept = good();

@@ -28,8 +28,9 @@
 //!   while frames are queued.
 //! - S3: the down hook fires at most once per generation; a generation
 //!   whose socket the peer closed, or whose write failed, goes down; a down
-//!   generation leaves the table (at its down, and at the end); generations
-//!   per node count 1, 2, 3, ...
+//!   generation's socket is closed (its peer, if still reading, sees the
+//!   stream end) and it leaves the table (at its down, and at the end);
+//!   generations per node count 1, 2, 3, ...
 //! - S4: every queued data frame meets exactly one fate, nothing arrives
 //!   that was not written, and the sender's counters agree with the events.
 //! - S6: a frame written whole to a generation arrives at its peer, unless
@@ -745,6 +746,42 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                     Contract::S3,
                     format!(
                         "peer{}/{} went down but its table slot still holds it",
+                        gen.0, gen.1
+                    ),
+                    &[index],
+                );
+            }
+        }
+    }
+    // A generation that went down has its socket closed, so its peer (if
+    // it is still reading) sees the stream end.
+    if context.finished {
+        let records = out.records();
+        let ended: BTreeSet<u16> = records
+            .iter()
+            .filter_map(|r| match r.event {
+                Event::PeerSocketClosed { socket, .. }
+                | Event::PeerActed {
+                    socket,
+                    act: PeerAct::Killed,
+                    ..
+                } => Some(socket),
+                _ => None,
+            })
+            .collect();
+        let bound = context.delivery_bound + context.preempt_max * 2 + context.connect_timeout;
+        for (gen, downs) in &model.downs {
+            let (Some(&(index, reason, _)), Some(socket)) =
+                (downs.first(), model.gen_socket.get(gen))
+            else {
+                continue;
+            };
+            let cut_off = model.impaired.contains_key(gen);
+            if !cut_off && !ended.contains(socket) && records[index].at + bound <= model.end {
+                out.violate(
+                    Contract::S3,
+                    format!(
+                        "peer{}/{} went down ({reason:?}) but its socket was never closed: its peer, still reading, never saw the stream end",
                         gen.0, gen.1
                     ),
                     &[index],

@@ -138,6 +138,7 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
                 delivery_bound: latency * 2 + slowest.saturating_mul(backlog) + p.tick * 5,
                 redial: p.redial_after.map(|after| (after, p.connect_timeout)),
                 lane_capacity: Some((p.data_capacity, p.control_capacity)),
+                connect_timeout: p.connect_timeout,
                 ..CheckContext::default()
             }
         }
