@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Mutation runner for lanesim: which hand-made mutants do the simulated
+# worlds catch?
+#
+#   run.sh <repo-checkout> [--label L] [--tests] [--no-baseline] [--keep]
+#          [--timeout SECS] [mutant-id...]
+#
+# For each mutant (all of mutants.toml unless ids are given):
+#   1. copies the checkout's working tree (uncommitted changes included,
+#      target/ excluded) to $LANESIM_MUTANTS_OUT/work/<id>;
+#   2. applies the mutant (fails loudly unless `find` occurs exactly once;
+#      src/dist/... is mapped to src/distribution/... when renamed);
+#   3. builds with a shared CARGO_TARGET_DIR=$LANESIM_MUTANTS_OUT/target:
+#      nice -n 19 cargo build --release -p lanesim-sims
+#   4. runs, from the copy's root, with a timeout (default 600 s):
+#      nice -n 19 target/release/lanesim run scenarios --jobs 1
+#   5. with --tests, also: nice -n 19 cargo test --release -p lanesim
+# Results: $LANESIM_MUTANTS_OUT/results-<label>.tsv (label = --label, else the
+# checkout's short git hash, "-dirty" appended if it has uncommitted
+# changes), logs under $LANESIM_MUTANTS_OUT/logs/<label>/.
+# An unmutated "_baseline" row runs first (skip with --no-baseline); if the
+# baseline does not pass, every other row is meaningless.
+#
+# Verdicts: caught = run exit 1 (violation) or 3 (liveness); mark-miss =
+# exit 5 (no contract broken, but a scenario stopped reaching a coverage mark
+# it lists); missed = exit 0; crash = exit 4, other codes, or the timeout;
+# build-fail; apply-fail.
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+TOML="$HERE/mutants.toml"
+# Everything the runner writes lives outside the checkout it mutates.
+OUT="${LANESIM_MUTANTS_OUT:-${TMPDIR:-/tmp}/lanesim-mutants}"
+mkdir -p "$OUT"
+WORK="$OUT/work"
+export CARGO_TARGET_DIR="$OUT/target"
+BIN="$CARGO_TARGET_DIR/release/lanesim"
+
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+
+CHECKOUT=""; LABEL=""; TESTS=0; BASELINE=1; KEEP=0; TIMEOUT=600; IDS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --label) LABEL="$2"; shift 2 ;;
+    --tests) TESTS=1; shift ;;
+    --no-baseline) BASELINE=0; shift ;;
+    --keep) KEEP=1; shift ;;
+    --timeout) TIMEOUT="$2"; shift 2 ;;
+    -h|--help) usage ;;
+    -*) echo "unknown option $1" >&2; usage ;;
+    *) if [ -z "$CHECKOUT" ]; then CHECKOUT="$1"; else IDS+=("$1"); fi; shift ;;
+  esac
+done
+[ -n "$CHECKOUT" ] || usage
+CHECKOUT="$(cd "$CHECKOUT" && pwd)" || { echo "no checkout $CHECKOUT" >&2; exit 2; }
+[ -f "$CHECKOUT/Cargo.toml" ] && [ -d "$CHECKOUT/scenarios" ] || { echo "$CHECKOUT is not a lanesim checkout" >&2; exit 2; }
+case "$OUT/" in "$CHECKOUT"/*) echo "refusing: LANESIM_MUTANTS_OUT ($OUT) inside the checkout" >&2; exit 2 ;; esac
+
+if [ -z "$LABEL" ]; then
+  LABEL="$(git -C "$CHECKOUT" rev-parse --short HEAD 2>/dev/null || echo nogit)"
+  if [ -n "$(git -C "$CHECKOUT" status --porcelain 2>/dev/null)" ]; then LABEL="$LABEL-dirty"; fi
+fi
+if [ ${#IDS[@]} -eq 0 ]; then mapfile -t IDS < <(python3 "$HERE/mutate.py" ids "$TOML") || exit 2; fi
+# Unknown ids fail before any build.
+for id in "${IDS[@]}"; do python3 "$HERE/mutate.py" meta "$TOML" "$id" >/dev/null || exit 2; done
+[ "$BASELINE" = 1 ] && IDS=("_baseline" "${IDS[@]}")
+
+LOGS="$OUT/logs/$LABEL"; mkdir -p "$LOGS" "$WORK"
+RESULTS="$OUT/results-$LABEL.tsv"
+# One runner at a time: the target dir and the binary are shared.
+exec 9>"$OUT/.runner.lock"
+flock -n 9 || { echo "another run.sh holds $OUT/.runner.lock" >&2; exit 2; }
+
+printf 'id\tsim_visible\texpect\tbuild\texit\tverdict\tcontracts_seen\tfailing_scenarios\ttests\twall_s\tclass\tvariant\n' > "$RESULTS"
+echo "checkout $CHECKOUT  label $LABEL  mutants ${#IDS[@]}  results $RESULTS"
+
+copy_tree() { # src dst: working tree, without build output
+  rm -rf "$2"; mkdir -p "$2"
+  # -m: files get the current mtime. Every copy shares one target dir and the
+  # same unit hashes, so with the checkout's old mtimes cargo would call the
+  # last (mutated) build fresh and run a stale binary.
+  tar -C "$1" --exclude=./target --exclude=./sims/target -cf - . | tar -C "$2" -xmf -
+}
+
+for id in "${IDS[@]}"; do
+  start=$(date +%s)
+  if [ "$id" = "_baseline" ]; then
+    meta=$'unmutated checkout\t\tn/a'
+  else
+    meta="$(python3 "$HERE/mutate.py" meta "$TOML" "$id")"
+  fi
+  IFS=$'\t' read -r class expect sim <<<"$meta"
+  dst="$WORK/$id"
+  build="-"; code="-"; verdict=""; seen=""; failing=""; tests="-"; variant="-"
+  copy_tree "$CHECKOUT" "$dst"
+  if [ "$id" != "_baseline" ] && ! python3 "$HERE/mutate.py" apply "$TOML" "$id" "$dst" > "$LOGS/$id.apply.log" 2>&1; then
+    verdict="apply-fail"
+    echo "!! $id: $(cat "$LOGS/$id.apply.log")" >&2
+  else
+    [ "$id" = "_baseline" ] || variant="$(sed -n 's/.*(\(.*\))$/\1/p' "$LOGS/$id.apply.log")"
+    ( cd "$dst" && diff -ru --exclude=.git --exclude=target "$CHECKOUT/src" src ) > "$LOGS/$id.diff" 2>&1
+    built_after="$(date +%s)"
+    if ( cd "$dst" && timeout -k 30 3600 nice -n 19 cargo build --release -p lanesim-sims ) > "$LOGS/$id.build.log" 2>&1 \
+       && [ "$(stat -c %Y "$BIN" 2>/dev/null || echo 0)" -ge "$built_after" ]; then
+      build="ok"
+      ( cd "$dst" && timeout -k 10 "$TIMEOUT" nice -n 19 "$BIN" run scenarios --jobs 1 ) > "$LOGS/$id.run.log" 2>&1
+      code=$?
+      seen="$(grep -oE '^ +[A-Za-z][A-Za-z0-9-]* violated:' "$LOGS/$id.run.log" | awk '{print $1}' | sort -u | paste -sd, -)"
+      failing="$(grep -E '^[a-z0-9_]+ \(.*\): seeds .*: [0-9]+/[0-9]+ pass$' "$LOGS/$id.run.log" \
+                 | awk '{split($(NF-1),c,"/"); if (c[1]!=c[2]) print $1"("c[1]"/"c[2]")"}' | paste -sd' ' -)"
+      case "$code" in
+        0) if [ "$id" = "_baseline" ]; then verdict="pass"; else verdict="missed"; fi ;;
+        1|3) verdict="caught" ;;
+        5) verdict="mark-miss" ;;
+        124|137) verdict="crash(timeout)" ;;
+        *) verdict="crash" ;;
+      esac
+      if [ "$id" = "_baseline" ] && [ "$code" != 0 ]; then
+        echo "!! baseline does not pass (exit $code): every mutant result is suspect" >&2
+      fi
+      if [ "$TESTS" = 1 ]; then
+        if ( cd "$dst" && timeout -k 30 3600 nice -n 19 cargo test --release -p lanesim ) > "$LOGS/$id.tests.log" 2>&1; then
+          tests="pass"; else tests="FAIL"; fi
+      fi
+    else
+      build="FAIL"; verdict="build-fail"
+      echo "!! $id: build failed (or left a stale $BIN), see $LOGS/$id.build.log" >&2
+    fi
+  fi
+  [ "$KEEP" = 1 ] || rm -rf "$dst"
+  wall=$(( $(date +%s) - start ))
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$sim" "$expect" "$build" "$code" "$verdict" \
+    "${seen:--}" "${failing:--}" "$tests" "$wall" "$class" "$variant" >> "$RESULTS"
+  printf '%-40s %-10s exit=%-4s %-14s seen=%s tests=%s (%ss)\n' "$id" "build=$build" "$code" "$verdict" "${seen:--}" "$tests" "$wall"
+done
+
+echo
+echo "== summary ($RESULTS) =="
+awk -F'\t' 'NR>1 && $1!="_baseline" {
+    n++; v[$6]++
+    if ($6=="caught") c[$2]++
+    t[$2]++
+  }
+  END {
+    printf "mutants: %d  caught: %d  mark-miss only: %d  not caught: %d  crash: %d  build failure: %d  apply failure: %d\n",
+      n, v["caught"], v["mark-miss"], v["missed"], v["crash"]+v["crash(timeout)"], v["build-fail"], v["apply-fail"]
+    for (s in t) printf "  sim_visible=%-8s caught %d of %d\n", s, c[s]+0, t[s]
+  }' "$RESULTS"
+awk -F'\t' 'NR>1 && $1=="_baseline" && $6!="pass" {print "WARNING: baseline verdict " $6 " (exit " $5 ")"}' "$RESULTS"
