@@ -1,10 +1,26 @@
 //! lanesim's production components: velo's ordering [`lanes`] and beamr's
-//! distribution sender ([`dist`]), written against swappable primitives
-//! ([`shim`]) so the testbed can run them unchanged under simulated time and
-//! network (turmoil) and under a model checker (loom).
+//! distribution sender ([`distribution`]), written against swappable
+//! primitives ([`shim`]) so the testbed can run them unchanged under
+//! simulated time and network (turmoil) and under model checkers (loom,
+//! shuttle).
 //!
-//! [`planted`] holds the catalogue of known bug classes the testbed must
-//! catch; without the `planted-bugs` feature it compiles to nothing.
+//! # Start here
+//!
+//! [`lanes::LaneRouter::route`] and [`distribution::DistSender`] are the two
+//! entry points a service calls; each module opens with the model its
+//! invariants rest on.
+//!
+//! # Module map
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`lanes`] | `LaneRouter` (per-key FIFO lanes, idle reaping, capacity), the lane task and its exit guard, `OrderedDispatcher` (panic isolation, overflow policy) |
+//! | [`distribution`] | the frame codec, `DistConnection` (one generation, down once), `ConnectionManager` (the node table, dial, accept, read loops), `DistSender` (data and control lanes, the drain), `LinkTable` |
+//! | [`shim`] | the one switch point: sync, map, chan, time, net, rt, and `probe` (the testbed's coverage marks and preemption points) |
+//! | [`planted`] | the planted-bug catalogue: compiled to nothing without the `planted-bugs` feature |
+//!
+//! Features: `planted-bugs` compiles the catalogue in, `testbed` the coverage
+//! marks and preemption points; a production build has neither.
 
 pub mod distribution;
 pub mod lanes;

@@ -3,7 +3,7 @@
 //! testbed can prove its checkers catch them.
 //!
 //! With the `planted-bugs` feature a component is built with at most one bug
-//! selected ([`Planted::bug`]); the selection travels in the component's
+//! selected (`Planted::bug`, or `Planted::select`); the selection travels in the component's
 //! configuration, never in global state, so tests running side by side cannot
 //! see each other's bug. Without the feature [`Planted`] is a zero-sized type
 //! whose [`Planted::has`] is a constant `false`: every branch compiles away

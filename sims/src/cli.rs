@@ -1,5 +1,5 @@
 //! Command line. Model: one function per subcommand, each returning a typed
-//! [`Outcome`]; [`print`] is the one place results are printed; [`Exit`] is
+//! [`Outcome`]; [`print()`] is the one place results are printed; [`Exit`] is
 //! the one type of exit code. The only other output is the announcement of
 //! what is about to run (a run's seed and parameters are printed before its
 //! first step, the determinism rule), which goes to stderr when stdout is a

@@ -396,7 +396,7 @@ fn l6_detects_a_ready_item_left_waiting_and_a_key_shed_for_another_keys_backlog(
 }
 
 #[test]
-fn the_dispatchers_counters_are_checked_against_the_log() {
+fn l2_l4_l5_detect_dispatcher_counters_that_disagree_with_the_log() {
     let stats = |lanes_created, lanes_live, items_shed, handler_panics| {
         at(
             19,

@@ -862,7 +862,7 @@ fn s4_detects_a_frame_with_no_fate_two_fates_or_invented_and_wrong_counters() {
 }
 
 #[test]
-fn lanes_refuse_only_when_full_and_never_hold_more() {
+fn s4_and_dc1_detect_a_lane_refusing_before_it_is_full_or_holding_more() {
     let bounded = |data, control| CheckContext {
         lane_capacity: Some((data, control)),
         ..context()
@@ -943,7 +943,7 @@ fn s6_detects_a_written_frame_that_never_arrives_at_a_reading_peer() {
 /// A partition that came and went while nothing was in flight leaves the
 /// stream whole: it excuses neither a later loss nor a later down.
 #[test]
-fn s6_and_s7_are_not_excused_by_a_partition_that_healed_before_the_write() {
+fn s6_and_s7_detect_a_loss_or_down_a_partition_that_healed_before_the_write_cannot_excuse() {
     let mut healed = good();
     healed.retain(|r| {
         !matches!(

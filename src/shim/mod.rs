@@ -11,7 +11,7 @@
 //! - `time`: `tokio::time`, which turmoil virtualises per simulated host.
 //! - `net`: a [`Transport`](net::Transport) trait for dial / accept. A trait,
 //!   not a cfg, because one binary runs real TCP and simulated TCP side by side.
-//! - `rt`: where background tasks run ([`Runtime`](rt::Runtime)), chosen at
+//! - `rt`: where background tasks run ([`RuntimeChoice`](rt::RuntimeChoice)), chosen at
 //!   construction for the same reason.
 //! - `probe`: coverage marks and preemption points for the testbed; nothing
 //!   at all without the `testbed` feature.

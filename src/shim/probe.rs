@@ -5,13 +5,13 @@
 //! Model. Both are calls the production code makes at the sites that matter;
 //! neither changes what the code does.
 //!
-//! - [`mark`] says "this run got here" (a declined reap, a write deadline
+//! - `mark` says "this run got here" (a declined reap, a write deadline
 //!   that fired, a control skipped because its generation was down). The
 //!   testbed counts marks per run and a scenario lists the marks it exists
 //!   to reach, so a scenario that never reaches its race fails instead of
 //!   passing vacuously (FoundationDB's `TEST()` and TigerBeetle's coverage
 //!   marks are the models).
-//! - [`preempt_point`] sits where a decision and its action are separated
+//! - `preempt_point` sits where a decision and its action are separated
 //!   and another thread could run between them in production (a lane's idle
 //!   timeout and its reap, a drain's down check and its write). A simulated
 //!   world may answer with a yield or a short virtual sleep, drawn from the
@@ -25,7 +25,7 @@
 //! package enables the feature, a production build never does. Under loom
 //! and shuttle they are no-ops too: the model checkers interleave at every
 //! atomic already. With the feature, a probe is installed per thread
-//! ([`install`]): a simulated world runs on one thread, so marks and
+//! (`install`): a simulated world runs on one thread, so marks and
 //! preemptions are attributed to exactly one run even when a sweep runs
 //! many worlds side by side.
 

@@ -5,7 +5,7 @@
 //! - `Dedicated`: a single-worker runtime the component owns. Its drop must
 //!   never block inside an async context (tokio panics with "Cannot drop a
 //!   runtime in a context where blocking is not allowed"), yet the last owner
-//!   can be released anywhere. [`OwnedRuntime`]'s drop therefore uses
+//!   can be released anywhere. `OwnedRuntime`'s drop therefore uses
 //!   `shutdown_background`, which signals the worker and returns at once; this
 //!   is the S5 "safe drop" invariant.
 //! - `Handle`: tasks run on a runtime the caller already has. Simulation uses
