@@ -465,6 +465,10 @@ async fn read_loop(
     let close_bound = manager
         .upgrade()
         .map_or(DEFAULT_CONNECT_TIMEOUT, |m| m.connect_timeout);
+    // The generation is registered and handed out, but nobody watches for
+    // its down until this loop first waits: a down that lands here must
+    // still close the socket.
+    preempt_point(Point::ReadLoopStarting).await;
     let reason = loop {
         let frame = tokio::select! {
             biased;

@@ -149,6 +149,9 @@ named! {
         DrainBeforeWrite => "drain.before_write",
         /// A read loop saw its stream fail; the generation is not down yet.
         ReadBeforeMarkDown => "read.before_mark_down",
+        /// A generation is registered; its read loop has not started
+        /// watching for its down yet.
+        ReadLoopStarting => "read.loop_starting",
         /// A dial connected and said hello; the generation is not
         /// registered yet.
         DialBeforeRegister => "dial.before_register",

@@ -84,6 +84,7 @@ fn point_world(point: Point) -> WorldKind {
         Point::DrainPicked
         | Point::DrainBeforeWrite
         | Point::ReadBeforeMarkDown
+        | Point::ReadLoopStarting
         | Point::DialBeforeRegister => WorldKind::Sender,
     }
 }
