@@ -252,3 +252,25 @@ fn reaches_name_known_marks_of_the_scenarios_world_with_a_sane_share() {
         assert!(error.starts_with("s.toml:5:1: reaches:"), "{error}");
     }
 }
+
+/// What a scenario file says survives being written back: every shipped
+/// scenario, serialized and parsed again, is the same scenario (the hunt
+/// writes the cases it generates and shrinks this way).
+#[test]
+fn every_shipped_scenario_round_trips_through_toml() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|ext| ext != "toml") {
+            continue;
+        }
+        let scenario = Scenario::load(&path).unwrap();
+        let text = toml::to_string(&scenario.file).expect("serializes");
+        let back = Scenario::parse(&path, &text)
+            .unwrap_or_else(|error| panic!("{error}\n{text}"));
+        assert_eq!(back.file, scenario.file, "{}", path.display());
+        count += 1;
+    }
+    assert!(count >= 21);
+}

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use serde::de::{self, Deserializer, IntoDeserializer, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::rng::SimRng;
 
@@ -99,6 +99,21 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for SampledVisitor<T> {
             return Err(de::Error::invalid_length(3, &"a [min, max] pair"));
         }
         Ok(Sampled::Range(lo, hi))
+    }
+}
+
+impl<T: Serialize> Serialize for Sampled<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::One(value) => value.serialize(serializer),
+            Self::Range(lo, hi) => [lo, hi].serialize(serializer),
+        }
+    }
+}
+
+impl Serialize for Dur {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 

@@ -1,15 +1,17 @@
 //! What a scenario file may say. Every table denies unknown keys; ranges are
 //! `[min, max]` and sampled per seed (see `sample`).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::sample::{Dur, Sampled};
 
-/// A whole scenario file.
-#[derive(Clone, Debug, Deserialize)]
+/// A whole scenario file. Serializes back to the TOML it was read from
+/// (the hunt writes the cases it generates and shrinks this way).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
     /// Short name; defaults to the file stem.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// What the scenario injects and why.
     pub description: String,
@@ -18,21 +20,25 @@ pub struct ScenarioFile {
     /// The contracts this scenario checks (e.g. `["L1", "L3"]`).
     pub checks: Vec<Contract>,
     /// Seeds `run` uses without `--seed`/`--seeds`: `"A..B"` (B excluded).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub seeds: Option<String>,
     /// Virtual-time budget; a run still going then is a liveness failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<Dur>,
     /// Coverage marks this scenario exists to reach: `"mark"` (some seed of
     /// a sweep must reach it) or `"mark >= 25%"` (that share of its seeds).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reaches: Vec<String>,
     /// The lanes world's workload.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lanes: Option<LanesSpec>,
     /// The sender world's workload and faults.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sender: Option<SenderSpec>,
 }
 
 /// The worlds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorldKind {
     /// LaneRouter / OrderedDispatcher on a paused current-thread runtime.
@@ -148,7 +154,7 @@ impl Contract {
 }
 
 /// How the lanes world's producers reach the router.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Policy {
     /// `OrderedDispatcher`, `OverflowPolicy::Reject` (panics caught).
@@ -160,7 +166,7 @@ pub enum Policy {
 }
 
 /// The lanes world.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LanesSpec {
     /// Distinct keys.
@@ -176,40 +182,43 @@ pub struct LanesSpec {
     /// Pause between bursts (set it near `idle_ttl` for reap races).
     pub pause: Sampled<Dur>,
     /// Chance an item goes to key 0 instead of a uniform key (one hot key).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_key: Option<Sampled<f64>>,
     /// How long a handler runs.
     pub handler: Sampled<Dur>,
     /// Idle TTL; absent = never reap.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_ttl: Option<Sampled<Dur>>,
     /// Per-lane capacity / dispatcher limit; absent = unbounded (raw only).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Sampled<u64>>,
     /// Router or dispatcher, and overflow policy.
     pub policy: Policy,
     /// Chance a handler panics after its first await.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub panic_chance: Option<Sampled<f64>>,
     /// Chance a handler panics before returning its future.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_panic_chance: Option<Sampled<f64>>,
     /// When to drop the router mid-run; absent = at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub drop_router_at: Option<Sampled<Dur>>,
     /// Keys whose handler hangs forever on their first item.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stuck_keys: Option<Sampled<u64>>,
     /// Chance of extra yields / short sleeps at each await point.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buggify: Option<Sampled<f64>>,
     /// Chance that a preemption point in the production code preempts.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempt: Option<Sampled<f64>>,
     /// How long a preempted point sleeps (a per-run sub-range; zero yields).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempt_for: Option<Sampled<Dur>>,
 }
 
 /// The sender world.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SenderSpec {
     /// Peer hosts.
@@ -223,41 +232,52 @@ pub struct SenderSpec {
     /// Gap between enqueues.
     pub gap: Sampled<Dur>,
     /// Data lane capacity.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub data_capacity: Option<Sampled<u64>>,
     /// Control lane capacity.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub control_capacity: Option<Sampled<u64>>,
     /// Per-write deadline.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub write_timeout: Option<Sampled<Dur>>,
     /// Dial timeout.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub connect_timeout: Option<Sampled<Dur>>,
     /// Redial a downed node after this long; absent = never redial.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub redial_after: Option<Sampled<Dur>>,
     /// Largest write the simulated socket accepts at once (bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mss: Option<Sampled<u64>>,
     /// turmoil's tick.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tick: Option<Dur>,
     /// turmoil's per-direction segment credit.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp_capacity: Option<Sampled<u64>>,
     /// Extra random faults drawn from `chaos_kinds`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub chaos: Option<Sampled<u64>>,
     /// Fault kinds chaos may draw (default: all).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub chaos_kinds: Option<Vec<FaultKind>>,
     /// Shut the sender down at this time; absent = never (it is dropped at
     /// the end of the run).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub shutdown_at: Option<Sampled<Dur>>,
     /// Chance that a preemption point in the production code preempts.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempt: Option<Sampled<f64>>,
     /// How long a preempted point sleeps (a per-run sub-range; zero yields).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempt_for: Option<Sampled<Dur>>,
     /// Scripted faults.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fault: Vec<FaultSpec>,
 }
 
 /// What can go wrong with a peer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FaultKind {
     /// Stops reading its current socket (kept open).
@@ -291,7 +311,7 @@ impl FaultKind {
 }
 
 /// One scripted fault.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultSpec {
     /// What.
@@ -301,6 +321,6 @@ pub struct FaultSpec {
     /// When.
     pub at: Sampled<Dur>,
     /// How long (crash_bounce, partition, latency), or the read interval (slow).
-    #[serde(rename = "for")]
+    #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
     pub lasting: Option<Sampled<Dur>>,
 }
