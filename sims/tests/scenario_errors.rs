@@ -267,8 +267,7 @@ fn every_shipped_scenario_round_trips_through_toml() {
         }
         let scenario = Scenario::load(&path).unwrap();
         let text = toml::to_string(&scenario.file).expect("serializes");
-        let back = Scenario::parse(&path, &text)
-            .unwrap_or_else(|error| panic!("{error}\n{text}"));
+        let back = Scenario::parse(&path, &text).unwrap_or_else(|error| panic!("{error}\n{text}"));
         assert_eq!(back.file, scenario.file, "{}", path.display());
         count += 1;
     }

@@ -294,6 +294,12 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
             ));
         }
     }
+    if file.exact && file.sender.as_ref().is_some_and(|s| s.chaos.is_some()) {
+        problems.push(problem(
+            "sender.chaos",
+            "an exact file lists every fault: no chaos",
+        ));
+    }
     if file.budget.is_some_and(|budget| budget.0.is_zero()) {
         problems.push(problem("budget", "must be greater than zero"));
     }
@@ -393,6 +399,10 @@ fn validate_lanes(lanes: &LanesSpec, problems: &mut Vec<Problem>) {
     }
 }
 
+/// A slow peer's read interval is at most this fraction of the write
+/// deadline (the chaos sampler draws up to 1/50).
+pub const SLOW_FRACTION: u32 = 20;
+
 /// Longest a preempted point may sleep: a preempted thread, not a stall.
 pub const MAX_PREEMPT: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -474,29 +484,34 @@ fn validate_sender(sender: &SenderSpec, problems: &mut Vec<Problem>) {
             ));
         }
         span(&key("at"), &fault.at, false, problems);
-        match (&fault.lasting, fault.kind) {
-            (Some(lasting), _) => span(&key("for"), lasting, true, problems),
-            (
-                None,
-                FaultKind::CrashBounce
-                | FaultKind::Partition
-                | FaultKind::Slow
-                | FaultKind::Latency,
-            ) => {
-                problems.push(problem(
-                    key("kind"),
-                    "this fault needs `for` (how long, or the read interval for slow)",
-                ));
-            }
-            (None, _) => {}
-        }
-        if let (Some(_), FaultKind::Wedge | FaultKind::Kill | FaultKind::Disconnect) =
-            (&fault.lasting, fault.kind)
-        {
-            problems.push(problem(
+        match (&fault.lasting, fault.kind.lasts()) {
+            (Some(lasting), true) => span(&key("for"), lasting, true, problems),
+            (None, true) => problems.push(problem(
+                key("kind"),
+                "this fault needs `for` (how long, or the read interval for slow)",
+            )),
+            (Some(_), false) => problems.push(problem(
                 key("for"),
                 "this fault happens once; `for` would be ignored",
-            ));
+            )),
+            (None, false) => {}
+        }
+        // Slow is not wedged: a reader that takes longer between frames than
+        // a fraction of the deadline can make a healthy write time out, and
+        // S7 holds that a slow peer never goes down.
+        if let (FaultKind::Slow, Some(every)) = (fault.kind, &fault.lasting) {
+            let deadline = sender
+                .write_timeout
+                .map_or(std::time::Duration::from_secs(5), |t| t.bounds().0 .0);
+            if every.bounds().1 .0 * SLOW_FRACTION > deadline {
+                problems.push(problem(
+                    key("for"),
+                    format!(
+                        "a slow peer's read interval must be at most 1/{SLOW_FRACTION} of the write deadline ({}): slower is a wedge",
+                        Dur(deadline)
+                    ),
+                ));
+            }
         }
     }
 }

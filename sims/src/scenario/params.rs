@@ -10,12 +10,14 @@ use std::fmt::{self, Write as _};
 use std::time::Duration;
 
 use super::sample::{fmt_duration, Dur, Sampled};
-use super::spec::{FaultKind, LanesSpec, Policy, ScenarioFile, SenderSpec};
+use super::spec::{
+    Contract, FaultKind, FaultSpec, LanesSpec, Policy, ScenarioFile, SenderSpec, WorldKind,
+};
 use crate::coverage::PreemptPolicy;
 use crate::rng::SimRng;
 
 /// A run's parameters.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Params {
     /// The lanes world's.
     Lanes(LanesParams),
@@ -24,7 +26,7 @@ pub enum Params {
 }
 
 /// The lanes world, sampled.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LanesParams {
     pub keys: u64,
     pub producers: u64,
@@ -46,7 +48,7 @@ pub struct LanesParams {
 }
 
 /// A fault at a time.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ScheduledFault {
     pub kind: FaultKind,
     pub peer: u64,
@@ -55,7 +57,7 @@ pub struct ScheduledFault {
 }
 
 /// The sender world, sampled.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SenderParams {
     pub peers: u64,
     pub data_frames: u64,
@@ -75,12 +77,21 @@ pub struct SenderParams {
     pub preempt: PreemptPolicy,
 }
 
-fn sub_range(value: &Sampled<u64>, rng: &mut SimRng) -> (u64, u64) {
+/// A per-event quantity's sub-range for one run: drawn from the file's
+/// range (swarm style), or, in an `exact` file, the range as written.
+fn sub_range(value: &Sampled<u64>, rng: &mut SimRng, exact: bool) -> (u64, u64) {
+    if exact {
+        return value.bounds();
+    }
     let (a, b) = (value.sample(rng), value.sample(rng));
     (a.min(b), a.max(b))
 }
 
-fn sub_span(value: &Sampled<Dur>, rng: &mut SimRng) -> (Duration, Duration) {
+fn sub_span(value: &Sampled<Dur>, rng: &mut SimRng, exact: bool) -> (Duration, Duration) {
+    if exact {
+        let (lo, hi) = value.bounds();
+        return (lo.0, hi.0);
+    }
     let (a, b) = (value.sample(rng), value.sample(rng));
     (a.min(b), a.max(b))
 }
@@ -88,22 +99,22 @@ fn sub_span(value: &Sampled<Dur>, rng: &mut SimRng) -> (Duration, Duration) {
 pub(super) fn sample(file: &ScenarioFile, seed: u64) -> Params {
     let mut rng = SimRng::new(seed).fork("params");
     match (&file.lanes, &file.sender) {
-        (Some(lanes), _) => Params::Lanes(sample_lanes(lanes, &mut rng)),
-        (None, Some(sender)) => Params::Sender(sample_sender(sender, &mut rng)),
+        (Some(lanes), _) => Params::Lanes(sample_lanes(lanes, &mut rng, file.exact)),
+        (None, Some(sender)) => Params::Sender(sample_sender(sender, &mut rng, file.exact)),
         (None, None) => unreachable!("validated: every scenario has its world's table"),
     }
 }
 
-fn sample_lanes(spec: &LanesSpec, rng: &mut SimRng) -> LanesParams {
+fn sample_lanes(spec: &LanesSpec, rng: &mut SimRng, exact: bool) -> LanesParams {
     let keys = spec.keys.sample(rng);
     LanesParams {
         keys,
         producers: spec.producers.sample(rng),
         items_per_producer: spec.items_per_producer.sample(rng),
-        burst: sub_range(&spec.burst, rng),
-        gap: sub_span(&spec.gap, rng),
-        pause: sub_span(&spec.pause, rng),
-        handler: sub_span(&spec.handler, rng),
+        burst: sub_range(&spec.burst, rng, exact),
+        gap: sub_span(&spec.gap, rng, exact),
+        pause: sub_span(&spec.pause, rng, exact),
+        handler: sub_span(&spec.handler, rng, exact),
         hot_key: spec.hot_key.map_or(0.0, |p| p.sample(rng)),
         idle_ttl: spec.idle_ttl.map(|ttl| ttl.sample(rng)),
         capacity: spec.capacity.map(|capacity| capacity.sample(rng)),
@@ -115,7 +126,7 @@ fn sample_lanes(spec: &LanesSpec, rng: &mut SimRng) -> LanesParams {
             .stuck_keys
             .map_or(0, |stuck| stuck.sample(rng).min(keys - 1)),
         buggify: spec.buggify.map_or(0.0, |p| p.sample(rng)),
-        preempt: preempt_policy(spec.preempt.as_ref(), spec.preempt_for.as_ref(), rng),
+        preempt: preempt_policy(spec.preempt.as_ref(), spec.preempt_for.as_ref(), rng, exact),
     }
 }
 
@@ -123,10 +134,13 @@ fn preempt_policy(
     chance: Option<&Sampled<f64>>,
     sleep: Option<&Sampled<Dur>>,
     rng: &mut SimRng,
+    exact: bool,
 ) -> PreemptPolicy {
     PreemptPolicy {
         chance: chance.map_or(0.0, |p| p.sample(rng)),
-        sleep: sleep.map_or((Duration::ZERO, Duration::ZERO), |s| sub_span(s, rng)),
+        sleep: sleep.map_or((Duration::ZERO, Duration::ZERO), |s| {
+            sub_span(s, rng, exact)
+        }),
     }
 }
 
@@ -140,7 +154,7 @@ const ALL_FAULTS: [FaultKind; 7] = [
     FaultKind::Disconnect,
 ];
 
-fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
+fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderParams {
     let peers = spec.peers.sample(rng);
     let write_timeout = spec
         .write_timeout
@@ -157,7 +171,7 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
         .collect();
     let data_frames = spec.data_frames.sample(rng);
     let links = spec.links.sample(rng);
-    let gap = sub_span(&spec.gap, rng);
+    let gap = sub_span(&spec.gap, rng, exact);
     // Every workload step is followed by a gap of at least `gap.0`, and
     // there are at least `data_frames + links` steps: chaos faults land
     // before the workload can have ended, so each one meets traffic.
@@ -189,7 +203,12 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
             kind,
             peer: rng.range(0, peers - 1),
             at: Duration::from_micros(rng.range(0, workload_floor_us)),
-            lasting: Duration::from_millis(lasting_ms),
+            // (drawn either way, so the draws stay in step)
+            lasting: if kind.lasts() {
+                Duration::from_millis(lasting_ms)
+            } else {
+                Duration::ZERO
+            },
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.peer));
@@ -197,7 +216,7 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
         peers,
         data_frames,
         links,
-        frame_bytes: sub_range(&spec.frame_bytes, rng),
+        frame_bytes: sub_range(&spec.frame_bytes, rng, exact),
         gap,
         data_capacity: spec.data_capacity.map_or(1024, |c| c.sample(rng)),
         control_capacity: spec.control_capacity.map_or(256, |c| c.sample(rng)),
@@ -209,7 +228,7 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng) -> SenderParams {
         tcp_capacity: spec.tcp_capacity.map_or(64, |c| c.sample(rng)),
         faults,
         shutdown_at: spec.shutdown_at.map(|at| at.sample(rng)),
-        preempt: preempt_policy(spec.preempt.as_ref(), spec.preempt_for.as_ref(), rng),
+        preempt: preempt_policy(spec.preempt.as_ref(), spec.preempt_for.as_ref(), rng, exact),
     }
 }
 
@@ -289,6 +308,128 @@ impl fmt::Display for Params {
                     faults.trim(),
                 )
             }
+        }
+    }
+}
+
+fn one(value: u64) -> Sampled<u64> {
+    Sampled::One(value)
+}
+
+fn dur(value: Duration) -> Sampled<Dur> {
+    Sampled::One(Dur(value))
+}
+
+fn span_of((lo, hi): (Duration, Duration)) -> Sampled<Dur> {
+    Sampled::Range(Dur(lo), Dur(hi))
+}
+
+/// A chance as a file says it: absent when zero.
+fn chance_of(p: f64) -> Option<Sampled<f64>> {
+    (p > 0.0).then_some(Sampled::One(p))
+}
+
+impl Params {
+    /// Every contract a simulated world decides for these parameters (S8
+    /// only with redials).
+    #[must_use]
+    pub fn contracts(&self) -> Vec<Contract> {
+        Contract::ALL
+            .into_iter()
+            .filter(|c| c.undecidable_in_simulation().is_none())
+            .filter(|c| match self {
+                Self::Lanes(_) => c.world() == WorldKind::Lanes,
+                Self::Sender(p) => {
+                    c.world() == WorldKind::Sender
+                        && (*c != Contract::S8 || p.redial_after.is_some())
+                }
+            })
+            .collect()
+    }
+
+    /// The `exact` scenario file that pins these parameters: sampled with
+    /// any seed, it gives back exactly these (per-run values as single
+    /// values, per-event sub-ranges as written, every fault listed). It
+    /// checks every contract its world decides.
+    #[must_use]
+    pub fn to_file(&self, description: String, seed: u64) -> ScenarioFile {
+        let (world, lanes, sender) = match self {
+            Self::Lanes(p) => (WorldKind::Lanes, Some(p.to_spec()), None),
+            Self::Sender(p) => (WorldKind::Sender, None, Some(p.to_spec())),
+        };
+        ScenarioFile {
+            name: None,
+            description,
+            world,
+            checks: self.contracts(),
+            seeds: Some(format!("{seed}..{}", seed.saturating_add(1))),
+            budget: Some(Dur(Duration::from_secs(120))),
+            exact: true,
+            reaches: Vec::new(),
+            lanes,
+            sender,
+        }
+    }
+}
+
+impl LanesParams {
+    fn to_spec(&self) -> LanesSpec {
+        let preempting = self.preempt.chance > 0.0;
+        LanesSpec {
+            keys: one(self.keys),
+            producers: one(self.producers),
+            items_per_producer: one(self.items_per_producer),
+            burst: Sampled::Range(self.burst.0, self.burst.1),
+            gap: span_of(self.gap),
+            pause: span_of(self.pause),
+            hot_key: chance_of(self.hot_key),
+            handler: span_of(self.handler),
+            idle_ttl: self.idle_ttl.map(dur),
+            capacity: self.capacity.map(one),
+            policy: self.policy,
+            panic_chance: chance_of(self.panic_chance),
+            sync_panic_chance: chance_of(self.sync_panic_chance),
+            drop_router_at: self.drop_router_at.map(dur),
+            stuck_keys: (self.stuck_keys > 0).then_some(one(self.stuck_keys)),
+            buggify: chance_of(self.buggify),
+            preempt: chance_of(self.preempt.chance),
+            preempt_for: preempting.then_some(span_of(self.preempt.sleep)),
+        }
+    }
+}
+
+impl SenderParams {
+    fn to_spec(&self) -> SenderSpec {
+        let preempting = self.preempt.chance > 0.0;
+        SenderSpec {
+            peers: one(self.peers),
+            data_frames: one(self.data_frames),
+            links: one(self.links),
+            frame_bytes: Sampled::Range(self.frame_bytes.0, self.frame_bytes.1),
+            gap: span_of(self.gap),
+            data_capacity: Some(one(self.data_capacity)),
+            control_capacity: Some(one(self.control_capacity)),
+            write_timeout: Some(dur(self.write_timeout)),
+            connect_timeout: Some(dur(self.connect_timeout)),
+            redial_after: self.redial_after.map(dur),
+            mss: Some(one(self.mss)),
+            tick: Some(Dur(self.tick)),
+            tcp_capacity: Some(one(self.tcp_capacity)),
+            chaos: None,
+            chaos_kinds: None,
+            shutdown_at: self.shutdown_at.map(dur),
+            preempt: chance_of(self.preempt.chance),
+            preempt_for: preempting.then_some(span_of(self.preempt.sleep)),
+            fault: self
+                .faults
+                .iter()
+                .map(|f| FaultSpec {
+                    kind: f.kind,
+                    peer: one(f.peer),
+                    at: dur(f.at),
+                    lasting: f.kind.lasts().then_some(dur(f.lasting)),
+                })
+                .collect(),
         }
     }
 }

@@ -25,6 +25,12 @@ pub struct ScenarioFile {
     /// Virtual-time budget; a run still going then is a liveness failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<Dur>,
+    /// Per-event ranges (`gap`, `pause`, `handler`, `burst`, `frame_bytes`,
+    /// `preempt_for`) are the run's sub-range as written, not a range to
+    /// draw one from: the file pins one run's parameters exactly (the hunt
+    /// writes its cases this way). No `chaos` then: every fault is listed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
     /// Coverage marks this scenario exists to reach: `"mark"` (some seed of
     /// a sweep must reach it) or `"mark >= 25%"` (that share of its seeds).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -298,6 +304,15 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// Whether the fault takes a `for` (a duration, or slow's read interval).
+    #[must_use]
+    pub fn lasts(self) -> bool {
+        match self {
+            Self::Slow | Self::CrashBounce | Self::Partition | Self::Latency => true,
+            Self::Wedge | Self::Kill | Self::Disconnect => false,
+        }
+    }
+
     /// Whether this fault can stop a peer from reading what reaches it, so
     /// that a generation may rightly go down and a written frame may never
     /// arrive. Slow and latency never can (S7).
