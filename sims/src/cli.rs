@@ -13,11 +13,19 @@ use clap::{Parser, Subcommand, ValueEnum};
 use lanesim::planted::{Planted, PlantedBug, CATALOGUE};
 use lanesim::shim::probe::{Mark, Point};
 
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
 use crate::coverage::{CoverMark, WorldMark};
+use crate::hunt::genes::size;
+use crate::hunt::shrink::{Budget, Expect};
+use crate::hunt::strategy::HuntWorld;
+use crate::hunt::{self, Found, HuntConfig, HuntReport, Origin, Stop};
 use crate::run::bench::BenchReport;
 use crate::run::selftest::{self, catalogue_contracts, BugReport};
 use crate::run::{self, report, Divergence, RunResult, ScenarioReach, Verdict};
-use crate::scenario::{parse_seed_range, Scenario};
+use crate::scenario::{parse_seed_range, Scenario, MAX_SEEDS};
 
 /// The process exit codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +58,16 @@ impl Exit {
             Verdict::Liveness => Self::Liveness,
             Verdict::Violated => Self::Violated,
             Verdict::Crash => Self::Crash,
+        }
+    }
+
+    /// The exit code of a failure found by `hunt` or shrunk by `shrink`.
+    #[must_use]
+    pub fn failed(expect: Expect) -> Self {
+        match expect {
+            Expect::Violates(_) => Self::Violated,
+            Expect::Liveness => Self::Liveness,
+            Expect::Crash => Self::Crash,
         }
     }
 }
@@ -92,9 +110,9 @@ enum Command {
         /// A seed range `A..B` (B excluded); default: each scenario's own.
         #[arg(long)]
         seeds: Option<String>,
-        /// Parallel jobs (threads); results are identical to `--jobs 1`.
-        #[arg(long, default_value_t = 1)]
-        jobs: usize,
+        /// Parallel jobs (threads, 1 to 256); results are identical to `--jobs 1`.
+        #[arg(long, default_value_t = 1, value_parser = jobs_parser())]
+        jobs: u16,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
@@ -144,6 +162,61 @@ enum Command {
         #[arg(long)]
         no_real: bool,
     },
+    /// Generate cases (proptest), run each against every contract its world
+    /// decides, and shrink the first failure to a scenario file.
+    Hunt {
+        /// Which world's cases.
+        #[arg(long, value_enum, default_value_t = HuntWorld::Both)]
+        world: HuntWorld,
+        /// Hunt for this long (wall time: `90s`, `10m`, `2h`; at most 7 days).
+        #[arg(long = "for", value_name = "DURATION", value_parser = parse_wall)]
+        for_: Option<Duration>,
+        /// Hunt through this many cases (at most 10^12); default 1000 when
+        /// `--for` is not given either.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_CASES))]
+        cases: Option<u64>,
+        /// Parallel jobs (threads, 1 to 256); what is found does not depend on it.
+        #[arg(long, default_value_t = 1, value_parser = jobs_parser())]
+        jobs: u16,
+        /// The hunt's seed: the same seed generates the same cases in the same order.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Go on after a failure (each is shrunk at the end).
+        #[arg(long)]
+        keep_going: bool,
+        /// Generate fresh cases only (no coverage corpus).
+        #[arg(long)]
+        unguided: bool,
+        /// Report failures unshrunk.
+        #[arg(long)]
+        no_shrink: bool,
+        /// Where shrunk scenarios are written.
+        #[arg(long, default_value = "target/lanesim/shrunk")]
+        out: PathBuf,
+        /// proptest's regression file: its seeds are replayed first and a
+        /// failure's seed is saved (default: proptest-regressions/hunt-WORLD.txt,
+        /// not written when a bug is planted).
+        #[arg(long)]
+        regressions: Option<PathBuf>,
+        /// Plant this bug (needs a `--features planted-bugs` build).
+        #[arg(long)]
+        bug: Option<String>,
+    },
+    /// Shrink a failing seed of a scenario to a small exact scenario file
+    /// that fails the same way.
+    Shrink {
+        /// The scenario file.
+        path: PathBuf,
+        /// The failing seed.
+        #[arg(long)]
+        seed: u64,
+        /// Where the shrunk scenario is written.
+        #[arg(long, default_value = "target/lanesim/shrunk")]
+        out: PathBuf,
+        /// Plant this bug (needs a `--features planted-bugs` build).
+        #[arg(long)]
+        bug: Option<String>,
+    },
     /// Run each seed twice and compare the event-log hashes.
     Audit {
         /// Scenario files or directories.
@@ -188,6 +261,20 @@ pub enum Outcome {
     Bench(BenchReport),
     /// `audit`: per scenario, seeds compared and divergences.
     Audit(Vec<(String, u64, Vec<Divergence>)>),
+    /// `hunt`.
+    Hunt {
+        /// What it did.
+        report: HuntReport,
+        /// The bug planted.
+        planted: Planted,
+    },
+    /// `shrink`.
+    Shrink {
+        /// The failing run shrunk.
+        found: Box<Found>,
+        /// The bug planted.
+        planted: Planted,
+    },
 }
 
 impl Outcome {
@@ -225,6 +312,13 @@ impl Outcome {
                     Exit::Pass
                 }
             }
+            Self::Hunt { report, .. } => report
+                .found
+                .iter()
+                .map(|found| Exit::failed(found.expect))
+                .max_by_key(|exit| *exit as u8)
+                .unwrap_or(Exit::Pass),
+            Self::Shrink { found, .. } => Exit::failed(found.expect),
         }
     }
 }
@@ -272,7 +366,7 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             &paths,
             seed,
             seeds.as_deref(),
-            jobs,
+            usize::from(jobs),
             format,
             verbose,
             bug.as_deref(),
@@ -293,11 +387,158 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             no_real,
         ))),
         Command::Audit { paths, seeds } => audit(&paths, &seeds),
+        Command::Hunt {
+            world,
+            for_,
+            cases,
+            jobs,
+            seed,
+            keep_going,
+            unguided,
+            no_shrink,
+            out,
+            regressions,
+            bug,
+        } => {
+            let planted = planted(bug.as_deref())?;
+            let regressions = match regressions {
+                Some(path) => Some(path),
+                None if planted.selected().is_none() => Some(PathBuf::from(format!(
+                    "proptest-regressions/hunt-{}.txt",
+                    world.name()
+                ))),
+                None => None,
+            };
+            let config = HuntConfig {
+                world,
+                seed,
+                cases: cases.or(for_.is_none().then_some(1_000)),
+                wall: for_,
+                jobs: usize::from(jobs),
+                keep_going,
+                planted,
+                guided: !unguided,
+                shrink: (!no_shrink).then(Budget::default),
+                out,
+                regressions,
+            };
+            Ok(hunt(&config))
+        }
+        Command::Shrink {
+            path,
+            seed,
+            out,
+            bug,
+        } => shrink(&path, seed, &out, bug.as_deref()),
     }
 }
 
+/// The most cases one hunt may be given.
+const MAX_CASES: u64 = 1_000_000_000_000;
+/// The longest one hunt may be given: a week.
+const MAX_WALL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+fn jobs_parser() -> clap::builder::RangedI64ValueParser<u16> {
+    clap::value_parser!(u16).range(1..=256)
+}
+
+/// A hunt's wall time: a number and a unit (`ms`, `s`, `m`, `h`).
+fn parse_wall(text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit {
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "expected a number and a unit (ms, s, m, h), e.g. 10m; got \"{text}\""
+            ))
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("expected a number before the unit, e.g. 10m; got \"{text}\""))?;
+    let seconds = value * scale;
+    if seconds.is_nan() || seconds <= 0.0 || seconds > MAX_WALL.as_secs_f64() {
+        return Err(format!(
+            "must be more than 0 and at most 7 days; got \"{text}\""
+        ));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+fn hunt(config: &HuntConfig) -> Outcome {
+    let guidance = if config.guided { "guided" } else { "unguided" };
+    let limit = match (config.cases, config.wall) {
+        (Some(cases), Some(wall)) => format!("{cases} cases or {wall:?}"),
+        (Some(cases), None) => format!("{cases} cases"),
+        (None, Some(wall)) => format!("{wall:?}"),
+        (None, None) => "no limit".into(),
+    };
+    announce(
+        Format::Human,
+        &format!(
+            "hunt --seed {} --world {}: {limit}, {} job(s), {guidance}{}",
+            config.seed,
+            config.world.name(),
+            config.jobs,
+            config
+                .planted
+                .selected()
+                .map_or(String::new(), |bug| format!(", bug {}", bug.name()))
+        ),
+    );
+    let bar = config
+        .cases
+        .map_or_else(ProgressBar::new_spinner, ProgressBar::new);
+    bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {elapsed} {human_pos} cases {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    let report = hunt::hunt(config, &|cases, found, marks| {
+        bar.set_position(cases);
+        bar.set_message(format!("· {found} failure(s) · {marks} marks"));
+    });
+    bar.finish_and_clear();
+    Outcome::Hunt {
+        report,
+        planted: config.planted,
+    }
+}
+
+fn shrink(path: &Path, seed: u64, out: &Path, bug: Option<&str>) -> Result<Outcome, String> {
+    let planted = planted(bug)?;
+    let scenario = Scenario::load(path).map_err(|e| e.to_string())?;
+    announce(
+        Format::Human,
+        &format!("shrink {} seed {seed}", scenario.path.display()),
+    );
+    let params = scenario.sample(seed);
+    announce(Format::Human, &format!("params: {params}"));
+    let found = hunt::shrink_run(
+        &params,
+        seed,
+        scenario.budget(),
+        planted,
+        Budget::default(),
+        out,
+    )
+    .map_err(|why| format!("{}: seed {seed}: {why}", path.display()))?;
+    Ok(Outcome::Shrink {
+        found: Box::new(found),
+        planted,
+    })
+}
+
 fn seed_range(flag: &str, text: &str) -> Result<Range<u64>, String> {
-    parse_seed_range(text).ok_or(format!("{flag}: expected A..B with A < B, got {text}"))
+    parse_seed_range(text).ok_or(format!(
+        "{flag}: expected A..B with A < B and at most {MAX_SEEDS} seeds, got {text}"
+    ))
 }
 
 /// Says what is about to run: on stdout for people, stderr for machines.
@@ -491,6 +732,98 @@ pub fn print(outcome: &Outcome) {
                 total += divergences.len();
             }
             println!("audit: {total} divergence(s)");
+        }
+        Outcome::Hunt { report, planted } => print!("{}", hunt_report(report, *planted)),
+        Outcome::Shrink { found, planted } => {
+            let mut text = String::new();
+            found_lines(&mut text, found, *planted);
+            print!("{text}");
+        }
+    }
+}
+
+fn hunt_report(report: &HuntReport, planted: Planted) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let stop = match report.stop {
+        Stop::Cases => "ran its cases",
+        Stop::Time => "its time was up",
+        Stop::Failure => "found a failure",
+    };
+    let _ = writeln!(
+        out,
+        "hunt: {} cases ({} mutated from a corpus of {}) in {:.1} s; stopped: {stop}",
+        report.cases,
+        report.mutated,
+        report.corpus,
+        report.wall.as_secs_f64()
+    );
+    let all = CoverMark::all();
+    let all: Vec<CoverMark> = all
+        .into_iter()
+        .filter(|mark| report.world.covers(crate::scenario::marks::world_of(*mark)))
+        .collect();
+    let missed: Vec<String> = all
+        .iter()
+        .filter(|mark| !report.marks.contains_key(mark))
+        .map(ToString::to_string)
+        .collect();
+    let _ = writeln!(
+        out,
+        "marks reached: {} of {}; not reached: {}",
+        report.marks.len(),
+        all.len(),
+        if missed.is_empty() {
+            "none".into()
+        } else {
+            missed.join(" ")
+        }
+    );
+    for found in &report.found {
+        found_lines(&mut out, found, planted);
+    }
+    let _ = writeln!(out, "hunt: {} failure(s)", report.found.len());
+    out
+}
+
+/// A failure: what broke, how small it shrank, and the line that replays it.
+fn found_lines(out: &mut String, found: &Found, planted: Planted) {
+    use std::fmt::Write as _;
+    let origin = match found.origin {
+        Origin::Replayed => "replayed from the regression file",
+        Origin::Fresh => "fresh",
+        Origin::Mutated => "mutated",
+        Origin::Written => "written",
+    };
+    let _ = writeln!(
+        out,
+        "FAIL case {} ({origin}, seed {}): {}",
+        found.index, found.seed, found.message
+    );
+    let (keys, items, faults) = size(&found.params);
+    let _ = writeln!(
+        out,
+        "  found at size: {keys} keys/peers, {items} items/frames, {faults} faults"
+    );
+    match &found.shrunk {
+        Some((shrunk, path)) => {
+            let (keys, items, faults) = size(&shrunk.params);
+            let _ = writeln!(
+                out,
+                "  shrunk in {} runs ({:.1} s{}) to {keys} keys/peers, {items} items/frames, {faults} faults: {}",
+                shrunk.runs,
+                shrunk.wall.as_secs_f64(),
+                if shrunk.exhausted { ", budget exhausted" } else { "" },
+                path.display()
+            );
+            let _ = writeln!(
+                out,
+                "  {}",
+                run::repro_line(&path.display().to_string(), found.seed, planted)
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  not shrunk; parameters: {}", found.params);
         }
     }
 }

@@ -352,6 +352,9 @@ pub enum Event {
     /// The first byte of a tagged frame reached a socket: ground truth for
     /// "nothing starts to be written after a down" (DC-2).
     FrameWriteBegun { socket: u16, lane: Lane, seq: u64 },
+    /// The first byte of an untagged frame (the dialer's hello) reached a
+    /// socket: bytes a partition can drop like any other.
+    HelloWriteBegun { socket: u16 },
     /// A local link was made over a generation.
     Linked {
         peer: u64,

@@ -32,6 +32,7 @@ pub mod cli;
 pub mod coverage;
 pub mod event;
 pub mod fault;
+pub mod hunt;
 pub mod rng;
 pub mod run;
 pub mod scenario;

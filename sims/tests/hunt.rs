@@ -27,7 +27,7 @@ fn an_exact_file_pins_a_runs_parameters_and_replays_the_run() {
     for scenario in shipped() {
         for seed in [0, 5] {
             let params = scenario.sample(seed);
-            let file = params.to_file("pinned".into(), seed);
+            let file = params.to_file("pinned".into(), seed, scenario.budget());
             let text = toml::to_string(&file).expect("serializes");
             let path = Path::new("pinned.toml");
             let pinned = Scenario::parse(path, &text)

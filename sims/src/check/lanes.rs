@@ -144,6 +144,7 @@ impl Replay<'_> {
             | Event::DataUnroutable { .. }
             | Event::DataDiscarded { .. }
             | Event::FrameWriteBegun { .. }
+            | Event::HelloWriteBegun { .. }
             | Event::Linked { .. }
             | Event::NoConnection { .. }
             | Event::PeerAccepted { .. }

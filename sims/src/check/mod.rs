@@ -112,6 +112,11 @@ pub struct CheckContext {
     /// How long a frame written to a healthy socket may take to be read by
     /// its peer (latency, a slow reader's backlog, ticks): S6's window.
     pub delivery_bound: Duration,
+    /// How long writing one whole frame may take on a healthy link: its
+    /// segments go a window (`tcp_capacity`) per round, each round up to a
+    /// latency and two ticks, behind at most a window already unread. A
+    /// write deadline no longer than this can fire with nothing wrong (S7).
+    pub write_bound: Duration,
     /// The world's redial policy, if it redials: `(after, connect_timeout)`
     /// (S8's bound).
     pub redial: Option<(Duration, Duration)>,

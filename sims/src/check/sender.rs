@@ -114,8 +114,10 @@ impl Model {
         let mut open_faults: BTreeMap<(u64, bool), Duration> = BTreeMap::new();
         let mut socket_impaired: BTreeMap<u16, usize> = BTreeMap::new();
         let mut socket_writes: BTreeMap<u16, Vec<Duration>> = BTreeMap::new();
-        // (generation, from index, from time, repaired at)
-        let mut partitions: Vec<(Gen, usize, Duration, Option<Duration>)> = Vec::new();
+        // (peer, from index, from time, repaired at)
+        let mut partitions: Vec<(u64, usize, Duration, Option<Duration>)> = Vec::new();
+        // (peer, index, time) of crashes and restarts
+        let mut crashes: Vec<(u64, usize, Duration)> = Vec::new();
         for (index, record) in records.iter().enumerate() {
             model.end = model.end.max(record.at);
             match record.event {
@@ -199,7 +201,7 @@ impl Model {
                 Event::DataDiscarded { peer, seq } => {
                     model.fate(Lane::Data, peer, seq, index, Fate::Discarded, None);
                 }
-                Event::FrameWriteBegun { socket, .. } => {
+                Event::FrameWriteBegun { socket, .. } | Event::HelloWriteBegun { socket } => {
                     socket_writes.entry(socket).or_default().push(record.at);
                 }
                 Event::PeerActed { socket, .. } => {
@@ -215,25 +217,20 @@ impl Model {
                         // A crash, a partition, and a restart (which closes
                         // every socket of a host that is up) cut off every
                         // socket of the peer's that exists: its frames in
-                        // flight may be lost, down generation or not.
-                        let cut: Vec<Gen> = model
-                            .up
-                            .keys()
-                            .filter(|gen| gen.0 == peer)
-                            .copied()
-                            .collect();
-                        for gen in cut {
-                            match fault {
-                                FaultApplied::Crash | FaultApplied::Bounce => {
-                                    model.impaired.entry(gen).or_default().push((index, None));
-                                }
-                                FaultApplied::Partition => {
-                                    partitions.push((gen, index, record.at, None));
-                                }
-                                _ => {
-                                    for open in partitions.iter_mut().filter(|p| p.0 == gen) {
-                                        open.3.get_or_insert(record.at);
-                                    }
+                        // flight may be lost, down generation or not. Which
+                        // generations those are is settled at the end: one
+                        // may come up in the very tick the fault lands,
+                        // logged after it (the hunt found a hello lost so).
+                        match fault {
+                            FaultApplied::Crash | FaultApplied::Bounce => {
+                                crashes.push((peer, index, record.at));
+                            }
+                            FaultApplied::Partition => {
+                                partitions.push((peer, index, record.at, None));
+                            }
+                            _ => {
+                                for open in partitions.iter_mut().filter(|p| p.0 == peer) {
+                                    open.3.get_or_insert(record.at);
                                 }
                             }
                         }
@@ -291,20 +288,46 @@ impl Model {
                 model.impaired.entry(gen).or_default().push((index, None));
             }
         }
-        for (gen, index, from, until) in partitions {
-            // Bytes sent into (or just before) a partition are dropped for
-            // good and the stream never recovers; an idle stream does.
-            let written = |to: Duration| {
-                model.gen_socket.get(&gen).is_some_and(|socket| {
-                    socket_writes.get(socket).is_some_and(|writes| {
-                        writes
-                            .iter()
-                            .any(|&at| at + context.delivery_bound >= from && at <= to)
-                    })
+        // The generations of `peer` whose sockets existed at `at`: from
+        // the first byte written (the dialer's hello precedes the
+        // generation's registration, a preemption point may sit between).
+        let existing = |model: &Self, peer: u64, at: Duration| -> Vec<Gen> {
+            model
+                .up
+                .iter()
+                .filter(|(gen, &up)| {
+                    let socket = model.gen_socket.get(gen);
+                    let first_write = socket
+                        .and_then(|socket| socket_writes.get(socket))
+                        .and_then(|writes| writes.first().copied());
+                    let born = first_write.map_or(records[up].at, |w| w.min(records[up].at));
+                    gen.0 == peer && born <= at
                 })
-            };
-            let until = until.filter(|&to| !written(to));
-            model.impaired.entry(gen).or_default().push((index, until));
+                .map(|(gen, _)| *gen)
+                .collect()
+        };
+        for (peer, index, at) in crashes {
+            for gen in existing(&model, peer, at) {
+                model.impaired.entry(gen).or_default().push((index, None));
+            }
+        }
+        for (peer, index, from, until) in partitions {
+            for gen in existing(&model, peer, from) {
+                // Bytes sent into (or just before) a partition are dropped
+                // for good and the stream never recovers; an idle stream
+                // does.
+                let written = |to: Duration| {
+                    model.gen_socket.get(&gen).is_some_and(|socket| {
+                        socket_writes.get(socket).is_some_and(|writes| {
+                            writes
+                                .iter()
+                                .any(|&at| at + context.delivery_bound >= from && at <= to)
+                        })
+                    })
+                };
+                let until = until.filter(|&to| !written(to));
+                model.impaired.entry(gen).or_default().push((index, until));
+            }
         }
         model
     }
@@ -344,7 +367,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     s3(&mut out, &model, context);
     s4(&mut out, &model, context);
     s6(&mut out, &model, context);
-    s7(&mut out, &model);
+    s7(&mut out, &model, context);
     s8(&mut out, &model, context);
     end_to_end(&mut out, &model, context);
     out.into_violations()
@@ -830,7 +853,15 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 ..
             } if context.finished => {
                 if let Some(gen) = model.socket_gen.get(&socket) {
-                    if !model.downs.contains_key(gen) {
+                    // turmoil drops what crosses a partition for good, the
+                    // FIN too (the hunt found a kill inside a partition).
+                    let lost = model.unreachable.get(&gen.0).is_some_and(|windows| {
+                        windows.iter().any(|&(from, to)| {
+                            from <= record.at + context.delivery_bound
+                                && to.is_none_or(|to| record.at <= to)
+                        })
+                    });
+                    if !model.downs.contains_key(gen) && !lost {
                         out.violate(
                             Contract::S3,
                             format!(
@@ -1014,7 +1045,7 @@ fn s6(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     }
 }
 
-fn s7(out: &mut Collector<'_>, model: &Model) {
+fn s7(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     for (gen, downs) in &model.downs {
         let Some(&(index, reason, _)) = downs.first() else {
             continue;
@@ -1026,11 +1057,18 @@ fn s7(out: &mut Collector<'_>, model: &Model) {
             Down::ManualDisconnect => {
                 asked(model.shutdown) || asked(model.disconnected.get(gen).copied())
             }
-            Down::PeerClosed
-            | Down::ReadError
-            | Down::WriteError
-            | Down::WriteTimeout
-            | Down::HeartbeatTimeout => impaired_at(model, out.records(), gen, index),
+            // A deadline a healthy link cannot meet is its own cause
+            // (found by the hunt: 12 KB controls over a 4-segment window
+            // against a 100 ms deadline).
+            Down::WriteTimeout => {
+                context
+                    .write_timeout
+                    .is_some_and(|t| t <= context.write_bound)
+                    || impaired_at(model, out.records(), gen, index)
+            }
+            Down::PeerClosed | Down::ReadError | Down::WriteError | Down::HeartbeatTimeout => {
+                impaired_at(model, out.records(), gen, index)
+            }
         };
         if !justified {
             out.violate(

@@ -97,6 +97,9 @@ fn preempt_max(policy: PreemptPolicy, grain: Duration) -> Duration {
 
 /// turmoil's default largest message latency (its `Builder`).
 const TURMOIL_MAX_LATENCY: Duration = Duration::from_millis(100);
+/// A frame's bytes beyond its payload: the header and the tag.
+const FRAME_OVERHEAD: u64 =
+    (lanesim::distribution::frame::HEADER_LEN + crate::world::tag::TAG_LEN) as u64;
 
 /// What the checkers may assume about a run with `params`.
 #[must_use]
@@ -130,12 +133,19 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
             // segments (so frames) in the socket, each read one slow
             // interval apart, then crosses the link.
             let backlog = u32::try_from(p.tcp_capacity.saturating_add(2)).unwrap_or(u32::MAX);
+            // A frame is `ceil(len / mss)` segments; a window of them
+            // crosses per round, after the window already in the socket.
+            let segments = (p.frame_bytes.1 + FRAME_OVERHEAD).div_ceil(p.mss.max(1));
+            let rounds =
+                u32::try_from(segments.div_ceil(p.tcp_capacity.max(1)) + 1).unwrap_or(u32::MAX);
+            let preempt = preempt_max(p.preempt, p.tick.max(Duration::from_millis(1)));
             CheckContext {
                 finished,
                 write_timeout: Some(p.write_timeout),
                 tick: p.tick,
                 preempt_max: preempt_max(p.preempt, p.tick.max(Duration::from_millis(1))),
                 delivery_bound: latency * 2 + slowest.saturating_mul(backlog) + p.tick * 5,
+                write_bound: (latency + p.tick * 2).saturating_mul(rounds) + preempt * 2,
                 redial: p.redial_after.map(|after| (after, p.connect_timeout)),
                 lane_capacity: Some((p.data_capacity, p.control_capacity)),
                 connect_timeout: p.connect_timeout,

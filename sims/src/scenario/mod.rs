@@ -211,12 +211,15 @@ impl Scenario {
     }
 }
 
-/// Parses `"A..B"` (B excluded, A < B).
+/// The most seeds one range may name: a sweep holds one result per seed.
+pub const MAX_SEEDS: u64 = 1_000_000;
+
+/// Parses `"A..B"` (B excluded, A < B, at most [`MAX_SEEDS`] seeds).
 #[must_use]
 pub fn parse_seed_range(text: &str) -> Option<Range<u64>> {
     let (a, b) = text.split_once("..")?;
-    let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-    (a < b).then_some(a..b)
+    let (a, b): (u64, u64) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (a < b && b - a <= MAX_SEEDS).then_some(a..b)
 }
 
 struct Problem {
@@ -290,7 +293,9 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
         if parse_seed_range(seeds).is_none() {
             problems.push(problem(
                 "seeds",
-                format!("expected \"A..B\" with A < B, got \"{seeds}\""),
+                format!(
+                    "expected \"A..B\" with A < B and at most {MAX_SEEDS} seeds, got \"{seeds}\""
+                ),
             ));
         }
     }

@@ -350,9 +350,10 @@ impl Params {
     /// The `exact` scenario file that pins these parameters: sampled with
     /// any seed, it gives back exactly these (per-run values as single
     /// values, per-event sub-ranges as written, every fault listed). It
-    /// checks every contract its world decides.
+    /// checks every contract its world decides, within the virtual-time
+    /// `budget` of the run it pins.
     #[must_use]
-    pub fn to_file(&self, description: String, seed: u64) -> ScenarioFile {
+    pub fn to_file(&self, description: String, seed: u64, budget: Duration) -> ScenarioFile {
         let (world, lanes, sender) = match self {
             Self::Lanes(p) => (WorldKind::Lanes, Some(p.to_spec()), None),
             Self::Sender(p) => (WorldKind::Sender, None, Some(p.to_spec())),
@@ -363,7 +364,7 @@ impl Params {
             world,
             checks: self.contracts(),
             seeds: Some(format!("{seed}..{}", seed.saturating_add(1))),
-            budget: Some(Dur(Duration::from_secs(120))),
+            budget: Some(Dur(budget)),
             exact: true,
             reaches: Vec::new(),
             lanes,
@@ -420,16 +421,20 @@ impl SenderParams {
             shutdown_at: self.shutdown_at.map(dur),
             preempt: chance_of(self.preempt.chance),
             preempt_for: preempting.then_some(span_of(self.preempt.sleep)),
-            fault: self
-                .faults
-                .iter()
-                .map(|f| FaultSpec {
-                    kind: f.kind,
-                    peer: one(f.peer),
-                    at: dur(f.at),
-                    lasting: f.kind.lasts().then_some(dur(f.lasting)),
-                })
-                .collect(),
+            fault: {
+                // In the order sampling gives them back.
+                let mut faults = self.faults.clone();
+                faults.sort_by_key(|fault| (fault.at, fault.peer));
+                faults
+            }
+            .iter()
+            .map(|f| FaultSpec {
+                kind: f.kind,
+                peer: one(f.peer),
+                at: dur(f.at),
+                lasting: f.kind.lasts().then_some(dur(f.lasting)),
+            })
+            .collect(),
         }
     }
 }

@@ -3,19 +3,35 @@
 //! frame is several segments (turmoil's flow control counts segments) and a
 //! write deadline can cancel `write_all` mid-frame, as on a real socket.
 //!
+//! A FIN waits for the window. turmoil 0.7.2 delivers a segment to the
+//! reader's queue only when it arrives or when a later segment arrives; its
+//! flow control keeps data within the queue's capacity but not the FIN, so
+//! a FIN sent while the receiver's queue is full of unread data is never
+//! delivered, however much the receiver reads afterwards (pinned by
+//! `turmoil_loses_a_fin_sent_into_a_full_window`). A real kernel keeps the
+//! FIN queued behind the data and sends it when the window opens. The
+//! halves here share one stream, so the write half can wait for the window
+//! (`TcpStream::writable`: a credit free means a queue slot free) before it
+//! sends the FIN, on `shutdown` and, lingering in a task like a kernel
+//! does after `close`, when dropped unshut. (The hunt found this: a peer
+//! that never saw the end of a stream the sender had closed, an S3 false
+//! positive.)
+//!
 //! The write half also follows the frame boundaries in what it passes and
 //! can report (`WriteTap`) the moment the first byte of each frame reaches
 //! the socket: ground truth for "no frame starts to be written to a
 //! generation after it went down", which the drain's own report (made
 //! before it takes the writer lock) cannot give.
 
+use std::future::Future;
 use std::io;
-use std::pin::Pin;
-use std::sync::Arc;
+use std::pin::{pin, Pin};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
 use lanesim::shim::net::{BoxFuture, Connected, Listener, Transport};
-use tokio::io::AsyncWrite;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use turmoil::net::TcpStream;
 
 use super::tag::frame_len;
 
@@ -41,11 +57,14 @@ impl TurmoilTcp {
     fn split(&self, stream: turmoil::net::TcpStream) -> io::Result<Connected> {
         let peer = stream.peer_addr()?;
         let local = stream.local_addr()?;
-        let (read, write) = stream.into_split();
+        let stream = Arc::new(Mutex::new(stream));
         Ok(Connected {
-            read: Box::new(read),
+            read: Box::new(SharedRead(Arc::clone(&stream))),
             write: Box::new(MssCapped {
-                inner: write,
+                inner: SharedWrite {
+                    stream,
+                    shut: false,
+                },
                 mss: self.mss,
                 socket: local.port(),
                 remaining: 0,
@@ -91,6 +110,78 @@ impl Listener for TurmoilListener {
 
     fn local_addr(&self) -> io::Result<String> {
         Ok(self.listener.local_addr()?.to_string())
+    }
+}
+
+/// Locks a stream; its halves only hold the lock within one poll.
+fn lock(stream: &Mutex<TcpStream>) -> MutexGuard<'_, TcpStream> {
+    stream
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Ready once a segment may be sent without overrunning the receiver.
+fn poll_window(stream: &TcpStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    pin!(stream.writable()).poll(cx)
+}
+
+/// The read half of a shared stream.
+struct SharedRead(Arc<Mutex<TcpStream>>);
+
+impl AsyncRead for SharedRead {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut *lock(&self.0)).poll_read(cx, buf)
+    }
+}
+
+/// The write half of a shared stream: its FIN waits for the window.
+struct SharedWrite {
+    stream: Arc<Mutex<TcpStream>>,
+    shut: bool,
+}
+
+impl AsyncWrite for SharedWrite {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut *lock(&self.stream)).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut *lock(&self.stream)).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut stream = lock(&self.stream);
+        std::task::ready!(poll_window(&stream, cx))?;
+        let shut = Pin::new(&mut *stream).poll_shutdown(cx);
+        drop(stream);
+        self.shut = true;
+        shut
+    }
+}
+
+impl Drop for SharedWrite {
+    fn drop(&mut self) {
+        if self.shut || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        // Closed unshut: like a kernel after `close`, send the FIN once the
+        // window lets it through.
+        let stream = Arc::clone(&self.stream);
+        tokio::spawn(async move {
+            let window = std::future::poll_fn(|cx| poll_window(&lock(&stream), cx)).await;
+            if window.is_ok() {
+                let _ = std::future::poll_fn(|cx| Pin::new(&mut *lock(&stream)).poll_shutdown(cx))
+                    .await;
+            }
+        });
     }
 }
 
@@ -183,5 +274,78 @@ mod tests {
         // ... then frame 4, whole.
         socket.write_all(&tag(4)).await.unwrap();
         assert_eq!(*starts.lock().unwrap(), [1, 2, 3, 4]);
+    }
+
+    /// The turmoil behaviour the shared halves work around: a FIN sent
+    /// while the receiver's queue is full of unread data never arrives.
+    #[test]
+    fn turmoil_loses_a_fin_sent_into_a_full_window() {
+        assert_eq!(
+            stream_end_seen(|stream| Box::new(stream.into_split().1)),
+            Some(false)
+        );
+    }
+
+    /// Through the transport's halves the same FIN waits for the window
+    /// and arrives, on `shutdown` and when the write half is dropped.
+    #[test]
+    fn a_fin_sent_into_a_full_window_arrives_once_the_reader_reads() {
+        let shared = |stream| {
+            let connected = TurmoilTcp::new(1_000).split(stream).unwrap();
+            drop(connected.read);
+            connected.write
+        };
+        assert_eq!(stream_end_seen(shared), Some(true));
+    }
+
+    /// Fills a 4-segment window, shuts the write half down (or drops it)
+    /// while the reader sleeps, then reads: whether the reader saw the end.
+    fn stream_end_seen(write_half: fn(TcpStream) -> lanesim::shim::net::BoxWrite) -> Option<bool> {
+        use std::time::Duration;
+
+        use tokio::io::AsyncReadExt;
+
+        let mut seen = None;
+        for drop_unshut in [false, true] {
+            let ended = Arc::new(Mutex::new(None));
+            let mut sim = turmoil::Builder::new()
+                .tcp_capacity(4)
+                .simulation_duration(Duration::from_secs(20))
+                .build();
+            let result = Arc::clone(&ended);
+            sim.host("reader", move || {
+                let result = Arc::clone(&result);
+                async move {
+                    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", 9000)).await?;
+                    let (mut stream, _) = listener.accept().await?;
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    let mut all = Vec::new();
+                    let read =
+                        tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut all))
+                            .await;
+                    *result.lock().unwrap() = Some(matches!(read, Ok(Ok(16))));
+                    Ok(())
+                }
+            });
+            sim.client("writer", async move {
+                let stream = TcpStream::connect(("reader", 9000)).await?;
+                let mut write = write_half(stream);
+                for _ in 0..4 {
+                    write.write_all(b"abcd").await?;
+                }
+                if drop_unshut {
+                    drop(write);
+                } else {
+                    write.shutdown().await?;
+                }
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                Ok(())
+            });
+            sim.run().unwrap();
+            let this = *ended.lock().unwrap();
+            assert!(seen.is_none() || seen == this, "shutdown and drop differ");
+            seen = this;
+        }
+        seen
     }
 }

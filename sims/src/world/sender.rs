@@ -475,16 +475,15 @@ async fn local_main(
     manager_config.planted = planted;
     let tap_log = Arc::clone(&shared);
     let tap: WriteTap = Arc::new(move |socket, frame| {
-        if let Some(tag) = Tag::of_frame(frame) {
-            tap_log.record(
-                LOCAL,
-                Event::FrameWriteBegun {
-                    socket,
-                    lane: tag.lane,
-                    seq: tag.seq,
-                },
-            );
-        }
+        let event = match Tag::of_frame(frame) {
+            Some(tag) => Event::FrameWriteBegun {
+                socket,
+                lane: tag.lane,
+                seq: tag.seq,
+            },
+            None => Event::HelloWriteBegun { socket },
+        };
+        tap_log.record(LOCAL, event);
     });
     let manager = ConnectionManager::new(
         NodeName::from(LOCAL),

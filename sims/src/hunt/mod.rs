@@ -1,0 +1,542 @@
+//! Bug hunting: generated cases instead of written scenarios, run for as
+//! long as the hunt is given, and a failing case shrunk to a small
+//! scenario file.
+//!
+//! Model. A case is a run's parameters and seed (`scenario::Params`), drawn
+//! by the proptest strategies of [`strategy`] from an RNG seeded per case
+//! by the hunt's own seed, so the same `--seed` generates the same cases in
+//! the same order. Cases stream through a bounded channel to `--jobs`
+//! worker threads and their results come back to be folded strictly in
+//! case order, so what a hunt finds does not depend on the number of jobs.
+//! The first failure (in that order) stops the hunt unless it keeps going;
+//! it is shrunk ([`shrink`]) and written as an exact scenario file with its
+//! one-line repro.
+//!
+//! Guidance. A case whose run reaches a coverage mark, or a pair of marks,
+//! no earlier case reached joins a small corpus; later cases are drawn half
+//! fresh and half mutated from the corpus (a new seed and a few knobs
+//! moved). Case `i` is drawn from the corpus as it stood after case
+//! `i - LAG` was folded, which keeps the order deterministic whatever the
+//! workers' timing.
+//!
+//! Regressions. A fresh case that fails has its RNG seed saved in proptest's
+//! own regression file format; a hunt replays every saved seed before it
+//! generates anything new.
+
+pub mod genes;
+pub mod shrink;
+pub mod strategy;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use lanesim::planted::Planted;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{
+    Config, FailurePersistence, FileFailurePersistence, PersistedSeed, RngAlgorithm, TestRng,
+    TestRunner,
+};
+
+use self::genes::{genes, with_gene};
+use self::shrink::{run_case, shrink as shrink_case, Budget, Expect, Shrunk, HORIZON};
+use self::strategy::{case, HuntWorld};
+use crate::coverage::CoverMark;
+use crate::rng::SimRng;
+use crate::run::RunResult;
+use crate::scenario::{Contract, Params};
+
+/// Cases drawn ahead of the last one folded; the corpus a case is mutated
+/// from is the one that stood `LAG` cases before it.
+const LAG: u64 = 16;
+/// Most cases kept in the guidance corpus.
+const CORPUS: usize = 256;
+
+/// How a hunt runs.
+#[derive(Clone, Debug)]
+pub struct HuntConfig {
+    /// Which world's cases.
+    pub world: HuntWorld,
+    /// The hunt's seed: the same seed draws the same cases.
+    pub seed: u64,
+    /// Stop after this many cases.
+    pub cases: Option<u64>,
+    /// Stop after this much wall time.
+    pub wall: Option<Duration>,
+    /// Worker threads.
+    pub jobs: usize,
+    /// Go on after a failure (and shrink every one).
+    pub keep_going: bool,
+    /// The bug planted in every case.
+    pub planted: Planted,
+    /// Draw half the cases from the coverage corpus.
+    pub guided: bool,
+    /// Shrink failures within this budget (none: do not shrink).
+    pub shrink: Option<Budget>,
+    /// Where shrunk scenarios are written.
+    pub out: PathBuf,
+    /// proptest's regression file: seeds replayed first, failures saved.
+    pub regressions: Option<PathBuf>,
+}
+
+/// Where a case came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A seed from the regression file.
+    Replayed,
+    /// Drawn fresh from the strategies.
+    Fresh,
+    /// Mutated from a corpus case.
+    Mutated,
+    /// A seed of a written scenario (`lanesim shrink`).
+    Written,
+}
+
+/// A failing case.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// Its place in the hunt.
+    pub index: u64,
+    /// Where it came from.
+    pub origin: Origin,
+    /// Its parameters and seed.
+    pub params: Params,
+    /// The run's seed.
+    pub seed: u64,
+    /// How it failed.
+    pub expect: Expect,
+    /// Every contract it broke.
+    pub contracts: Vec<Contract>,
+    /// The first violation's message (or the verdict).
+    pub message: String,
+    /// Its shrink and the file written, if shrunk.
+    pub shrunk: Option<(Shrunk, PathBuf)>,
+}
+
+/// Why a hunt stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// It ran the cases it was given.
+    Cases,
+    /// Its wall time was up.
+    Time,
+    /// It found a failure.
+    Failure,
+}
+
+/// What a hunt did.
+#[derive(Debug)]
+pub struct HuntReport {
+    /// The world it generated for.
+    pub world: HuntWorld,
+    /// Cases run (folded).
+    pub cases: u64,
+    /// Of which mutated from the corpus.
+    pub mutated: u64,
+    /// Failures found, in case order.
+    pub found: Vec<Found>,
+    /// Cases that reached each mark.
+    pub marks: BTreeMap<CoverMark, u64>,
+    /// Cases in the guidance corpus at the end.
+    pub corpus: usize,
+    /// Wall time.
+    pub wall: Duration,
+    /// Why it stopped.
+    pub stop: Stop,
+}
+
+/// A case drawn, with what the workers need to run it.
+struct Job {
+    index: u64,
+    origin: Origin,
+    params: Params,
+    seed: u64,
+    /// The proptest seed a fresh or replayed case was drawn from.
+    persisted: Option<[u8; 32]>,
+}
+
+/// What a worker sends back: enough to fold, never the event log.
+struct Outcome {
+    job: Job,
+    expect: Option<Expect>,
+    contracts: Vec<Contract>,
+    message: String,
+    marks: BTreeSet<CoverMark>,
+}
+
+fn outcome(job: Job, result: Result<RunResult, String>) -> Outcome {
+    let result = match result {
+        Ok(result) => result,
+        // A case the file format refuses: a bug in the strategies.
+        Err(error) => {
+            return Outcome {
+                job,
+                expect: Some(Expect::Crash),
+                contracts: Vec::new(),
+                message: format!("the generated case is not a valid scenario: {error}"),
+                marks: BTreeSet::new(),
+            }
+        }
+    };
+    let mut contracts: Vec<Contract> = result.violations.iter().map(|v| v.contract).collect();
+    contracts.dedup();
+    let message = result.violations.first().map_or_else(
+        || {
+            result
+                .crash
+                .clone()
+                .unwrap_or_else(|| result.verdict.name().to_string())
+        },
+        |v| format!("{} violated: {}", v.contract.id(), v.message),
+    );
+    Outcome {
+        expect: Expect::of(&result),
+        contracts,
+        message,
+        marks: result.coverage.keys().copied().collect(),
+        job,
+    }
+}
+
+/// The coverage-guided corpus: cases that reached a mark or a pair of
+/// marks first.
+#[derive(Default)]
+struct Corpus {
+    cases: VecDeque<(Params, u64)>,
+    seen: BTreeSet<CoverMark>,
+    pairs: BTreeSet<(CoverMark, CoverMark)>,
+}
+
+impl Corpus {
+    /// Takes the case in if it reached something new.
+    fn offer(&mut self, params: &Params, seed: u64, marks: &BTreeSet<CoverMark>) {
+        let mut new = false;
+        for &mark in marks {
+            new |= self.seen.insert(mark);
+            for &other in marks.range(mark..).skip(1) {
+                new |= self.pairs.insert((mark, other));
+            }
+        }
+        if new {
+            if self.cases.len() == CORPUS {
+                self.cases.pop_front();
+            }
+            self.cases.push_back((params.clone(), seed));
+        }
+    }
+}
+
+fn seed_bytes(rng: &mut SimRng) -> [u8; 32] {
+    let mut bytes = [0u8; 32];
+    for chunk in bytes.chunks_mut(8) {
+        chunk.copy_from_slice(&rng.next_u64().to_le_bytes());
+    }
+    bytes
+}
+
+/// The case proptest's strategies draw from `bytes`.
+fn draw(world: HuntWorld, bytes: &[u8; 32]) -> (Params, u64) {
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, bytes);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    case(world)
+        .new_tree(&mut runner)
+        .expect("the case strategies never reject")
+        .current()
+}
+
+/// A corpus case with a new seed and one to three knobs moved anywhere
+/// between their least and their mutation bound.
+fn mutate(parent: &(Params, u64), bytes: &[u8; 32]) -> (Params, u64) {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[..8]);
+    let mut rng = SimRng::new(u64::from_le_bytes(word));
+    let mut params = parent.0.clone();
+    for _ in 0..=rng.range(0, 2) {
+        let knobs = genes(&params);
+        let index = rng.range(0, knobs.len() as u64 - 1) as usize;
+        let knob = knobs[index];
+        params = with_gene(&params, index, rng.range(knob.min, knob.max));
+    }
+    (params, rng.next_u64())
+}
+
+fn persisted(bytes: &[u8; 32]) -> Option<PersistedSeed> {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    PersistedSeed::from_str(&format!("cc {hex}")).ok()
+}
+
+fn persistence(path: &Path) -> FileFailurePersistence {
+    // proptest wants a `'static` path; a hunt makes one or two.
+    FileFailurePersistence::Direct(Box::leak(path.display().to_string().into_boxed_str()))
+}
+
+/// The ChaCha seeds saved in a regression file.
+fn replayed(path: &Path) -> Vec<[u8; 32]> {
+    persistence(path)
+        .load_persisted_failures2(None)
+        .into_iter()
+        .filter_map(|seed| {
+            let text = seed.to_string();
+            let hex = text.strip_prefix("cc ")?;
+            let mut bytes = [0u8; 32];
+            for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks(2)) {
+                *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+            }
+            Some(bytes)
+        })
+        .collect()
+}
+
+/// Runs a hunt. `progress` is told (cases run, failures, marks reached)
+/// after each case is folded.
+pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntReport {
+    let started = Instant::now(); // wall-clock: ok (the hunt's own time budget, outside any run)
+    let mut master = SimRng::new(config.seed).fork("hunt");
+    let mut replay: VecDeque<[u8; 32]> = config
+        .regressions
+        .as_deref()
+        .map(replayed)
+        .unwrap_or_default()
+        .into();
+    let mut corpus = Corpus::default();
+    let mut snapshots: VecDeque<Vec<(Params, u64)>> = VecDeque::new();
+    let mut report = HuntReport {
+        world: config.world,
+        cases: 0,
+        mutated: 0,
+        found: Vec::new(),
+        marks: BTreeMap::new(),
+        corpus: 0,
+        wall: Duration::ZERO,
+        stop: Stop::Cases,
+    };
+    let jobs = config.jobs.max(1);
+    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(jobs * 2);
+    let job_rx = std::sync::Mutex::new(job_rx);
+    let (done_tx, done_rx) = mpsc::channel::<Outcome>();
+    let planted = config.planted;
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let (job_rx, done_tx) = (&job_rx, done_tx.clone());
+            scope.spawn(move || loop {
+                let job = job_rx.lock().map(|rx| rx.recv());
+                let Ok(Ok(job)) = job else { return };
+                let result = run_case(&job.params, job.seed, HORIZON, planted);
+                if done_tx.send(outcome(job, result)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(done_tx);
+        let mut pending: BTreeMap<u64, Outcome> = BTreeMap::new();
+        let (mut next_draw, mut next_fold) = (0u64, 0u64);
+        let out_of_time =
+            |started: &Instant| config.wall.is_some_and(|wall| started.elapsed() >= wall);
+        let mut stop = None;
+        loop {
+            let drawing = stop.is_none()
+                && config.cases.is_none_or(|cases| next_draw < cases)
+                && next_draw < next_fold + LAG;
+            if drawing {
+                // The corpus this case may be mutated from: as it stood
+                // `LAG` cases ago.
+                while snapshots.len() as u64 > LAG {
+                    snapshots.pop_front();
+                }
+                let bytes = seed_bytes(&mut master);
+                let pick = master.next_u64();
+                let (origin, persisted, (params, seed)) = if let Some(saved) = replay.pop_front() {
+                    (Origin::Replayed, Some(saved), draw(config.world, &saved))
+                } else {
+                    let pool = snapshots.front().filter(|pool| !pool.is_empty());
+                    match pool {
+                        Some(pool) if config.guided && pick % 2 == 1 => {
+                            let parent = &pool[(pick / 2) as usize % pool.len()];
+                            (Origin::Mutated, None, mutate(parent, &bytes))
+                        }
+                        _ => (Origin::Fresh, Some(bytes), draw(config.world, &bytes)),
+                    }
+                };
+                let job = Job {
+                    index: next_draw,
+                    origin,
+                    params,
+                    seed,
+                    persisted,
+                };
+                if job_tx.send(job).is_err() {
+                    break;
+                }
+                next_draw += 1;
+                continue;
+            }
+            if next_fold == next_draw {
+                break;
+            }
+            // Fold the next result in case order.
+            while !pending.contains_key(&next_fold) {
+                match done_rx.recv() {
+                    Ok(outcome) => {
+                        pending.insert(outcome.job.index, outcome);
+                    }
+                    Err(_) => return,
+                }
+            }
+            let folded = pending.remove(&next_fold).expect("just checked");
+            next_fold += 1;
+            if stop.is_some() {
+                continue;
+            }
+            report.cases += 1;
+            report.mutated += u64::from(folded.job.origin == Origin::Mutated);
+            for mark in &folded.marks {
+                *report.marks.entry(*mark).or_default() += 1;
+            }
+            corpus.offer(&folded.job.params, folded.job.seed, &folded.marks);
+            snapshots.push_back(corpus.cases.iter().cloned().collect());
+            if let Some(expect) = folded.expect {
+                if let (Some(path), Some(bytes), Origin::Fresh) =
+                    (&config.regressions, folded.job.persisted, folded.job.origin)
+                {
+                    if let Some(seed) = persisted(&bytes) {
+                        persistence(path).save_persisted_failure2(None, seed, &folded.message);
+                    }
+                }
+                report.found.push(Found {
+                    index: folded.job.index,
+                    origin: folded.job.origin,
+                    params: folded.job.params,
+                    seed: folded.job.seed,
+                    expect,
+                    contracts: folded.contracts,
+                    message: folded.message,
+                    shrunk: None,
+                });
+                if !config.keep_going {
+                    stop = Some(Stop::Failure);
+                }
+            }
+            if stop.is_none() && out_of_time(&started) {
+                stop = Some(Stop::Time);
+            }
+            progress(report.cases, report.found.len(), report.marks.len());
+        }
+        report.stop = stop.unwrap_or(Stop::Cases);
+        drop(job_tx);
+    });
+    report.corpus = corpus.cases.len();
+    if let Some(budget) = config.shrink {
+        for found in &mut report.found {
+            let description = format!(
+                "Found by `lanesim hunt --seed {} --world {}` (case {}): {}",
+                config.seed,
+                config.world.name(),
+                found.index,
+                found.message
+            );
+            // A file that cannot be written leaves the failure unshrunk
+            // (its parameters are still reported).
+            let _ = shrink_found(
+                found,
+                HORIZON,
+                config.planted,
+                budget,
+                &config.out,
+                &description,
+            );
+        }
+    }
+    report.wall = started.elapsed();
+    report
+}
+
+/// Shrinks a failure and writes it as `<out>/<label>-<seed>.toml`.
+fn shrink_found(
+    found: &mut Found,
+    horizon: Duration,
+    planted: Planted,
+    budget: Budget,
+    out: &Path,
+    description: &str,
+) -> std::io::Result<()> {
+    let shrunk = shrink_case(
+        &found.params,
+        found.seed,
+        horizon,
+        found.expect,
+        planted,
+        budget,
+    );
+    let path = out.join(format!("{}-{}.toml", found.expect.label(), found.seed));
+    let description = format!("{description} Shrunk in {} runs.", shrunk.runs);
+    write_case(&shrunk.params, found.seed, horizon, &description, &path)?;
+    found.shrunk = Some((shrunk, path));
+    Ok(())
+}
+
+/// Shrinks a failing run of a written scenario: `params` sampled from it on
+/// `seed`, run within its `horizon`; the shrunk case goes to `out`.
+///
+/// # Errors
+/// When the run does not fail (nothing to shrink) or the file cannot be
+/// written.
+pub fn shrink_run(
+    params: &Params,
+    seed: u64,
+    horizon: Duration,
+    planted: Planted,
+    budget: Budget,
+    out: &Path,
+) -> Result<Found, String> {
+    let result = run_case(params, seed, horizon, planted)
+        .map_err(|error| format!("its parameters do not make a valid scenario file: {error}"))?;
+    let folded = outcome(
+        Job {
+            index: 0,
+            origin: Origin::Written,
+            params: params.clone(),
+            seed,
+            persisted: None,
+        },
+        Ok(result),
+    );
+    let expect = folded.expect.ok_or("the run passes: nothing to shrink")?;
+    let mut found = Found {
+        index: 0,
+        origin: Origin::Written,
+        params: folded.job.params,
+        seed,
+        expect,
+        contracts: folded.contracts,
+        message: folded.message,
+        shrunk: None,
+    };
+    let description = format!(
+        "Shrunk by `lanesim shrink` from seed {seed}: {}",
+        found.message
+    );
+    shrink_found(&mut found, horizon, planted, budget, out, &description)
+        .map_err(|error| format!("{}: {error}", out.display()))?;
+    Ok(found)
+}
+
+/// Writes a case as its exact scenario file.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn write_case(
+    params: &Params,
+    seed: u64,
+    horizon: Duration,
+    description: &str,
+    path: &Path,
+) -> std::io::Result<()> {
+    let file = params.to_file(description.to_string(), seed, horizon);
+    let text = toml::to_string(&file).map_err(std::io::Error::other)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, text)
+}

@@ -1,0 +1,310 @@
+//! proptest strategies for whole runs: a world's parameters (workload,
+//! configuration, faults at generated virtual times) and the seed the run
+//! uses. Everything a scenario file can say, within bounds that keep one
+//! run cheap, and nothing a file cannot: every generated case is written
+//! out (`Params::to_file`) as a scenario `lanesim run` accepts.
+//!
+//! What the checkers assume of a scenario, the strategies respect: a slow
+//! peer reads well within the write deadline (slow is not wedged), link
+//! latency stays well inside the connect timeout (a link no dial can cross
+//! is a partition), dispatcher policies have a limit.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use crate::coverage::PreemptPolicy;
+use crate::scenario::{
+    FaultKind, LanesParams, Params, Policy, ScheduledFault, SenderParams, WorldKind, SLOW_FRACTION,
+};
+
+/// The most each knob is drawn at (the least, where it is not 0 or 1):
+/// one table for generation and for mutation (`genes`), so a mutant is a
+/// case the strategies could have drawn. Sized so one run stays cheap: a
+/// lanes case runs at most a few seconds of virtual time, a sender case
+/// stays within a few write deadlines of its last fault.
+pub mod bounds {
+    /// Keys.
+    pub const L_KEYS: u64 = 12;
+    /// Producers.
+    pub const L_PRODUCERS: u64 = 4;
+    /// Items per producer.
+    pub const L_ITEMS: u64 = 120;
+    /// Items per burst.
+    pub const L_BURST: u64 = 16;
+    /// Gap between items, µs.
+    pub const L_GAP_US: u64 = 1_000;
+    /// Pause between bursts, µs.
+    pub const L_PAUSE_US: u64 = 5_000;
+    /// Handler time, µs.
+    pub const L_HANDLER_US: u64 = 3_000;
+    /// Share of items sent to the hot key.
+    pub const L_HOT_KEY: f64 = 0.9;
+    /// Idle TTL, µs.
+    pub const L_TTL_US: (u64, u64) = (1_000, 10_000);
+    /// Lane capacity.
+    pub const L_CAPACITY: u64 = 16;
+    /// Handler panic chance (each kind).
+    pub const L_PANIC: f64 = 0.3;
+    /// When the router is dropped, µs.
+    pub const L_DROP_AT_US: u64 = 60_000;
+    /// Keys whose handler hangs.
+    pub const L_STUCK: u64 = 3;
+    /// Buggify chance.
+    pub const L_BUGGIFY: f64 = 0.5;
+    /// Preemption chance, in millionths (certainty).
+    pub const PPM: u64 = 1_000_000;
+    /// Preemption length, µs.
+    pub const PREEMPT_US: u64 = 2_000;
+    /// Peers.
+    pub const S_PEERS: u64 = 5;
+    /// Data frames.
+    pub const S_DATA: u64 = 250;
+    /// Links (each a control frame).
+    pub const S_LINKS: u64 = 60;
+    /// Frame payload bytes.
+    pub const S_FRAME_BYTES: u64 = 20_000;
+    /// Gap between sends, µs.
+    pub const S_GAP_US: u64 = 5_000;
+    /// Data lane capacity.
+    pub const S_DATA_CAPACITY: u64 = 1_024;
+    /// Control lane capacity.
+    pub const S_CONTROL_CAPACITY: u64 = 64;
+    /// Write deadline, ms.
+    pub const S_WRITE_MS: (u64, u64) = (100, 5_000);
+    /// Connect timeout, ms.
+    pub const S_CONNECT_MS: (u64, u64) = (50, 1_000);
+    /// Redial delay, µs.
+    pub const S_REDIAL_US: (u64, u64) = (1_000, 300_000);
+    /// When the sender shuts down, µs.
+    pub const S_SHUTDOWN_US: u64 = 500_000;
+    /// When a fault strikes, µs.
+    pub const S_FAULT_AT_US: u64 = 400_000;
+    /// Most faults.
+    pub const S_FAULTS: usize = 5;
+}
+
+use bounds::*;
+
+/// Which world a hunt generates for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HuntWorld {
+    /// Lanes and sender cases, alternating.
+    Both,
+    /// LaneRouter / OrderedDispatcher.
+    Lanes,
+    /// DistSender and its connections.
+    Sender,
+}
+
+impl HuntWorld {
+    /// Its name on the command line.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Both => "both",
+            Self::Lanes => "lanes",
+            Self::Sender => "sender",
+        }
+    }
+
+    /// Whether its cases run in `world`.
+    #[must_use]
+    pub fn covers(self, world: WorldKind) -> bool {
+        match self {
+            Self::Both => true,
+            Self::Lanes => world == WorldKind::Lanes,
+            Self::Sender => world == WorldKind::Sender,
+        }
+    }
+}
+
+fn us(micros: u64) -> Duration {
+    Duration::from_micros(micros)
+}
+
+fn ordered((a, b): (u64, u64)) -> (u64, u64) {
+    (a.min(b), a.max(b))
+}
+
+fn span((a, b): (u64, u64)) -> (Duration, Duration) {
+    let (lo, hi) = ordered((a, b));
+    (us(lo), us(hi))
+}
+
+/// A chance: zero half the time (a feature off), else up to `max`, in
+/// millionths so a shrink step changes it by a whole unit.
+fn chance(max: f64) -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(0.0),
+        (1..=(max * 1e6) as u64).prop_map(|millionths| millionths as f64 / 1e6),
+    ]
+}
+
+fn preempt() -> impl Strategy<Value = PreemptPolicy> {
+    (chance(1.0), (0..=PREEMPT_US, 0..=PREEMPT_US)).prop_map(|(chance, sleep)| PreemptPolicy {
+        chance,
+        sleep: if chance > 0.0 {
+            span(sleep)
+        } else {
+            (Duration::ZERO, Duration::ZERO)
+        },
+    })
+}
+
+/// The lanes world's parameters.
+pub fn lanes() -> impl Strategy<Value = LanesParams> {
+    let workload = (
+        1..=L_KEYS,
+        1..=L_PRODUCERS,
+        1..=L_ITEMS,
+        (1..=L_BURST, 1..=L_BURST),
+        (0..=L_GAP_US, 0..=L_GAP_US),
+        (0..=L_PAUSE_US, 0..=L_PAUSE_US),
+        (0..=L_HANDLER_US, 0..=L_HANDLER_US),
+        chance(L_HOT_KEY),
+    );
+    let config = (
+        prop::option::weighted(0.7, L_TTL_US.0..=L_TTL_US.1),
+        prop_oneof![Just(Policy::Raw), Just(Policy::Reject), Just(Policy::Warn)],
+        prop::option::weighted(0.6, 1..=L_CAPACITY),
+        chance(L_PANIC),
+        chance(L_PANIC),
+        prop::option::weighted(0.3, 0..=L_DROP_AT_US),
+        prop::option::weighted(0.2, 1..=L_STUCK),
+        chance(L_BUGGIFY),
+        preempt(),
+    );
+    (workload, config).prop_map(
+        |(
+            (keys, producers, items, burst, gap, pause, handler, hot_key),
+            (ttl, policy, capacity, panic, sync_panic, drop_at, stuck, buggify, preempt),
+        )| LanesParams {
+            keys,
+            producers,
+            items_per_producer: items,
+            burst: ordered(burst),
+            gap: span(gap),
+            pause: span(pause),
+            handler: span(handler),
+            hot_key,
+            idle_ttl: ttl.map(us),
+            // The dispatcher's policies need a limit.
+            capacity: match policy {
+                Policy::Raw => capacity,
+                Policy::Reject | Policy::Warn => Some(capacity.unwrap_or(4)),
+            },
+            policy,
+            panic_chance: panic,
+            sync_panic_chance: sync_panic,
+            drop_router_at: drop_at.map(us),
+            stuck_keys: stuck.map_or(0, |stuck| stuck.min(keys - 1)),
+            buggify,
+            preempt,
+        },
+    )
+}
+
+const KINDS: [FaultKind; 7] = [
+    FaultKind::Wedge,
+    FaultKind::Slow,
+    FaultKind::Kill,
+    FaultKind::CrashBounce,
+    FaultKind::Partition,
+    FaultKind::Latency,
+    FaultKind::Disconnect,
+];
+
+/// One fault as drawn: kind, peer index (taken modulo the peers), when, and
+/// a length in thousandths of the kind's longest (so it scales with the
+/// run's deadlines).
+type RawFault = (usize, u64, u64, u64);
+
+fn fault() -> impl Strategy<Value = RawFault> {
+    (0..KINDS.len(), 0..8u64, 0..=S_FAULT_AT_US, 1..=1_000u64)
+}
+
+/// The sender world's parameters.
+pub fn sender() -> impl Strategy<Value = SenderParams> {
+    let workload = (
+        1..=S_PEERS,
+        0..=S_DATA,
+        0..=S_LINKS,
+        (0..=S_FRAME_BYTES, 0..=S_FRAME_BYTES),
+        (0..=S_GAP_US, 0..=S_GAP_US),
+        1..=S_DATA_CAPACITY,
+        1..=S_CONTROL_CAPACITY,
+    );
+    let config = (
+        S_WRITE_MS.0..=S_WRITE_MS.1,
+        S_CONNECT_MS.0..=S_CONNECT_MS.1,
+        prop::option::weighted(0.7, S_REDIAL_US.0..=S_REDIAL_US.1),
+        536..=1_460u64,
+        prop_oneof![Just(1u64), Just(2), Just(5), Just(10), Just(20)],
+        4..=64u64,
+        prop::option::weighted(0.2, 0..=S_SHUTDOWN_US),
+        preempt(),
+        prop::collection::vec(fault(), 0..=S_FAULTS),
+    );
+    (workload, config).prop_map(
+        |(
+            (peers, data_frames, links, frame_bytes, gap, data_capacity, control_capacity),
+            (write_ms, connect_ms, redial, mss, tick_ms, tcp_capacity, shutdown, preempt, faults),
+        )| {
+            let write_timeout = Duration::from_millis(write_ms);
+            let connect_timeout = Duration::from_millis(connect_ms);
+            let mut faults: Vec<ScheduledFault> = faults
+                .into_iter()
+                .map(|(kind, peer, at, permille)| {
+                    let kind = KINDS[kind];
+                    let longest = match kind {
+                        FaultKind::Slow => write_timeout / (SLOW_FRACTION * 2),
+                        FaultKind::Latency => connect_timeout / 4,
+                        _ => write_timeout * 2,
+                    };
+                    let lasting = (longest * permille as u32 / 1_000).max(us(1));
+                    ScheduledFault {
+                        kind,
+                        peer: peer % peers,
+                        at: us(at),
+                        lasting: if kind.lasts() {
+                            lasting
+                        } else {
+                            Duration::ZERO
+                        },
+                    }
+                })
+                .collect();
+            faults.sort_by_key(|f| (f.at, f.peer));
+            SenderParams {
+                peers,
+                data_frames,
+                links,
+                frame_bytes: ordered(frame_bytes),
+                gap: span(gap),
+                data_capacity,
+                control_capacity,
+                write_timeout,
+                connect_timeout,
+                redial_after: redial.map(us),
+                mss,
+                tick: Duration::from_millis(tick_ms),
+                tcp_capacity,
+                faults,
+                shutdown_at: shutdown.map(us),
+                preempt,
+            }
+        },
+    )
+}
+
+/// A whole case for `world`: parameters and the seed the run uses.
+pub fn case(world: HuntWorld) -> BoxedStrategy<(Params, u64)> {
+    let lanes = (lanes(), any::<u64>()).prop_map(|(p, seed)| (Params::Lanes(p), seed));
+    let sender = (sender(), any::<u64>()).prop_map(|(p, seed)| (Params::Sender(p), seed));
+    match world {
+        HuntWorld::Lanes => lanes.boxed(),
+        HuntWorld::Sender => sender.boxed(),
+        HuntWorld::Both => prop_oneof![lanes, sender].boxed(),
+    }
+}
