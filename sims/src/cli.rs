@@ -18,12 +18,13 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::coverage::{CoverMark, WorldMark};
+use crate::hunt::bench::BugChases;
 use crate::hunt::genes::size;
 use crate::hunt::shrink::{Budget, Expect};
 use crate::hunt::strategy::HuntWorld;
 use crate::hunt::{self, Found, HuntConfig, HuntReport, Origin, Stop};
 use crate::run::bench::BenchReport;
-use crate::run::selftest::{self, catalogue_contracts, BugReport};
+use crate::run::selftest::{self, catalogue_contracts, BugReport, TURMOIL_LAYER};
 use crate::run::{self, report, Divergence, RunResult, ScenarioReach, Verdict};
 use crate::scenario::{parse_seed_range, Scenario, MAX_SEEDS};
 
@@ -161,6 +162,17 @@ enum Command {
         /// Skip the 5 s real loopback exchange.
         #[arg(long)]
         no_real: bool,
+        /// Instead, the detection benchmark: hunt each planted bug a
+        /// simulated world can see, guided and unguided (needs a
+        /// `--features planted-bugs` build).
+        #[arg(long)]
+        detection: bool,
+        /// `--detection`: the hunt seeds `A..B`.
+        #[arg(long, default_value = "1..6")]
+        hunt_seeds: String,
+        /// `--detection`: each hunt's wall budget.
+        #[arg(long, default_value = "60s", value_parser = parse_wall)]
+        hunt_for: Duration,
     },
     /// Generate cases (proptest), run each against every contract its world
     /// decides, and shrink the first failure to a scenario file.
@@ -259,6 +271,8 @@ pub enum Outcome {
     },
     /// `bench`.
     Bench(BenchReport),
+    /// `bench --detection`: per bug, its hunts; each hunt's budget.
+    Detection(Vec<BugChases>, Duration),
     /// `audit`: per scenario, seeds compared and divergences.
     Audit(Vec<(String, u64, Vec<Divergence>)>),
     /// `hunt`.
@@ -282,7 +296,7 @@ impl Outcome {
     #[must_use]
     pub fn exit(&self) -> Exit {
         match self {
-            Self::List(_) | Self::Bench(_) => Exit::Pass,
+            Self::List(_) | Self::Bench(_) | Self::Detection(..) => Exit::Pass,
             Self::Run {
                 results, reaches, ..
             } => {
@@ -378,9 +392,16 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             format,
         } => selftest(&paths, seeds.as_deref(), format),
         Command::Bench {
+            detection: true,
+            hunt_seeds,
+            hunt_for,
+            ..
+        } => detection_bench(&hunt_seeds, hunt_for),
+        Command::Bench {
             paths,
             seeds,
             no_real,
+            ..
         } => Ok(Outcome::Bench(run::bench::report(
             &load_all(&paths)?,
             seed_range("--seeds", &seeds)?,
@@ -509,6 +530,44 @@ fn hunt(config: &HuntConfig) -> Outcome {
         report,
         planted: config.planted,
     }
+}
+
+fn detection_bench(seeds: &str, wall: Duration) -> Result<Outcome, String> {
+    if CATALOGUE.is_empty() {
+        return Err(
+            "bench --detection needs planted bugs: use `cargo run --release --features planted-bugs -- bench --detection`"
+                .into(),
+        );
+    }
+    let seeds = seed_range("--hunt-seeds", seeds)?;
+    if seeds.end - seeds.start > 100 {
+        return Err("--hunt-seeds: at most 100 hunts per bug and mode".into());
+    }
+    announce(
+        Format::Human,
+        &format!(
+            "detection: {} bugs x hunt seeds {}..{} x guided/unguided, {wall:?} each",
+            TURMOIL_LAYER.len(),
+            seeds.start,
+            seeds.end
+        ),
+    );
+    let chases = hunt::bench::detection(&TURMOIL_LAYER, seeds, wall, &|bug, chase| {
+        eprintln!(
+            "  {} seed {} {}: {} cases, {:.2} s, {}",
+            bug.name(),
+            chase.seed,
+            if chase.guided { "guided" } else { "unguided" },
+            chase.cases,
+            chase.wall.as_secs_f64(),
+            match &chase.first {
+                Some(Ok(contract)) => format!("caught ({})", contract.id()),
+                Some(Err(label)) => format!("first failure {label}"),
+                None => "not caught".into(),
+            }
+        );
+    });
+    Ok(Outcome::Detection(chases, wall))
 }
 
 fn shrink(path: &Path, seed: u64, out: &Path, bug: Option<&str>) -> Result<Outcome, String> {
@@ -713,6 +772,7 @@ pub fn print(outcome: &Outcome) {
             format: Format::Json,
         } => println!("{}", selftest_json(reports)),
         Outcome::Bench(bench) => print!("{}", bench_table(bench)),
+        Outcome::Detection(chases, wall) => print!("{}", detection_table(chases, *wall)),
         Outcome::Audit(audits) => {
             let mut total = 0;
             for (name, seeds, divergences) in audits {
@@ -779,10 +839,27 @@ fn hunt_report(report: &HuntReport, planted: Planted) -> String {
             missed.join(" ")
         }
     );
+    let mut rarest: Vec<(u64, CoverMark)> = report.marks.iter().map(|(m, n)| (*n, *m)).collect();
+    rarest.sort_unstable();
+    let rarest: Vec<String> = rarest
+        .iter()
+        .take(8)
+        .map(|(n, mark)| format!("{mark} {n}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "rarest marks (cases that reached them): {}",
+        rarest.join(", ")
+    );
     for found in &report.found {
         found_lines(&mut out, found, planted);
     }
-    let _ = writeln!(out, "hunt: {} failure(s)", report.found.len());
+    let _ = writeln!(
+        out,
+        "hunt: {} failure(s); digest of its runs {:016x}",
+        report.found.len(),
+        report.digest
+    );
     out
 }
 
@@ -1024,6 +1101,85 @@ fn bench_table(bench: &BenchReport) -> String {
     out
 }
 
+fn detection_table(bugs: &[BugChases], wall: Duration) -> String {
+    use hunt::bench::median;
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| bug | contract | guided: caught | cases (median) | wall (median / max) | unguided: caught | cases (median) | wall (median / max) | shrink wall (median / max) | shrunk to (largest) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
+    let mut worst_wall = Duration::ZERO;
+    let mut all_caught = true;
+    for bug in bugs {
+        let mode = |guided: bool| -> String {
+            let chases: Vec<_> = bug.chases.iter().filter(|c| c.guided == guided).collect();
+            let caught = chases.iter().filter(|c| c.caught()).count();
+            // An uncaught hunt counts as never: it sorts last.
+            let mut cases: Vec<u64> = chases
+                .iter()
+                .map(|c| if c.caught() { c.cases } else { u64::MAX })
+                .collect();
+            let mut walls: Vec<Duration> = chases
+                .iter()
+                .map(|c| if c.caught() { c.wall } else { Duration::MAX })
+                .collect();
+            let show_cases = |v: Option<u64>| match v {
+                Some(u64::MAX) | None => "-".to_string(),
+                Some(v) => v.to_string(),
+            };
+            let show_wall = |v: Option<Duration>| match v {
+                Some(Duration::MAX) | None => format!("> {:.0} s", wall.as_secs_f64()),
+                Some(v) => format!("{:.2} s", v.as_secs_f64()),
+            };
+            let max = walls.iter().copied().max();
+            format!(
+                "{caught} / {} | {} | {} / {}",
+                chases.len(),
+                show_cases(median(&mut cases)),
+                show_wall(median(&mut walls)),
+                show_wall(max)
+            )
+        };
+        let contracts: Vec<&str> = catalogue_contracts(bug.bug)
+            .iter()
+            .map(|c| c.id())
+            .collect();
+        let shrinks: Vec<_> = bug.chases.iter().filter_map(|c| c.shrunk).collect();
+        let mut shrink_walls: Vec<Duration> = shrinks.iter().map(|s| s.0).collect();
+        let largest = shrinks.iter().map(|s| s.2).max();
+        for chase in bug.chases.iter().filter(|c| c.guided) {
+            all_caught &= chase.caught();
+            worst_wall = worst_wall.max(chase.wall);
+        }
+        let _ = writeln!(
+            out,
+            "| #{} {} | {} | {} | {} | {} / {} | {} |",
+            bug.bug.catalogue_id(),
+            bug.bug.name(),
+            contracts.join(", "),
+            mode(true),
+            mode(false),
+            median(&mut shrink_walls).map_or("-".into(), |w| format!("{:.2} s", w.as_secs_f64())),
+            shrink_walls
+                .iter()
+                .max()
+                .map_or("-".into(), |w| format!("{:.2} s", w.as_secs_f64())),
+            largest.map_or("-".into(), |(keys, items, faults)| format!(
+                "{keys} keys/peers, {items} items/frames, {faults} faults"
+            )),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "detection: guided hunts caught every bug from every seed: {}; slowest guided hunt {:.2} s",
+        if all_caught { "yes" } else { "NO" },
+        worst_wall.as_secs_f64()
+    );
+    out
+}
+
 fn init_tracing(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
@@ -1072,11 +1228,22 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
         .collect()
 }
 
+/// The `.toml` files under `path`, subdirectories included (so `run
+/// scenarios` runs `scenarios/regressions/` too), at most 16 levels deep.
 fn collect_toml(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    collect_toml_within(path, files, 16)
+}
+
+fn collect_toml_within(path: &Path, files: &mut Vec<PathBuf>, depth: u32) -> std::io::Result<()> {
     if path.is_dir() {
+        if depth == 0 {
+            return Ok(());
+        }
         for entry in std::fs::read_dir(path)? {
             let entry = entry?.path();
-            if entry.extension().is_some_and(|ext| ext == "toml") {
+            if entry.is_dir() {
+                collect_toml_within(&entry, files, depth - 1)?;
+            } else if entry.extension().is_some_and(|ext| ext == "toml") {
                 files.push(entry);
             }
         }

@@ -1134,3 +1134,91 @@ fn end_to_end_detects_an_invented_or_repeated_noconnection() {
     twice.insert(20, noconnection(861, 1, 7));
     assert_has(&twice, &context(), Contract::EndToEnd, "delivered twice");
 }
+
+/// A write deadline no longer than a healthy link needs to carry a frame
+/// excuses its own timeout (the hunt's 12 KB controls against 100 ms); a
+/// deadline above that bound does not.
+#[test]
+fn s7_detects_a_timeout_only_when_the_deadline_could_cover_a_healthy_transfer() {
+    let mut timeout = good();
+    timeout.insert(19, down(860, 1, Down::WriteTimeout, None));
+    let table = find(&timeout, |e| matches!(e, Event::TableAtEnd { .. }));
+    timeout[table] = at(
+        890,
+        Event::TableAtEnd {
+            peer: 0,
+            generation: None,
+        },
+    );
+    let mut roomy = context();
+    roomy.write_timeout = Some(Duration::from_secs(5));
+    roomy.write_bound = Duration::from_millis(480);
+    assert_has(
+        &timeout,
+        &roomy,
+        Contract::S7,
+        "went down (WriteTimeout) with no cause",
+    );
+    let mut tight = roomy;
+    tight.write_timeout = Some(Duration::from_millis(100));
+    assert!(!found(&timeout, &tight)
+        .iter()
+        .any(|(c, _)| *c == Contract::S7));
+}
+
+/// A peer's close sent into a partition is lost for good (turmoil drops
+/// it), so its generation staying up is excused then, and only then.
+#[test]
+fn s3_detects_a_close_that_no_partition_swallowed() {
+    let close = at(
+        960,
+        Event::PeerSocketClosed {
+            peer: 0,
+            socket: SOCKET,
+            how: SocketEnd::Eof,
+        },
+    );
+    let mut swallowed = good();
+    swallowed.push(close.clone());
+    swallowed.push(fault(1000, FaultApplied::Partition));
+    assert!(!found(&swallowed, &context())
+        .iter()
+        .any(|(c, m)| *c == Contract::S3 && m.contains("never went down")));
+    let mut later = good();
+    later.push(close);
+    later.push(fault(5_000, FaultApplied::Partition));
+    assert_has(&later, &context(), Contract::S3, "never went down");
+}
+
+/// A socket exists from its first byte (the dialer's hello), before its
+/// generation registers: a partition in between cuts it, and the frames it
+/// loses are excused; a partition over before the hello cuts nothing.
+#[test]
+fn s6_detects_a_loss_only_when_no_partition_cut_the_socket_before_it_registered() {
+    let lossy = |partition_ms: u64| {
+        let mut log = good();
+        log.retain(|r| {
+            !matches!(
+                r.event,
+                Event::FrameArrived {
+                    lane: Lane::Data,
+                    seq: 2,
+                    ..
+                }
+            )
+        });
+        for record in &mut log {
+            record.at += Duration::from_millis(300);
+        }
+        // Hello at 297 ms, the generation registers at 300 ms.
+        log.push(at(297, Event::HelloWriteBegun { socket: SOCKET }));
+        log.push(fault(partition_ms, FaultApplied::Partition));
+        log.push(fault(partition_ms, FaultApplied::Repair));
+        log.sort_by_key(|r| r.at);
+        log
+    };
+    assert!(!found(&lossy(298), &context())
+        .iter()
+        .any(|(c, _)| *c == Contract::S6));
+    assert_has(&lossy(100), &context(), Contract::S6, "never arrived");
+}

@@ -336,3 +336,167 @@ fn a_contract_that_could_not_have_failed_in_a_sweep_is_not_reached() {
         stdout(&out)
     );
 }
+
+/// Every count and duration a hunt takes has a bound; nonsense is exit 2.
+#[test]
+fn hunt_refuses_budgets_it_cannot_honour_with_exit_2() {
+    for args in [
+        ["hunt", "--for", "0s"],
+        ["hunt", "--for", "8d"],
+        ["hunt", "--for", "9h9"],
+        ["hunt", "--for", "200h"],
+        ["hunt", "--cases", "0"],
+        ["hunt", "--jobs", "0"],
+        ["hunt", "--jobs", "257"],
+        ["hunt", "--world", "mesh"],
+    ] {
+        let out = lanesim(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+        assert!(!stderr(&out).is_empty(), "{args:?}: no message");
+    }
+    let out = lanesim(&["run", "scenarios/lanes_order.toml", "--seeds", "0..2000000"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("at most 1000000 seeds"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A hunt says what it will do (its seed first), then how many cases it
+/// ran, what marks they reached and a digest of its runs; the same seed
+/// prints the same digest.
+#[test]
+fn a_hunt_prints_its_seed_first_then_cases_marks_and_digest() {
+    let regressions =
+        std::env::temp_dir().join(format!("lanesim-cli-hunt-{}.txt", std::process::id()));
+    let run = || {
+        lanesim(&[
+            "hunt",
+            "--cases",
+            "24",
+            "--seed",
+            "3",
+            "--world",
+            "lanes",
+            "--regressions",
+            regressions.to_str().unwrap(),
+        ])
+    };
+    let (first, second) = (run(), run());
+    assert_eq!(first.status.code(), Some(0), "{}", stdout(&first));
+    let text = stdout(&first);
+    assert!(
+        text.starts_with("hunt --seed 3 --world lanes: 24 cases"),
+        "{text}"
+    );
+    assert!(text.contains("hunt: 24 cases"), "{text}");
+    assert!(text.contains("marks reached: "), "{text}");
+    let digest = |text: &str| {
+        text.lines()
+            .find(|l| l.contains("digest"))
+            .map(str::to_owned)
+    };
+    assert!(digest(&text).is_some(), "{text}");
+    assert_eq!(digest(&text), digest(&stdout(&second)));
+}
+
+/// `shrink` on a passing seed has nothing to do: a clear error, exit 2.
+#[test]
+fn shrinking_a_passing_seed_is_refused() {
+    let out = lanesim(&["shrink", "scenarios/lanes_order.toml", "--seed", "3"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("nothing to shrink"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `shrink` writes a smaller exact scenario that `run` and the printed
+/// repro line (`replay`) both fail the same way.
+#[cfg(feature = "planted-bugs")]
+#[test]
+fn a_shrunk_file_round_trips_through_run_and_replay() {
+    let out_dir = std::env::temp_dir().join(format!("lanesim-cli-shrink-{}", std::process::id()));
+    let out = lanesim(&[
+        "shrink",
+        "scenarios/lanes_order.toml",
+        "--seed",
+        "5",
+        "--bug",
+        "pending-decremented-at-dequeue",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    assert!(text.contains("L4 violated"), "{text}");
+    let note = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("note: reproduce with:"))
+        .expect("a repro line");
+    let args: Vec<&str> = note
+        .split(" -- ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(args[0], "replay");
+    let path = args[1];
+    assert!(path.ends_with("L4-5.toml"), "{path}");
+    let replay = lanesim(&args);
+    assert_eq!(replay.status.code(), Some(1), "{}", stdout(&replay));
+    assert!(stdout(&replay).contains("L4 violated"));
+    let run = lanesim(&["run", path, "--bug", "pending-decremented-at-dequeue"]);
+    assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
+    assert!(stdout(&run).contains("L4 violated"));
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// A failure a hunt finds is kept in proptest's regression file, and the
+/// next hunt replays it before it draws anything new.
+#[cfg(feature = "planted-bugs")]
+#[test]
+fn a_hunts_failure_is_saved_and_replayed_first_by_the_next_hunt() {
+    let regressions = std::env::temp_dir().join(format!(
+        "lanesim-cli-regressions-{}.txt",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&regressions);
+    let hunt = |seed: &str| {
+        lanesim(&[
+            "hunt",
+            "--world",
+            "lanes",
+            "--cases",
+            "200",
+            "--seed",
+            seed,
+            "--no-shrink",
+            "--bug",
+            "no-exit-guard",
+            "--regressions",
+            regressions.to_str().unwrap(),
+        ])
+    };
+    let first = hunt("1");
+    assert_eq!(first.status.code(), Some(1), "{}", stdout(&first));
+    let saved = std::fs::read_to_string(&regressions).expect("the regression file");
+    assert!(saved.lines().any(|l| l.starts_with("cc ")), "{saved}");
+    let second = hunt("2");
+    assert_eq!(second.status.code(), Some(1), "{}", stdout(&second));
+    assert!(
+        stdout(&second).contains("FAIL case 0 (replayed from the regression file"),
+        "{}",
+        stdout(&second)
+    );
+    let _ = std::fs::remove_file(&regressions);
+}

@@ -49,3 +49,152 @@ fn an_exact_file_pins_a_runs_parameters_and_replays_the_run() {
         }
     }
 }
+
+mod hunting {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use lanesim::planted::Planted;
+    use lanesim_sims::hunt::strategy::HuntWorld;
+    use lanesim_sims::hunt::{hunt, HuntConfig, HuntReport};
+
+    pub fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lanesim-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    pub fn config(seed: u64, cases: u64, jobs: usize, planted: Planted) -> HuntConfig {
+        HuntConfig {
+            world: HuntWorld::Both,
+            seed,
+            cases: Some(cases),
+            wall: Some(Duration::from_secs(300)),
+            jobs,
+            keep_going: false,
+            planted,
+            guided: true,
+            shrink: None,
+            out: scratch("out"),
+            regressions: None,
+        }
+    }
+
+    pub fn quiet(config: &HuntConfig) -> HuntReport {
+        hunt(config, &|_, _, _| {})
+    }
+
+    /// The hunt's seed fixes its cases and their order, however many
+    /// workers run them; another seed draws others. (Past `LAG` cases the
+    /// corpus feeds the draw, so guidance is covered too.)
+    #[test]
+    fn a_hunt_draws_the_same_cases_from_the_same_seed_whatever_its_jobs() {
+        let one = quiet(&config(7, 60, 1, Planted::none()));
+        let three = quiet(&config(7, 60, 3, Planted::none()));
+        let other = quiet(&config(8, 60, 1, Planted::none()));
+        assert_eq!(one.cases, 60);
+        assert!(one.mutated > 0, "guidance drew no case from the corpus");
+        assert_eq!(
+            (one.digest, one.mutated, &one.marks),
+            (three.digest, three.mutated, &three.marks)
+        );
+        assert_ne!(one.digest, other.digest);
+    }
+
+    /// Every case in the committed regression file (failures hunts found
+    /// and the fixes they led to) is replayed first, and passes now.
+    #[test]
+    fn the_committed_regression_cases_replay_first_and_pass() {
+        let path = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../proptest-regressions/hunt-both.txt"
+        ));
+        let saved = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("cc "))
+            .count() as u64;
+        assert!(saved >= 5, "{saved} saved cases");
+        let mut config = config(1, saved, 2, Planted::none());
+        config.regressions = Some(path);
+        let report = quiet(&config);
+        assert_eq!(report.cases, saved);
+        let found: Vec<String> = report.found.iter().map(|f| f.message.clone()).collect();
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    /// On the code as it is, generated cases break no contract: every
+    /// checker's assumptions hold for everything the strategies draw.
+    #[test]
+    fn a_short_hunt_on_the_correct_code_finds_nothing() {
+        let report = quiet(&config(1, 80, 2, Planted::none()));
+        let found: Vec<String> = report.found.iter().map(|f| f.message.clone()).collect();
+        assert!(found.is_empty(), "{found:?}");
+        assert!(report.marks.len() > 20, "{} marks", report.marks.len());
+    }
+}
+
+#[cfg(feature = "planted-bugs")]
+mod planted {
+    use std::time::Duration;
+
+    use lanesim::planted::Planted;
+    use lanesim_sims::hunt::genes::size;
+    use lanesim_sims::hunt::shrink::{Budget, Expect};
+    use lanesim_sims::run::execute;
+    use lanesim_sims::run::selftest::{catalogue_contracts, TURMOIL_LAYER};
+    use lanesim_sims::scenario::Scenario;
+
+    use super::hunting::{config, quiet, scratch};
+
+    /// Every planted bug a simulated world sees: a short hunt finds it by
+    /// one of its own contracts, the shrink leaves at most 6 keys or
+    /// peers, 24 items or frames and 1 fault, and the file written loads,
+    /// pins the failing seed, and fails the same way when run.
+    #[test]
+    fn every_planted_bug_a_world_sees_is_hunted_and_shrunk_to_a_small_file_that_fails_the_same_way()
+    {
+        for bug in TURMOIL_LAYER {
+            let planted = Planted::select(bug).expect("a planted-bugs build");
+            let mut config = config(1, 200, 2, planted);
+            config.out = scratch(bug.name());
+            config.shrink = Some(Budget {
+                runs: 2_000,
+                wall: Duration::from_secs(120),
+            });
+            let report = quiet(&config);
+            let found = report
+                .found
+                .first()
+                .unwrap_or_else(|| panic!("{}: not found in 200 cases", bug.name()));
+            let Expect::Violates(contract) = found.expect else {
+                panic!("{}: failed as {:?}", bug.name(), found.expect);
+            };
+            assert!(
+                catalogue_contracts(bug).contains(&contract),
+                "{}: first failure {}: {}",
+                bug.name(),
+                contract.id(),
+                found.message
+            );
+            let (shrunk, path) = found.shrunk.as_ref().expect("shrunk and written");
+            let (keys, items, faults) = size(&shrunk.params);
+            assert!(
+                keys <= 6 && items <= 24 && faults <= 1,
+                "{}: shrunk only to {keys} keys/peers, {items} items/frames, {faults} faults: {}",
+                bug.name(),
+                shrunk.params
+            );
+            let scenario = Scenario::load(path).expect("the shrunk file loads");
+            assert_eq!(scenario.default_seeds(), found.seed..found.seed + 1);
+            assert_eq!(scenario.sample(found.seed), shrunk.params);
+            let result = execute(&scenario, found.seed, planted);
+            assert!(
+                found.expect.met_by(&result),
+                "{}: the shrunk file passes",
+                bug.name()
+            );
+            let _ = std::fs::remove_dir_all(&config.out);
+        }
+    }
+}

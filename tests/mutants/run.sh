@@ -2,8 +2,8 @@
 # Mutation runner for lanesim: which hand-made mutants do the simulated
 # worlds catch?
 #
-#   run.sh <repo-checkout> [--label L] [--tests] [--no-baseline] [--keep]
-#          [--timeout SECS] [mutant-id...]
+#   run.sh <repo-checkout> [--label L] [--tests] [--hunt SECS] [--no-baseline]
+#          [--keep] [--timeout SECS] [mutant-id...]
 #
 # For each mutant (all of mutants.toml unless ids are given):
 #   1. copies the checkout's working tree (uncommitted changes included,
@@ -15,6 +15,8 @@
 #   4. runs, from the copy's root, with a timeout (default 600 s):
 #      nice -n 19 target/release/lanesim run scenarios --jobs 1
 #   5. with --tests, also: nice -n 19 cargo test --release -p lanesim
+#   6. with --hunt SECS, also a generated-case hunt (fixed seed, one job):
+#      nice -n 19 target/release/lanesim hunt --for SECS --seed 1 --no-shrink
 # Results: $LANESIM_MUTANTS_OUT/results-<label>.tsv (label = --label, else the
 # checkout's short git hash, "-dirty" appended if it has uncommitted
 # changes), logs under $LANESIM_MUTANTS_OUT/logs/<label>/.
@@ -36,13 +38,14 @@ WORK="$OUT/work"
 export CARGO_TARGET_DIR="$OUT/target"
 BIN="$CARGO_TARGET_DIR/release/lanesim"
 
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 
-CHECKOUT=""; LABEL=""; TESTS=0; BASELINE=1; KEEP=0; TIMEOUT=600; IDS=()
+CHECKOUT=""; LABEL=""; TESTS=0; HUNT=0; BASELINE=1; KEEP=0; TIMEOUT=600; IDS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --label) LABEL="$2"; shift 2 ;;
     --tests) TESTS=1; shift ;;
+    --hunt) HUNT="$2"; shift 2 ;;
     --no-baseline) BASELINE=0; shift ;;
     --keep) KEEP=1; shift ;;
     --timeout) TIMEOUT="$2"; shift 2 ;;
@@ -71,7 +74,7 @@ RESULTS="$OUT/results-$LABEL.tsv"
 exec 9>"$OUT/.runner.lock"
 flock -n 9 || { echo "another run.sh holds $OUT/.runner.lock" >&2; exit 2; }
 
-printf 'id\tsim_visible\texpect\tbuild\texit\tverdict\tcontracts_seen\tfailing_scenarios\ttests\twall_s\tclass\tvariant\n' > "$RESULTS"
+printf 'id\tsim_visible\texpect\tbuild\texit\tverdict\tcontracts_seen\tfailing_scenarios\ttests\twall_s\tclass\tvariant\thunt\thunt_found\n' > "$RESULTS"
 echo "checkout $CHECKOUT  label $LABEL  mutants ${#IDS[@]}  results $RESULTS"
 
 copy_tree() { # src dst: working tree, without build output
@@ -91,7 +94,7 @@ for id in "${IDS[@]}"; do
   fi
   IFS=$'\t' read -r class expect sim <<<"$meta"
   dst="$WORK/$id"
-  build="-"; code="-"; verdict=""; seen=""; failing=""; tests="-"; variant="-"
+  build="-"; code="-"; verdict=""; seen=""; failing=""; tests="-"; variant="-"; hunt="-"; hunt_found="-"
   copy_tree "$CHECKOUT" "$dst"
   if [ "$id" != "_baseline" ] && ! python3 "$HERE/mutate.py" apply "$TOML" "$id" "$dst" > "$LOGS/$id.apply.log" 2>&1; then
     verdict="apply-fail"
@@ -118,6 +121,17 @@ for id in "${IDS[@]}"; do
       if [ "$id" = "_baseline" ] && [ "$code" != 0 ]; then
         echo "!! baseline does not pass (exit $code): every mutant result is suspect" >&2
       fi
+      if [ "$HUNT" != 0 ]; then
+        ( cd "$dst" && timeout -k 10 $(( HUNT + 600 )) nice -n 19 "$BIN" hunt --for "${HUNT}s" --seed 1 --no-shrink \
+            --regressions "$LOGS/$id.hunt-regressions.txt" ) > "$LOGS/$id.hunt.log" 2>&1
+        case "$?" in
+          0) hunt="missed" ;;
+          1|3) hunt="caught"
+               hunt_found="$(grep -m1 -oE '^FAIL case [0-9]+ .*: ([A-Za-z0-9-]+ violated|liveness)' "$LOGS/$id.hunt.log" \
+                 | sed -E 's/^FAIL case ([0-9]+) .*: ([A-Za-z0-9-]+)( violated)?$/\2@case\1/')" ;;
+          *) hunt="crash" ;;
+        esac
+      fi
       if [ "$TESTS" = 1 ]; then
         if ( cd "$dst" && timeout -k 30 3600 nice -n 19 cargo test --release -p lanesim ) > "$LOGS/$id.tests.log" 2>&1; then
           tests="pass"; else tests="FAIL"; fi
@@ -129,9 +143,9 @@ for id in "${IDS[@]}"; do
   fi
   [ "$KEEP" = 1 ] || rm -rf "$dst"
   wall=$(( $(date +%s) - start ))
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$sim" "$expect" "$build" "$code" "$verdict" \
-    "${seen:--}" "${failing:--}" "$tests" "$wall" "$class" "$variant" >> "$RESULTS"
-  printf '%-40s %-10s exit=%-4s %-14s seen=%s tests=%s (%ss)\n' "$id" "build=$build" "$code" "$verdict" "${seen:--}" "$tests" "$wall"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$sim" "$expect" "$build" "$code" "$verdict" \
+    "${seen:--}" "${failing:--}" "$tests" "$wall" "$class" "$variant" "$hunt" "$hunt_found" >> "$RESULTS"
+  printf '%-40s %-10s exit=%-4s %-14s seen=%s tests=%s hunt=%s %s (%ss)\n' "$id" "build=$build" "$code" "$verdict" "${seen:--}" "$tests" "$hunt" "$hunt_found" "$wall"
 done
 
 echo
@@ -139,11 +153,14 @@ echo "== summary ($RESULTS) =="
 awk -F'\t' 'NR>1 && $1!="_baseline" {
     n++; v[$6]++
     if ($6=="caught") c[$2]++
+    if ($13=="caught") h++
+    if ($13=="caught" && $6!="caught") ho++
     t[$2]++
   }
   END {
     printf "mutants: %d  caught: %d  mark-miss only: %d  not caught: %d  crash: %d  build failure: %d  apply failure: %d\n",
       n, v["caught"], v["mark-miss"], v["missed"], v["crash"]+v["crash(timeout)"], v["build-fail"], v["apply-fail"]
     for (s in t) printf "  sim_visible=%-8s caught %d of %d\n", s, c[s]+0, t[s]
+    printf "hunt: caught %d (of which %d not caught by the scenarios)\n", h+0, ho+0
   }' "$RESULTS"
 awk -F'\t' 'NR>1 && $1=="_baseline" && $6!="pass" {print "WARNING: baseline verdict " $6 " (exit " $5 ")"}' "$RESULTS"

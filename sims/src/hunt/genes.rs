@@ -278,3 +278,41 @@ pub fn size(params: &Params) -> (u64, u64, usize) {
         Params::Sender(p) => (p.peers, p.data_frames + p.links, p.faults.len()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::hunt::shrink::{scenario_of, HORIZON};
+    use crate::hunt::strategy::{case, HuntWorld};
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Any knob of any generated case set anywhere between its least
+        /// and its mutation bound, or any fault removed, leaves a case
+        /// whose exact scenario file loads: shrinking and mutation never
+        /// step outside what a file can say.
+        #[test]
+        fn every_gene_setting_and_fault_removal_keeps_a_loadable_case(
+            (params, seed) in case(HuntWorld::Both),
+            pick in any::<prop::sample::Index>(),
+            fraction in 0.0f64..=1.0,
+        ) {
+            prop_assert!(scenario_of(&params, seed, HORIZON, "drawn").is_ok());
+            let knobs = genes(&params);
+            let index = pick.index(knobs.len());
+            let knob = knobs[index];
+            prop_assert!(knob.min <= knob.value && knob.value <= knob.max, "{knob:?}");
+            let value = knob.min + ((knob.max - knob.min) as f64 * fraction) as u64;
+            let moved = with_gene(&params, index, value);
+            prop_assert!(scenario_of(&moved, seed, HORIZON, "moved").is_ok(), "{knob:?} -> {value}");
+            if fault_count(&params) > 0 {
+                let fewer = without_fault(&params, pick.index(fault_count(&params)));
+                prop_assert_eq!(fault_count(&fewer), fault_count(&params) - 1);
+                prop_assert!(scenario_of(&fewer, seed, HORIZON, "fewer").is_ok());
+            }
+        }
+    }
+}

@@ -23,6 +23,7 @@
 //! own regression file format; a hunt replays every saved seed before it
 //! generates anything new.
 
+pub mod bench;
 pub mod genes;
 pub mod shrink;
 pub mod strategy;
@@ -145,6 +146,9 @@ pub struct HuntReport {
     pub wall: Duration,
     /// Why it stopped.
     pub stop: Stop,
+    /// The event-log hashes of every case run, folded in case order: equal
+    /// for two hunts that drew the same cases and ran them the same way.
+    pub digest: u64,
 }
 
 /// A case drawn, with what the workers need to run it.
@@ -164,6 +168,8 @@ struct Outcome {
     contracts: Vec<Contract>,
     message: String,
     marks: BTreeSet<CoverMark>,
+    /// The run's event-log hash (0: it did not run).
+    hash: u64,
 }
 
 fn outcome(job: Job, result: Result<RunResult, String>) -> Outcome {
@@ -177,6 +183,7 @@ fn outcome(job: Job, result: Result<RunResult, String>) -> Outcome {
                 contracts: Vec::new(),
                 message: format!("the generated case is not a valid scenario: {error}"),
                 marks: BTreeSet::new(),
+                hash: 0,
             }
         }
     };
@@ -196,6 +203,7 @@ fn outcome(job: Job, result: Result<RunResult, String>) -> Outcome {
         contracts,
         message,
         marks: result.coverage.keys().copied().collect(),
+        hash: result.hash,
         job,
     }
 }
@@ -311,6 +319,7 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
         corpus: 0,
         wall: Duration::ZERO,
         stop: Stop::Cases,
+        digest: 0,
     };
     let jobs = config.jobs.max(1);
     let (job_tx, job_rx) = mpsc::sync_channel::<Job>(jobs * 2);
@@ -391,6 +400,9 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
             }
             report.cases += 1;
             report.mutated += u64::from(folded.job.origin == Origin::Mutated);
+            report.digest = (report.digest ^ folded.hash)
+                .wrapping_mul(0x100_0000_01b3)
+                .rotate_left(5);
             for mark in &folded.marks {
                 *report.marks.entry(*mark).or_default() += 1;
             }
@@ -470,7 +482,7 @@ fn shrink_found(
         budget,
     );
     let path = out.join(format!("{}-{}.toml", found.expect.label(), found.seed));
-    let description = format!("{description} Shrunk in {} runs.", shrunk.runs);
+    let description = format!("{description} (shrunk in {} runs)", shrunk.runs);
     write_case(&shrunk.params, found.seed, horizon, &description, &path)?;
     found.shrunk = Some((shrunk, path));
     Ok(())
