@@ -209,10 +209,14 @@ fn outcome(job: Job, result: Result<RunResult, String>) -> Outcome {
 }
 
 /// The coverage-guided corpus: cases that reached a mark or a pair of
-/// marks first.
+/// marks first. Entries are numbered in the order they joined; a snapshot
+/// is a range of numbers, and an entry leaves (oldest first, once the
+/// corpus holds `CORPUS`) only when no snapshot still names it, so the
+/// corpus holds at most `CORPUS + LAG` cases and a snapshot costs nothing.
 #[derive(Default)]
 struct Corpus {
-    cases: VecDeque<(Params, u64)>,
+    cases: VecDeque<(u64, Params, u64)>,
+    next: u64,
     seen: BTreeSet<CoverMark>,
     pairs: BTreeSet<(CoverMark, CoverMark)>,
 }
@@ -228,11 +232,36 @@ impl Corpus {
             }
         }
         if new {
-            if self.cases.len() == CORPUS {
-                self.cases.pop_front();
-            }
-            self.cases.push_back((params.clone(), seed));
+            self.cases.push_back((self.next, params.clone(), seed));
+            self.next += 1;
         }
+    }
+
+    /// The entries joined so far: a snapshot.
+    fn snapshot(&self) -> std::ops::Range<u64> {
+        let first = self.cases.front().map_or(self.next, |(id, _, _)| *id);
+        let first = first.max(self.next.saturating_sub(CORPUS as u64));
+        first..self.next
+    }
+
+    /// The entry numbered `id`, if it is still here.
+    fn get(&self, id: u64) -> Option<&(u64, Params, u64)> {
+        let first = self.cases.front()?.0;
+        self.cases
+            .get(usize::try_from(id.checked_sub(first)?).ok()?)
+    }
+
+    /// Lets go of entries older than both the newest `CORPUS` and every
+    /// snapshot from `oldest` on.
+    fn evict(&mut self, oldest: u64) {
+        let keep_from = oldest.min(self.next.saturating_sub(CORPUS as u64));
+        while self.cases.front().is_some_and(|(id, _, _)| *id < keep_from) {
+            self.cases.pop_front();
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.snapshot().count()
     }
 }
 
@@ -256,11 +285,11 @@ fn draw(world: HuntWorld, bytes: &[u8; 32]) -> (Params, u64) {
 
 /// A corpus case with a new seed and one to three knobs moved anywhere
 /// between their least and their mutation bound.
-fn mutate(parent: &(Params, u64), bytes: &[u8; 32]) -> (Params, u64) {
+fn mutate(parent: &Params, bytes: &[u8; 32]) -> (Params, u64) {
     let mut word = [0u8; 8];
     word.copy_from_slice(&bytes[..8]);
     let mut rng = SimRng::new(u64::from_le_bytes(word));
-    let mut params = parent.0.clone();
+    let mut params = parent.clone();
     for _ in 0..=rng.range(0, 2) {
         let knobs = genes(&params);
         let index = rng.range(0, knobs.len() as u64 - 1) as usize;
@@ -309,7 +338,7 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
         .unwrap_or_default()
         .into();
     let mut corpus = Corpus::default();
-    let mut snapshots: VecDeque<Vec<(Params, u64)>> = VecDeque::new();
+    let mut snapshots: VecDeque<std::ops::Range<u64>> = VecDeque::new();
     let mut report = HuntReport {
         world: config.world,
         cases: 0,
@@ -332,7 +361,12 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
             scope.spawn(move || loop {
                 let job = job_rx.lock().map(|rx| rx.recv());
                 let Ok(Ok(job)) = job else { return };
-                let result = run_case(&job.params, job.seed, HORIZON, planted);
+                // A panic outside the run (which catches its own) must not
+                // lose the case: the fold waits for every index.
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    run_case(&job.params, job.seed, HORIZON, planted)
+                }))
+                .unwrap_or_else(|_| Err("the testbed panicked outside the run".into()));
                 if done_tx.send(outcome(job, result)).is_err() {
                     return;
                 }
@@ -354,18 +388,23 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
                 while snapshots.len() as u64 > LAG {
                     snapshots.pop_front();
                 }
+                if let Some(oldest) = snapshots.front() {
+                    corpus.evict(oldest.start);
+                }
                 let bytes = seed_bytes(&mut master);
                 let pick = master.next_u64();
                 let (origin, persisted, (params, seed)) = if let Some(saved) = replay.pop_front() {
                     (Origin::Replayed, Some(saved), draw(config.world, &saved))
                 } else {
                     let pool = snapshots.front().filter(|pool| !pool.is_empty());
-                    match pool {
-                        Some(pool) if config.guided && pick % 2 == 1 => {
-                            let parent = &pool[(pick / 2) as usize % pool.len()];
-                            (Origin::Mutated, None, mutate(parent, &bytes))
-                        }
-                        _ => (Origin::Fresh, Some(bytes), draw(config.world, &bytes)),
+                    let parent = pool
+                        .filter(|_| config.guided && pick % 2 == 1)
+                        .and_then(|pool| {
+                            corpus.get(pool.start + (pick / 2) % (pool.end - pool.start))
+                        });
+                    match parent {
+                        Some((_, parent, _)) => (Origin::Mutated, None, mutate(parent, &bytes)),
+                        None => (Origin::Fresh, Some(bytes), draw(config.world, &bytes)),
                     }
                 };
                 let job = Job {
@@ -407,7 +446,7 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
                 *report.marks.entry(*mark).or_default() += 1;
             }
             corpus.offer(&folded.job.params, folded.job.seed, &folded.marks);
-            snapshots.push_back(corpus.cases.iter().cloned().collect());
+            snapshots.push_back(corpus.snapshot());
             if let Some(expect) = folded.expect {
                 if let (Some(path), Some(bytes), Origin::Fresh) =
                     (&config.regressions, folded.job.persisted, folded.job.origin)
@@ -438,7 +477,7 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
         report.stop = stop.unwrap_or(Stop::Cases);
         drop(job_tx);
     });
-    report.corpus = corpus.cases.len();
+    report.corpus = corpus.len();
     if let Some(budget) = config.shrink {
         for found in &mut report.found {
             let description = format!(
@@ -551,4 +590,39 @@ pub fn write_case(
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(path, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The corpus keeps every case a live snapshot names, drops the rest
+    /// oldest first, and never holds more than `CORPUS + LAG`.
+    #[test]
+    fn a_snapshot_keeps_its_cases_until_it_is_let_go() {
+        let (params, _) = draw(HuntWorld::Lanes, &[7; 32]);
+        let marks = CoverMark::all();
+        let pairs = marks
+            .iter()
+            .enumerate()
+            .flat_map(|(i, a)| marks[i + 1..].iter().map(move |b| BTreeSet::from([*a, *b])));
+        let mut corpus = Corpus::default();
+        let mut snapshots: VecDeque<std::ops::Range<u64>> = VecDeque::new();
+        for (seed, pair) in pairs.take(CORPUS * 3).enumerate() {
+            corpus.offer(&params, seed as u64, &pair);
+            snapshots.push_back(corpus.snapshot());
+            while snapshots.len() as u64 > LAG {
+                snapshots.pop_front();
+            }
+            corpus.evict(snapshots.front().unwrap().start);
+            assert!(corpus.cases.len() <= CORPUS + LAG as usize);
+            for snapshot in &snapshots {
+                for id in snapshot.clone() {
+                    let (got, _, seed) = corpus.get(id).expect("a live snapshot's case");
+                    assert_eq!((*got, *seed), (id, id));
+                }
+            }
+        }
+        assert_eq!(corpus.len(), CORPUS);
+    }
 }
