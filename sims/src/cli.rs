@@ -854,11 +854,17 @@ fn hunt_report(report: &HuntReport, planted: Planted) -> String {
     for found in &report.found {
         found_lines(&mut out, found, planted);
     }
+    if report.failures > report.found.len() as u64 {
+        let _ = writeln!(
+            out,
+            "... and {} more failing case(s), not kept",
+            report.failures - report.found.len() as u64
+        );
+    }
     let _ = writeln!(
         out,
         "hunt: {} failure(s); digest of its runs {:016x}",
-        report.found.len(),
-        report.digest
+        report.failures, report.digest
     );
     out
 }
@@ -1107,7 +1113,7 @@ fn detection_table(bugs: &[BugChases], wall: Duration) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "| bug | contract | guided: caught | cases (median) | wall (median / max) | unguided: caught | cases (median) | wall (median / max) | shrink wall (median / max) | shrunk to (largest) |"
+        "| bug | contract | guided: caught | cases (median) | wall (median / max) | unguided: caught | cases (median) | wall (median / max) | shrink wall (median / max) | shrunk to (largest of each) |"
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
     let mut worst_wall = Duration::ZERO;
@@ -1148,7 +1154,11 @@ fn detection_table(bugs: &[BugChases], wall: Duration) -> String {
             .collect();
         let shrinks: Vec<_> = bug.chases.iter().filter_map(|c| c.shrunk).collect();
         let mut shrink_walls: Vec<Duration> = shrinks.iter().map(|s| s.0).collect();
-        let largest = shrinks.iter().map(|s| s.2).max();
+        // Each measure's largest over the shrinks (not one shrink's).
+        let largest = shrinks
+            .iter()
+            .map(|s| s.2)
+            .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2)));
         for chase in bug.chases.iter().filter(|c| c.guided) {
             all_caught &= chase.caught();
             worst_wall = worst_wall.max(chase.wall);
@@ -1167,7 +1177,7 @@ fn detection_table(bugs: &[BugChases], wall: Duration) -> String {
                 .max()
                 .map_or("-".into(), |w| format!("{:.2} s", w.as_secs_f64())),
             largest.map_or("-".into(), |(keys, items, faults)| format!(
-                "{keys} keys/peers, {items} items/frames, {faults} faults"
+                "<= {keys} keys/peers, {items} items/frames, {faults} faults"
             )),
         );
     }

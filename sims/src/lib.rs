@@ -8,7 +8,8 @@
 //! seed ([`scenario`]), run its world ([`world`]) to get an event log
 //! ([`event`]) and the marks it reached ([`coverage`]), and decide the log
 //! against the scenario's contracts ([`check`]). Everything else is built on
-//! it: sweeps and the mark table ([`run`]), the CLI ([`cli`]).
+//! it: sweeps and the mark table ([`run`]), generated cases and their
+//! shrinking ([`hunt`]), the CLI ([`cli`]).
 //!
 //! # Module map
 //!
@@ -21,11 +22,12 @@
 //! | [`coverage`] | coverage marks (code, world, preemption) and the probe that counts them and answers preemption points |
 //! | [`check`] | L1–L6 and DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E over a log, one evidence collector |
 //! | [`run`] | one run, sweeps, reach, audit, selftest (planted bugs), bench, reports |
+//! | [`hunt`] | bug hunting: proptest strategies for whole cases, a coverage-guided corpus, shrinking to exact scenario files, the detection benchmark |
 //! | [`cli`] | the `lanesim` binary: one function per subcommand, one printer, one exit code type |
 //! | [`rng`] | the run's only randomness: seeded xoshiro256** |
 //!
-//! Dependencies point one way: `cli` → `run` → `world`, `check` →
-//! `event`, `coverage`, `scenario` → `rng`.
+//! Dependencies point one way: `cli` → `hunt` → `run` → `world`, `check`
+//! → `event`, `coverage`, `scenario` → `rng`.
 
 pub mod check;
 pub mod cli;

@@ -8,11 +8,22 @@ use lanesim::planted::Planted;
 use lanesim_sims::run::{execute, sweep, Verdict};
 use lanesim_sims::scenario::Scenario;
 
+/// The written scenarios (`scenarios/*.toml`).
 fn scenarios() -> Vec<Scenario> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    load_dir("../scenarios")
+}
+
+/// The shrunk cases hunts found (`scenarios/regressions/*.toml`).
+fn regressions() -> Vec<Scenario> {
+    load_dir("../scenarios/regressions")
+}
+
+fn load_dir(dir: &str) -> Vec<Scenario> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|ext| ext == "toml"))
         .collect();
     paths.sort();
     paths
@@ -51,6 +62,24 @@ fn every_scenario_passes_on_its_ci_seeds() {
         })
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// Every failure a hunt found, shrunk and kept, passes now on its own seed.
+#[test]
+fn every_regression_the_hunts_found_stays_fixed() {
+    let regressions = regressions();
+    assert!(regressions.len() >= 5, "regressions went missing");
+    for scenario in &regressions {
+        let seed = scenario.default_seeds().start;
+        let result = execute(scenario, seed, Planted::none());
+        assert_eq!(
+            result.verdict,
+            Verdict::Pass,
+            "{} seed {seed}: {:?}",
+            scenario.name,
+            result.violations.first().map(|v| &v.message)
+        );
+    }
 }
 
 /// A scenario is worth what it reaches: each shipped one names the marks it

@@ -52,6 +52,9 @@ use crate::scenario::{Contract, Params};
 /// Cases drawn ahead of the last one folded; the corpus a case is mutated
 /// from is the one that stood `LAG` cases before it.
 const LAG: u64 = 16;
+/// Most failures a hunt that keeps going keeps (and shrinks); the rest are
+/// counted.
+pub const MAX_FOUND: usize = 100;
 /// Most cases kept in the guidance corpus.
 const CORPUS: usize = 256;
 
@@ -136,8 +139,10 @@ pub struct HuntReport {
     pub cases: u64,
     /// Of which mutated from the corpus.
     pub mutated: u64,
-    /// Failures found, in case order.
+    /// Failures found, in case order (the first `MAX_FOUND`).
     pub found: Vec<Found>,
+    /// Failing cases in all, kept or not.
+    pub failures: u64,
     /// Cases that reached each mark.
     pub marks: BTreeMap<CoverMark, u64>,
     /// Cases in the guidance corpus at the end.
@@ -344,6 +349,7 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
         cases: 0,
         mutated: 0,
         found: Vec::new(),
+        failures: 0,
         marks: BTreeMap::new(),
         corpus: 0,
         wall: Duration::ZERO,
@@ -448,6 +454,7 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
             corpus.offer(&folded.job.params, folded.job.seed, &folded.marks);
             snapshots.push_back(corpus.snapshot());
             if let Some(expect) = folded.expect {
+                report.failures += 1;
                 if let (Some(path), Some(bytes), Origin::Fresh) =
                     (&config.regressions, folded.job.persisted, folded.job.origin)
                 {
@@ -455,16 +462,18 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
                         persistence(path).save_persisted_failure2(None, seed, &folded.message);
                     }
                 }
-                report.found.push(Found {
-                    index: folded.job.index,
-                    origin: folded.job.origin,
-                    params: folded.job.params,
-                    seed: folded.job.seed,
-                    expect,
-                    contracts: folded.contracts,
-                    message: folded.message,
-                    shrunk: None,
-                });
+                if report.found.len() < MAX_FOUND {
+                    report.found.push(Found {
+                        index: folded.job.index,
+                        origin: folded.job.origin,
+                        params: folded.job.params,
+                        seed: folded.job.seed,
+                        expect,
+                        contracts: folded.contracts,
+                        message: folded.message,
+                        shrunk: None,
+                    });
+                }
                 if !config.keep_going {
                     stop = Some(Stop::Failure);
                 }

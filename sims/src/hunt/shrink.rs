@@ -3,7 +3,8 @@
 //! Model. A case is a run's parameters and seed. The shrinker removes
 //! faults one at a time (proptest's vector shrinking, by hand: a fault stays
 //! out when the case still fails without it), then walks the knobs of
-//! `genes` and shrinks each with proptest's own `BinarySearch` value tree:
+//! `genes`, tries each at its least, and otherwise shrinks it with
+//! proptest's own `BinarySearch` value tree:
 //! `simplify` proposes a value halfway to the knob's least, `complicate`
 //! backs off when the smaller case stops failing, until the search
 //! converges. It repeats the whole pass while a pass still shrinks
@@ -102,6 +103,15 @@ pub fn run_case(
     Ok(execute(&scenario, seed, planted))
 }
 
+/// Values tried below a count's converged least before giving up on it.
+const STEP_DOWN: u64 = 6;
+
+/// Whether a gene counts things (keys, items, peers, frames, capacities)
+/// rather than measuring a time or a chance.
+fn is_count(name: &str) -> bool {
+    !(name.ends_with("_us") || name.ends_with("_ms") || name.ends_with("_ppm"))
+}
+
 /// Limits on one shrink.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
@@ -179,6 +189,19 @@ pub fn shrink(
             if gene.value <= gene.min {
                 continue;
             }
+            // The least value first: a knob that does not matter (a chance
+            // that can be 0, a feature that can be off) goes in one run,
+            // where the search would take a dozen.
+            if over(runs) {
+                exhausted = true;
+                break 'passes;
+            }
+            let least = with_gene(&best, index, gene.min);
+            if fails(&least, &mut runs) {
+                best = least;
+                steps += 1;
+                continue;
+            }
             let mut search = BinarySearch::new_above(gene.min, gene.value);
             'search: while search.simplify() {
                 loop {
@@ -200,6 +223,31 @@ pub fn shrink(
                     // Converged: the least failing value is the knob's now.
                     if !search.complicate() {
                         break 'search;
+                    }
+                }
+            }
+            // A count's failing values are not an interval (a smaller case
+            // draws a different run from the same seed), so below where
+            // the search converged a few single steps are worth a run each.
+            if is_count(gene.name) {
+                let mut misses = 0;
+                while misses < STEP_DOWN {
+                    let value = genes(&best)[index].value;
+                    if value <= gene.min {
+                        break;
+                    }
+                    if over(runs) {
+                        exhausted = true;
+                        break 'passes;
+                    }
+                    let candidate =
+                        with_gene(&best, index, value - 1 - misses.min(value - 1 - gene.min));
+                    if fails(&candidate, &mut runs) {
+                        best = candidate;
+                        steps += 1;
+                        misses = 0;
+                    } else {
+                        misses += 1;
                     }
                 }
             }
