@@ -62,11 +62,23 @@ pub enum PlantedBug {
     /// `get_connection` and dial hand back a dead generation, so the node is
     /// never redialed. Caught by liveness (loom).
     DownEntryTreatedAsConnected,
+    /// #12: no simultaneous-connect tie-break: a live incumbent always
+    /// wins `register`, on both ends. Symptom: two nodes that dial each
+    /// other at once each keep their own socket and refuse the other's, so
+    /// the pair ends with two half-used connections or none (upstream
+    /// beamr's "first-registered-wins" dedup). Caught by pair agreement
+    /// (mesh world).
+    NoTieBreak,
+    /// #13: no heartbeat: nothing reads a generation's silence as death.
+    /// Symptom: a silent squatter holds a node's name forever and a
+    /// half-open generation refuses every re-registration. Caught by the
+    /// silent-generation check and pair agreement (mesh world).
+    NoHeartbeat,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 12] = [
+    pub const ALL: [PlantedBug; 14] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -79,6 +91,8 @@ impl PlantedBug {
         Self::RuntimeDroppedInPlace,
         Self::DownHookNotOnceGuarded,
         Self::DownEntryTreatedAsConnected,
+        Self::NoTieBreak,
+        Self::NoHeartbeat,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -97,6 +111,8 @@ impl PlantedBug {
             Self::RuntimeDroppedInPlace => "runtime-dropped-in-place",
             Self::DownHookNotOnceGuarded => "down-hook-not-once-guarded",
             Self::DownEntryTreatedAsConnected => "down-entry-treated-as-connected",
+            Self::NoTieBreak => "no-tie-break",
+            Self::NoHeartbeat => "no-heartbeat",
         }
     }
 
@@ -116,6 +132,8 @@ impl PlantedBug {
             Self::RuntimeDroppedInPlace => "9",
             Self::DownHookNotOnceGuarded => "10",
             Self::DownEntryTreatedAsConnected => "11",
+            Self::NoTieBreak => "12",
+            Self::NoHeartbeat => "13",
         }
     }
 

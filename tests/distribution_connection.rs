@@ -15,8 +15,11 @@ use lanesim::shim::net::{TokioTcp, Transport};
 use lanesim::shim::rt::RuntimeChoice;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// Generations come from one counter per manager: a node's slot is removed
+/// once it has no live connection (hostile peers announcing ever new names
+/// must not grow the table), and its generations still never go back.
 #[tokio::test]
-async fn generations_start_at_one_and_only_grow() {
+async fn generations_only_grow_even_after_their_slot_is_removed() {
     let manager = manager();
     let node = NodeName::from("peer@test");
     let mut seen = Vec::new();
@@ -27,14 +30,16 @@ async fn generations_start_at_one_and_only_grow() {
         peers.push(peer);
         assert!(manager.disconnect_node(&node));
         assert!(manager.get_connection(&node).is_none());
+        assert!(manager.slots().is_empty(), "a slot with no live connection stayed");
     }
     assert_eq!(seen, vec![1, 2, 3]);
     assert!(
         !manager.disconnect_node(&node),
         "nothing left to disconnect"
     );
-    // Other nodes count their own generations.
-    assert_eq!(loopback(&manager, "other@test").await.0.generation(), 1);
+    // Another node draws from the same counter.
+    assert_eq!(loopback(&manager, "other@test").await.0.generation(), 4);
+    assert_eq!(loopback(&manager, "peer@test").await.0.generation(), 5);
 }
 
 #[tokio::test]

@@ -46,6 +46,8 @@ fn runtime() -> RuntimeChoice {
 /// A manager counting down-hook calls.
 fn manager(planted: Planted) -> (ConnectionManager, Arc<AtomicUsize>) {
     let mut config = ManagerConfig::new(runtime());
+    // No clock in a model: no heartbeat.
+    config.tick = None;
     config.planted = planted;
     let manager =
         ConnectionManager::new(NodeName::from("local"), Arc::new(NoTransport), config).unwrap();

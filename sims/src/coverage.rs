@@ -63,11 +63,22 @@ pub enum WorldMark {
     FaultLatency,
     /// Fault applied: a local disconnect of a live generation.
     FaultDisconnect,
+    /// Mesh: a node crashed, to restart as a new incarnation.
+    FaultRestart,
+    /// Mesh: one direction of a link began dropping segments.
+    FaultHalfOpen,
+    /// Mesh: a squatter said hello under another node's name.
+    FaultSquat,
+    /// Mesh: two nodes dropped their connection and redialed each other
+    /// at the same instant.
+    FaultCrossDial,
+    /// Mesh: both ends of a pair sent their first dial at the same instant.
+    SimultaneousFirstDial,
 }
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 20] = [
+    pub const ALL: [WorldMark; 25] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -88,6 +99,11 @@ impl WorldMark {
         Self::FaultRepair,
         Self::FaultLatency,
         Self::FaultDisconnect,
+        Self::FaultRestart,
+        Self::FaultHalfOpen,
+        Self::FaultSquat,
+        Self::FaultCrossDial,
+        Self::SimultaneousFirstDial,
     ];
 
     /// The name reports and scenario files use.
@@ -114,6 +130,11 @@ impl WorldMark {
             Self::FaultRepair => "fault_applied_repair",
             Self::FaultLatency => "fault_applied_latency",
             Self::FaultDisconnect => "fault_applied_disconnect",
+            Self::FaultRestart => "fault_applied_restart",
+            Self::FaultHalfOpen => "fault_applied_half_open",
+            Self::FaultSquat => "fault_applied_squat",
+            Self::FaultCrossDial => "fault_applied_cross_dial",
+            Self::SimultaneousFirstDial => "simultaneous_first_dial",
         }
     }
 }

@@ -3,10 +3,12 @@
 //! linearisation of what happened; checkers rely on that.
 
 use std::fmt;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lanesim::distribution::{
+    Origin,
     ControlEnqueueError, DialError, DownReason, Enqueued, SenderLane, SenderStats, WriteOutcome,
 };
 use lanesim::lanes::LaneExit;
@@ -80,6 +82,8 @@ pub enum Down {
     ManualDisconnect,
     HeartbeatTimeout,
     ControlOverflow,
+    SimultaneousConnect,
+    HandlerPanicked,
 }
 
 impl From<DownReason> for Down {
@@ -92,6 +96,8 @@ impl From<DownReason> for Down {
             DownReason::ManualDisconnect => Self::ManualDisconnect,
             DownReason::HeartbeatTimeout => Self::HeartbeatTimeout,
             DownReason::ControlOverflow => Self::ControlOverflow,
+            DownReason::SimultaneousConnect => Self::SimultaneousConnect,
+            DownReason::HandlerPanicked => Self::HandlerPanicked,
         }
     }
 }
@@ -141,6 +147,7 @@ pub enum DialFailure {
     Timeout,
     Io,
     BadHello,
+    BadName,
 }
 
 impl From<&DialError> for DialFailure {
@@ -149,6 +156,7 @@ impl From<&DialError> for DialFailure {
             DialError::Timeout => Self::Timeout,
             DialError::Io(_) => Self::Io,
             DialError::BadHello(_) => Self::BadHello,
+            DialError::BadName(_) => Self::BadName,
         }
     }
 }
@@ -197,6 +205,69 @@ pub enum FaultApplied {
     Latency { us: u64 },
     /// The local node disconnected the peer's live generation.
     Disconnect,
+}
+
+/// Which end dialed a mesh connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Dialed,
+    Accepted,
+}
+
+impl From<Origin> for Side {
+    fn from(origin: Origin) -> Self {
+        match origin {
+            Origin::Dialed => Self::Dialed,
+            Origin::Accepted => Self::Accepted,
+        }
+    }
+}
+
+/// A mesh link's control frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkMsg {
+    Link,
+    Exit,
+}
+
+/// Which end of a mesh link a `noconnection` was delivered on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkSide {
+    /// The node that made the link.
+    Maker,
+    /// The node the LINK reached.
+    Learner,
+}
+
+/// A mesh fault the driver applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MeshFaultApplied {
+    /// The node's host crashed.
+    Crash { node: u64 },
+    /// The node's host restarted.
+    Bounce { node: u64 },
+    /// Segments between `a` and `b` are held.
+    Partition { a: u64, b: u64 },
+    /// ... and released.
+    Heal { a: u64, b: u64 },
+    /// Segments from `from` to `to` are dropped.
+    HalfOpen { from: u64, to: u64 },
+    /// ... no longer.
+    HalfOpenHealed { from: u64, to: u64 },
+    /// `a` disconnected its live generation to `b`.
+    Kill { a: u64, b: u64 },
+    /// The link gained latency.
+    Latency { a: u64, b: u64, us: u64 },
+    /// The latency went.
+    LatencyEnd { a: u64, b: u64 },
+    /// A squatter dials `a` as `b`.
+    Squat { a: u64, b: u64 },
+    /// `a` and `b` dropped their connection and redial each other now.
+    CrossDial { a: u64, b: u64 },
 }
 
 /// The sender's counters, as `SenderStats` reports them, in the units the
@@ -403,7 +474,76 @@ pub enum Event {
     /// At the end, the generation a peer's table slot holds, down or not.
     TableAtEnd { peer: u64, generation: Option<u64> },
 
-    // ---- both ----
+    // ---- mesh world ----
+    // Nodes are numbered (`node` = index, host and node name `node<N>`); a
+    // socket is named by its dialer's address, which both ends know.
+    /// A node's software started: its incarnation (0 first, then one per
+    /// restart).
+    NodeStarted { node: u64, incarnation: u64 },
+    /// A generation was registered at `node` for `peer`.
+    MeshUp {
+        node: u64,
+        peer: u64,
+        generation: u64,
+        origin: Side,
+        socket: SocketAddr,
+    },
+    /// The down hook fired at `node`.
+    MeshDown {
+        node: u64,
+        peer: u64,
+        generation: u64,
+        reason: Down,
+    },
+    /// `node` made `link` over its generation toward `peer`.
+    MeshLinked {
+        node: u64,
+        peer: u64,
+        generation: u64,
+        link: u64,
+    },
+    /// `node` offered a link's LINK or EXIT control, pinned to its
+    /// generation, to `enqueue_control`.
+    MeshControl {
+        node: u64,
+        peer: u64,
+        generation: u64,
+        link: u64,
+        msg: LinkMsg,
+        outcome: ControlOutcome,
+    },
+    /// A LINK or EXIT arrived at `node` from `peer` on `node`'s generation.
+    MeshArrived {
+        node: u64,
+        peer: u64,
+        generation: u64,
+        link: u64,
+        msg: LinkMsg,
+    },
+    /// `node` delivered `noconnection` for a link over its generation.
+    MeshNoConnection {
+        node: u64,
+        peer: u64,
+        generation: u64,
+        link: u64,
+        side: LinkSide,
+    },
+    /// The driver applied a mesh fault.
+    MeshFault { fault: MeshFaultApplied },
+    /// A squatter said hello at `node` as node `claimed`, from `socket`.
+    MeshSquat {
+        node: u64,
+        claimed: u64,
+        socket: SocketAddr,
+    },
+    /// At the end: the socket of `node`'s live connection toward `peer`.
+    MeshTableAtEnd {
+        node: u64,
+        peer: u64,
+        socket: Option<SocketAddr>,
+    },
+
+    // ---- all ----
     /// The workload finished and the world began its end-of-run checks.
     WorkloadDone,
     /// The run ended; `finished` is false when the virtual-time budget ran out.

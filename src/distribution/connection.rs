@@ -44,10 +44,15 @@ pub enum DownReason {
     HeartbeatTimeout,
     /// The control lane was full when a control for this connection arrived.
     ControlOverflow,
+    /// The simultaneous-connect tie-break replaced it with the connection
+    /// dialed by the node whose name sorts lower.
+    SimultaneousConnect,
+    /// The frame callback panicked on a frame that arrived on it.
+    HandlerPanicked,
 }
 
 impl DownReason {
-    const ALL: [DownReason; 7] = [
+    const ALL: [DownReason; 9] = [
         Self::PeerClosed,
         Self::ReadError,
         Self::WriteError,
@@ -55,6 +60,8 @@ impl DownReason {
         Self::ManualDisconnect,
         Self::HeartbeatTimeout,
         Self::ControlOverflow,
+        Self::SimultaneousConnect,
+        Self::HandlerPanicked,
     ];
 
     fn from_code(code: u8) -> Option<Self> {
@@ -71,6 +78,8 @@ impl DownReason {
             Self::ManualDisconnect => Mark::DownManualDisconnect,
             Self::HeartbeatTimeout => Mark::DownHeartbeatTimeout,
             Self::ControlOverflow => Mark::DownControlOverflow,
+            Self::SimultaneousConnect => Mark::DownSimultaneousConnect,
+            Self::HandlerPanicked => Mark::DownHandlerPanicked,
         }
     }
 }

@@ -80,6 +80,13 @@ pub enum ReadFrameError {
     },
     /// The stream failed.
     Io(io::Error),
+    /// Growing this frame's body would take the bytes held in partly read
+    /// frames, across every connection sharing the [`FrameBudget`], over
+    /// its limit: this reader is the newest offender and is refused.
+    OverBudget {
+        /// The budget's limit in bytes.
+        limit: u64,
+    },
 }
 
 impl fmt::Display for ReadFrameError {
@@ -96,6 +103,10 @@ impl fmt::Display for ReadFrameError {
                 )
             }
             Self::Io(error) => write!(f, "read failed: {error}"),
+            Self::OverBudget { limit } => write!(
+                f,
+                "partly read frames across all connections would exceed the {limit}-byte budget"
+            ),
         }
     }
 }
@@ -110,6 +121,110 @@ impl std::error::Error for ReadFrameError {}
 pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
     reader: &mut R,
     max: u64,
+) -> Result<Frame, ReadFrameError> {
+    read_frame_within(reader, max, &FrameBudget::unlimited()).await
+}
+
+/// Bytes held in partly read frame bodies, shared by every connection of a
+/// node, with a limit: a peer that sends most of a large frame and stops
+/// holds what it sent, and many such peers together would otherwise hold
+/// memory without bound (ten connections each sending 60 MB of a 60 MB
+/// body, less one byte, held 620 MB). A reader charges each chunk before it
+/// reads it and gives the whole frame's charge back once the frame is
+/// complete or abandoned; a chunk that would go over the limit refuses that
+/// reader (the newest offender), not the ones already holding bytes.
+/// Pinned by `frame_budget_refuses_the_reader_that_would_cross_it`.
+///
+/// The counter is a plain atomic, not a shim one: it is accounting, never
+/// a synchronisation point, so the model checkers need not explore it.
+#[derive(Debug)]
+pub struct FrameBudget {
+    used: std::sync::atomic::AtomicU64,
+    limit: u64,
+}
+
+impl FrameBudget {
+    /// A budget of `limit` bytes.
+    #[must_use]
+    pub fn new(limit: u64) -> Self {
+        Self {
+            used: std::sync::atomic::AtomicU64::new(0),
+            limit,
+        }
+    }
+
+    /// No limit (a single stream read on its own).
+    #[must_use]
+    pub fn unlimited() -> Self {
+        Self::new(u64::MAX)
+    }
+
+    /// Bytes now held in partly read frames.
+    #[must_use]
+    pub fn used(&self) -> u64 {
+        self.used.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The limit.
+    #[must_use]
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    fn try_charge(&self, bytes: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(bytes).filter(|total| *total <= self.limit)
+            })
+            .is_ok()
+    }
+
+    fn release(&self, bytes: u64) {
+        self.used
+            .fetch_sub(bytes, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// One reader's charge against a [`FrameBudget`], given back on drop
+/// (whether the frame completed, failed or the read was cancelled).
+struct Charge<'a> {
+    budget: &'a FrameBudget,
+    held: u64,
+}
+
+impl Charge<'_> {
+    fn grow(&mut self, bytes: u64) -> bool {
+        let ok = self.budget.try_charge(bytes);
+        if ok {
+            self.held += bytes;
+        }
+        ok
+    }
+
+    fn shrink(&mut self, bytes: u64) {
+        self.budget.release(bytes);
+        self.held -= bytes;
+    }
+}
+
+impl Drop for Charge<'_> {
+    fn drop(&mut self) {
+        self.budget.release(self.held);
+    }
+}
+
+/// The most a reader charges and reads into a body at once.
+const CHUNK: u64 = 8 * 1024;
+
+/// [`read_frame`], charging the body's bytes to `budget` as they are read.
+///
+/// # Errors
+/// As [`read_frame`], and [`ReadFrameError::OverBudget`].
+pub async fn read_frame_within<R: AsyncRead + Unpin + ?Sized>(
+    reader: &mut R,
+    max: u64,
+    budget: &FrameBudget,
 ) -> Result<Frame, ReadFrameError> {
     let mut header = [0u8; HEADER_LEN];
     let mut filled = 0;
@@ -130,19 +245,37 @@ pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
     let Some((control_len, len)) = body_len(&header, max)? else {
         return Ok(Frame::Keepalive);
     };
-    // Grows with what arrives, never to the claimed size up front.
+    // Grows with what arrives (a chunk at a time), never to the claimed
+    // size up front, and every chunk is charged before it is read.
     let mut body = Vec::new();
-    let got = (&mut *reader)
-        .take(len)
-        .read_to_end(&mut body)
-        .await
-        .map_err(ReadFrameError::Io)? as u64;
-    if got < len {
-        return Err(ReadFrameError::Truncated {
-            expected: HEADER_LEN as u64 + len,
-            got: HEADER_LEN as u64 + got,
-        });
+    let mut charge = Charge { budget, held: 0 };
+    while (body.len() as u64) < len {
+        let want = (len - body.len() as u64).min(CHUNK);
+        if !charge.grow(want) {
+            return Err(ReadFrameError::OverBudget {
+                limit: budget.limit(),
+            });
+        }
+        let start = body.len();
+        // `want <= CHUNK`, and `len <= max` bounds the whole body.
+        body.resize(start + want as usize, 0);
+        let got = loop {
+            match reader.read(&mut body[start..]).await {
+                Ok(n) => break n,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(ReadFrameError::Io(error)),
+            }
+        };
+        body.truncate(start + got);
+        charge.shrink(want - got as u64);
+        if got == 0 {
+            return Err(ReadFrameError::Truncated {
+                expected: HEADER_LEN as u64 + len,
+                got: HEADER_LEN as u64 + body.len() as u64,
+            });
+        }
     }
+    drop(charge);
     // `control_len <= len <= max`, and `max` bounds what we could allocate.
     let payload = body.split_off(control_len as usize);
     Ok(Frame::Data {

@@ -1,14 +1,34 @@
 //! [`ConnectionManager`]: the table of node → current connection, and the
 //! generations.
 //!
-//! Model: per node, generations start at 1 and only grow (the counter
-//! outlives the connection). At most one *live* connection per node is in the
-//! table; a down one may linger for an instant between its `mark_down` and
-//! its removal, and must then count as absent: it neither blocks a redial
-//! nor is handed out (liveness). On down, the entry is removed only if it is
-//! still that connection (a redial may already have displaced it), and the
-//! down hook fires once per generation regardless (S3). Hooks run outside the
+//! Model: generations come from one counter per manager, so a node's
+//! generations only grow even though its slot is removed as soon as it has
+//! no live connection (a slot per node name ever announced would grow
+//! without bound). At most one *live* connection per node is in the table;
+//! a down one may linger for an instant between its `mark_down` and its
+//! removal, and must then count as absent: it neither blocks a redial nor is
+//! handed out (liveness). On down, the entry is removed only if it is still
+//! that connection (a redial may already have displaced it), and the down
+//! hook fires once per generation regardless (S3). Hooks run outside the
 //! table lock, so they may call back into the manager.
+//!
+//! A mesh: every node dials and accepts, so two nodes may dial each other at
+//! once. The tie-break both ends apply without another round trip: of two
+//! live connections between the same pair, the one dialed by the node whose
+//! name sorts lower wins. A new stream dialed that way displaces a live
+//! incumbent dialed the other way (which goes down `SimultaneousConnect`);
+//! a new stream dialed the other way is refused while such an incumbent
+//! lives; between two streams dialed the same way the incumbent stays. Both
+//! ends see the same two streams and the same names, so they keep the same
+//! one (`simultaneous_dials_converge_on_one_connection`).
+//!
+//! Heartbeats (Erlang's `net_ticktime` is the model): each generation
+//! writes a keepalive every quarter tick, and a generation that reads
+//! nothing for a whole tick goes down `HeartbeatTimeout`, so a silent
+//! squatter or a half-open socket cannot hold a node's slot for longer than
+//! that. The accept path trusts nothing: a hello must arrive within the
+//! connect timeout and name a valid node other than this one, and every
+//! partly read frame body is charged to one budget across connections.
 
 use crate::shim::time::Duration;
 use std::collections::BTreeMap;
@@ -19,20 +39,75 @@ use crate::shim::rt::JoinHandle;
 use tokio::io::AsyncWriteExt;
 
 use super::connection::{DistConnection, DownEvent, DownListener, DownReason};
-use super::frame::{encode, read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME};
-use super::node::NodeName;
+use super::frame::{
+    encode, read_frame, read_frame_within, Frame, FrameBudget, ReadFrameError, DEFAULT_MAX_FRAME,
+    KEEPALIVE,
+};
+use super::node::{NameError, NodeName};
 use crate::planted::{Planted, PlantedBug};
 use crate::shim::net::{BoxRead, Connected, Listener, Transport};
 use crate::shim::probe::{mark, preempt_point, Mark, Point};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
 use crate::shim::sync::{Arc, Mutex, Weak};
-use crate::shim::time::timeout;
+use crate::shim::time::{sleep, timeout, Instant};
 
 /// Default bound on a dial (connect plus hello).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The first frame on a dialed stream: this control, and the dialer's name as
 /// payload. Lets `accept` learn who is calling.
 pub const HELLO: &[u8] = b"lanesim/hello";
+/// Default heartbeat tick: a generation that reads nothing for this long
+/// goes down `HeartbeatTimeout`; keepalives go out every quarter of it.
+/// Erlang's `net_ticktime` default.
+pub const DEFAULT_TICK: Duration = Duration::from_secs(60);
+/// Default budget for partly read frame bodies across all connections:
+/// four maximum-size frames.
+pub const DEFAULT_FRAME_BUDGET: u64 = 4 * DEFAULT_MAX_FRAME;
+
+/// Which end dialed a connection: what the simultaneous-connect tie-break
+/// compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// This node dialed it.
+    Dialed,
+    /// The remote node dialed it (it arrived through `accept`/`serve`).
+    Accepted,
+}
+
+/// What `register` did with a stream.
+#[derive(Clone, Debug)]
+pub enum Registered {
+    /// It is the node's new live generation.
+    New(Arc<DistConnection>),
+    /// A live incumbent dialed the same way was kept; the stream was dropped.
+    IncumbentKept(Arc<DistConnection>),
+    /// The tie-break kept a live incumbent dialed the winning way; the
+    /// stream (dialed the losing way) was dropped: a simultaneous connect
+    /// this end lost.
+    SimultaneousAbort(Arc<DistConnection>),
+}
+
+impl Registered {
+    /// The node's live connection after the registration.
+    #[must_use]
+    pub fn connection(&self) -> &Arc<DistConnection> {
+        match self {
+            Self::New(connection)
+            | Self::IncumbentKept(connection)
+            | Self::SimultaneousAbort(connection) => connection,
+        }
+    }
+
+    /// [`Self::connection`], owned.
+    #[must_use]
+    pub fn into_connection(self) -> Arc<DistConnection> {
+        match self {
+            Self::New(connection)
+            | Self::IncumbentKept(connection)
+            | Self::SimultaneousAbort(connection) => connection,
+        }
+    }
+}
 
 /// A frame that arrived on a connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,6 +123,22 @@ pub struct InboundFrame {
 }
 
 type DownHook = Arc<dyn Fn(&DownEvent) + Send + Sync>;
+type UpHook = Arc<dyn Fn(&UpEvent) + Send + Sync>;
+
+/// What the up hook is told: a generation was registered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpEvent {
+    /// The node.
+    pub node: NodeName,
+    /// The new generation.
+    pub generation: u64,
+    /// Which end dialed it.
+    pub origin: Origin,
+    /// The remote address of its socket.
+    pub peer: String,
+    /// Our address on its socket.
+    pub local: String,
+}
 type FrameHook = Arc<dyn Fn(InboundFrame) + Send + Sync>;
 
 /// How a [`ConnectionManager`] runs.
@@ -59,14 +150,23 @@ pub struct ManagerConfig {
     /// Largest inbound frame body; a larger header marks the connection down
     /// with `ReadError`.
     pub max_frame: u64,
-    /// Called for every inbound non-keepalive frame, on the read loop.
+    /// Called for every inbound non-keepalive frame, on the read loop. A
+    /// panic in it is caught and logged, and takes that generation down
+    /// (`HandlerPanicked`): its read loop cannot go on, and its links must
+    /// be told.
     pub on_frame: Option<FrameHook>,
+    /// Heartbeat tick (`None`: no heartbeat; for peers that never write,
+    /// and for the model checkers, which have no clock).
+    pub tick: Option<Duration>,
+    /// Bytes all partly read frame bodies together may hold.
+    pub frame_budget: u64,
     /// Planted bug, if any.
     pub planted: Planted,
 }
 
 impl ManagerConfig {
-    /// Defaults: 5 s connect timeout, 64 MiB frames, no frame callback.
+    /// Defaults: 5 s connect timeout, 64 MiB frames, a 60 s heartbeat
+    /// tick, a 256 MiB frame budget, no frame callback.
     #[must_use]
     pub fn new(runtime: RuntimeChoice) -> Self {
         Self {
@@ -74,6 +174,8 @@ impl ManagerConfig {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_frame: DEFAULT_MAX_FRAME,
             on_frame: None,
+            tick: Some(DEFAULT_TICK),
+            frame_budget: DEFAULT_FRAME_BUDGET,
             planted: Planted::none(),
         }
     }
@@ -88,6 +190,8 @@ pub enum DialError {
     Io(io::Error),
     /// The inbound stream did not start with a valid hello.
     BadHello(String),
+    /// The hello named a node this node will not accept.
+    BadName(NameError),
 }
 
 impl fmt::Display for DialError {
@@ -96,6 +200,7 @@ impl fmt::Display for DialError {
             Self::Timeout => f.write_str("connect timed out"),
             Self::Io(error) => write!(f, "connect failed: {error}"),
             Self::BadHello(why) => write!(f, "bad hello: {why}"),
+            Self::BadName(why) => write!(f, "bad hello: {why}"),
         }
     }
 }
@@ -118,14 +223,25 @@ pub struct SlotView {
 struct Slot {
     generation: u64,
     current: Option<Arc<DistConnection>>,
+    origin: Option<Origin>,
+}
+
+/// The table: slots, and the one generation counter they draw from.
+#[derive(Default)]
+struct Table {
+    slots: BTreeMap<NodeName, Slot>,
+    last_generation: u64,
 }
 
 struct ManagerShared {
-    table: Mutex<BTreeMap<NodeName, Slot>>,
+    table: Mutex<Table>,
     down_hooks: Mutex<Vec<DownHook>>,
+    up_hooks: Mutex<Vec<UpHook>>,
     on_frame: Option<FrameHook>,
     connect_timeout: Duration,
     max_frame: u64,
+    tick: Option<Duration>,
+    budget: FrameBudget,
     planted: Planted,
     runtime: TaskRuntime,
 }
@@ -142,6 +258,7 @@ impl DownListener for ManagerShared {
     fn connection_down_again(&self, connection: &DistConnection) {
         let table = self.table.lock();
         if table
+            .slots
             .get(connection.node())
             .is_some_and(|slot| slot.generation > connection.generation())
         {
@@ -153,13 +270,20 @@ impl DownListener for ManagerShared {
     fn connection_down(&self, connection: &DistConnection, reason: DownReason) {
         {
             let mut table = self.table.lock();
-            if let Some(slot) = table.get_mut(connection.node()) {
+            if let Some(slot) = table.slots.get_mut(connection.node()) {
                 if slot
                     .current
                     .as_ref()
                     .is_some_and(|current| std::ptr::eq(Arc::as_ptr(current), connection))
                 {
                     slot.current = None;
+                    slot.origin = None;
+                }
+                // No live connection left: the slot goes (the counter that
+                // keeps generations growing is the table's, not the slot's).
+                if slot.current.is_none() {
+                    table.slots.remove(connection.node());
+                    mark(Mark::SlotRemoved);
                 }
             }
         }
@@ -201,11 +325,14 @@ impl ConnectionManager {
     ) -> io::Result<Self> {
         Ok(Self {
             shared: Arc::new(ManagerShared {
-                table: Mutex::new(BTreeMap::new()),
+                table: Mutex::new(Table::default()),
                 down_hooks: Mutex::new(Vec::new()),
+                up_hooks: Mutex::new(Vec::new()),
                 on_frame: config.on_frame,
                 connect_timeout: config.connect_timeout,
                 max_frame: config.max_frame,
+                tick: config.tick,
+                budget: FrameBudget::new(config.frame_budget),
                 planted: config.planted,
                 runtime: TaskRuntime::start(config.runtime, config.planted)?,
             }),
@@ -237,11 +364,17 @@ impl ConnectionManager {
         self.shared.down_hooks.lock().push(Arc::new(hook));
     }
 
+    /// Adds a hook fired once per generation registered (before the
+    /// generation it displaced, if any, goes down), outside any lock.
+    pub fn register_connection_up(&self, hook: impl Fn(&UpEvent) + Send + Sync + 'static) {
+        self.shared.up_hooks.lock().push(Arc::new(hook));
+    }
+
     /// The node's live connection, if any. Never a down one.
     #[must_use]
     pub fn get_connection(&self, node: &NodeName) -> Option<Arc<DistConnection>> {
         let table = self.shared.table.lock();
-        let current = table.get(node)?.current.as_ref()?;
+        let current = table.slots.get(node)?.current.as_ref()?;
         self.shared.usable(current).then(|| Arc::clone(current))
     }
 
@@ -254,6 +387,7 @@ impl ConnectionManager {
     pub fn slots(&self) -> Vec<SlotView> {
         let table = self.shared.table.lock();
         table
+            .slots
             .iter()
             .map(|(node, slot)| SlotView {
                 node: node.clone(),
@@ -268,57 +402,149 @@ impl ConnectionManager {
     pub fn connected_nodes(&self) -> Vec<NodeName> {
         let table = self.shared.table.lock();
         table
+            .slots
             .iter()
             .filter(|(_, slot)| slot.current.as_ref().is_some_and(|c| self.shared.usable(c)))
             .map(|(node, _)| node.clone())
             .collect()
     }
 
-    /// Installs `stream` as `node`'s connection and starts its read loop.
-    /// A live incumbent wins: it is returned and `stream` is dropped. A down
-    /// incumbent is displaced by a new generation.
+    /// Installs `stream`, which this node dialed, as `node`'s connection
+    /// and starts its read loop; returns the node's live connection after
+    /// the tie-break (see [`ConnectionManager::register_as`]).
     pub fn register(&self, node: NodeName, stream: Connected) -> Arc<DistConnection> {
+        self.register_as(node, stream, Origin::Dialed)
+            .into_connection()
+    }
+
+    /// Installs `stream` as `node`'s connection and starts its read loop
+    /// and keepalives. With no live incumbent, the stream becomes the next
+    /// generation (displacing a down one). With a live incumbent, the
+    /// simultaneous-connect tie-break decides (module doc): the stream
+    /// displaces it only if the stream was dialed by the lower-named node
+    /// and the incumbent was not; otherwise the stream is dropped, and the
+    /// refusal logged.
+    pub fn register_as(&self, node: NodeName, stream: Connected, origin: Origin) -> Registered {
         let Connected {
             read,
             write,
             peer,
             local,
         } = stream;
-        let (connection, displaced) = {
+        // The connection dialed by the lower name wins.
+        let dialed_wins = self.local < node;
+        let wins = |origin: Origin| match origin {
+            Origin::Dialed => dialed_wins,
+            Origin::Accepted => !dialed_wins,
+        };
+        let decided = {
             let mut table = self.shared.table.lock();
-            let slot = table.entry(node.clone()).or_default();
+            let Table {
+                slots,
+                last_generation,
+            } = &mut *table;
+            let slot = slots.entry(node.clone()).or_default();
+            let mut displaced_reason = DownReason::ManualDisconnect;
+            let mut kept = None;
             if let Some(current) = &slot.current {
                 if self.shared.usable(current) {
-                    mark(Mark::RegisterIncumbentKept);
-                    return Arc::clone(current);
+                    let no_tie_break = self.shared.planted.has(PlantedBug::NoTieBreak);
+                    let simultaneous = slot.origin != Some(origin);
+                    if no_tie_break || !simultaneous || !wins(origin) {
+                        kept = Some((Arc::clone(current), simultaneous));
+                    } else {
+                        mark(Mark::RegisterTieBreakWon);
+                        displaced_reason = DownReason::SimultaneousConnect;
+                    }
+                } else {
+                    mark(Mark::RegisterDisplacedDown);
                 }
-                mark(Mark::RegisterDisplacedDown);
             }
-            slot.generation += 1;
+            match kept {
+                Some(kept) => Err(kept),
+                None => {
+            *last_generation += 1;
+            slot.generation = *last_generation;
             let connection = Arc::new(DistConnection::new(
                 node,
                 slot.generation,
-                peer,
+                peer.clone(),
                 local,
                 write,
                 Arc::downgrade(&self.shared) as Weak<dyn DownListener>,
                 self.shared.planted,
             ));
+            slot.origin = Some(origin);
             let displaced = slot.current.replace(Arc::clone(&connection));
-            (connection, displaced)
+            Ok((connection, displaced.map(|old| (old, displaced_reason))))
+                }
+            }
         };
-        if let Some(displaced) = displaced {
-            // Already down (that is why it was displaced); makes sure of it,
-            // and is a no-op for the once-guarded hook.
-            displaced.mark_down(DownReason::ManualDisconnect);
+        let (connection, displaced) = match decided {
+            Ok(new) => new,
+            Err((incumbent, simultaneous)) => {
+                return Self::refuse(incumbent, origin, &peer, simultaneous)
+            }
+        };
+        let hooks = self.shared.up_hooks.lock().clone();
+        if !hooks.is_empty() {
+            let event = UpEvent {
+                node: connection.node().clone(),
+                generation: connection.generation(),
+                origin,
+                peer: connection.peer().to_string(),
+                local: connection.local().to_string(),
+            };
+            for hook in hooks {
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&event))).is_err()
+                {
+                    tracing::error!(node = %event.node, generation = event.generation, "a connection-up hook panicked");
+                }
+            }
         }
-        tracing::debug!(node = %connection.node(), generation = connection.generation(), "connection up");
+        if let Some((displaced, reason)) = displaced {
+            // Down already (a redial), or live and losing the tie-break.
+            // Either way it goes down now, once.
+            displaced.mark_down(reason);
+        }
+        tracing::debug!(node = %connection.node(), generation = connection.generation(), ?origin, "connection up");
         self.shared.runtime.spawn(read_loop(
             Arc::downgrade(&self.shared),
             Arc::clone(&connection),
             read,
         ));
-        connection
+        if let Some(tick) = self.shared.tick {
+            self.shared
+                .runtime
+                .spawn(keepalives(Arc::clone(&connection), tick));
+        }
+        Registered::New(connection)
+    }
+
+    /// A stream refused in favour of the live `incumbent`: logged, and
+    /// dropped by the caller (which closes it). `simultaneous`: the two
+    /// were dialed from opposite ends.
+    fn refuse(
+        incumbent: Arc<DistConnection>,
+        origin: Origin,
+        peer: &str,
+        simultaneous: bool,
+    ) -> Registered {
+        tracing::warn!(
+            node = %incumbent.node(),
+            generation = incumbent.generation(),
+            %peer,
+            ?origin,
+            simultaneous,
+            "connection refused: the node already has a live connection"
+        );
+        if simultaneous {
+            mark(Mark::RegisterTieBreakLost);
+            Registered::SimultaneousAbort(incumbent)
+        } else {
+            mark(Mark::RegisterIncumbentKept);
+            Registered::IncumbentKept(incumbent)
+        }
     }
 
     /// The live connection to `node`, dialing `addr` if there is none. The
@@ -345,10 +571,13 @@ impl ConnectionManager {
             .await
             .map_err(|_| DialError::Timeout)?
             .map_err(DialError::Io)?;
-        // Another dial of the same node, or a down of its generation, may
-        // land here: `register` decides under the table lock.
+        // Another dial of the same node, its own dial of us, or a down of
+        // its generation, may land here: `register` decides under the
+        // table lock.
         preempt_point(Point::DialBeforeRegister).await;
-        Ok(self.register(node.clone(), stream))
+        Ok(self
+            .register_as(node.clone(), stream, Origin::Dialed)
+            .into_connection())
     }
 
     /// Accepts one inbound stream, reads its hello (bounded by the connect
@@ -375,15 +604,34 @@ impl ConnectionManager {
         .map_err(|_| DialError::Timeout)?
         .map_err(|error| DialError::BadHello(error.to_string()))?;
         let node = match hello {
-            Frame::Data { control, payload } if control == HELLO => String::from_utf8(payload)
-                .map_err(|_| DialError::BadHello("node name is not UTF-8".into()))?,
-            other => {
+            Frame::Data { control, payload } if control == HELLO => {
+                let node = NodeName::parse_bytes(&payload).map_err(|error| {
+                    mark(Mark::HelloRefused);
+                    DialError::BadName(error)
+                })?;
+                if node == self.local {
+                    mark(Mark::HelloRefused);
+                    return Err(DialError::BadName(NameError::Ours));
+                }
+                node
+            }
+            Frame::Data { control, .. } => {
+                mark(Mark::HelloRefused);
                 return Err(DialError::BadHello(format!(
-                    "expected a hello, got {other:?}"
-                )))
+                    "expected a hello, got a frame with a {}-byte control",
+                    control.len()
+                )));
+            }
+            Frame::Keepalive => {
+                mark(Mark::HelloRefused);
+                return Err(DialError::BadHello(
+                    "expected a hello, got a keepalive".into(),
+                ));
             }
         };
-        Ok(self.register(NodeName::from(node), stream))
+        Ok(self
+            .register_as(node, stream, Origin::Accepted)
+            .into_connection())
     }
 
     /// Accepts inbound connections on `listener` until it fails. Each
@@ -413,6 +661,8 @@ impl ConnectionManager {
                 let runtime = Arc::clone(&manager.shared);
                 runtime.runtime.spawn(async move {
                     if let Err(error) = manager.handshake(stream).await {
+                        // `error` quotes names with `{:?}`: a newline in
+                        // a hostile name cannot forge a log line.
                         tracing::warn!(%error, "inbound connection refused");
                     }
                 });
@@ -452,45 +702,71 @@ impl WeakConnectionManager {
     }
 }
 
-/// Reads frames until the peer closes, a read fails or the connection is
-/// marked down; then closes the write half so the peer sees end of stream.
+/// Reads frames until the peer closes, a read fails, nothing arrives for a
+/// heartbeat tick, or the connection is marked down; then closes the write
+/// half so the peer sees end of stream.
 async fn read_loop(
     manager: Weak<ManagerShared>,
     connection: Arc<DistConnection>,
-    mut read: BoxRead,
+    read: BoxRead,
 ) {
-    let Some(max) = manager.upgrade().map(|m| m.max_frame) else {
+    let Some((max, close_bound, tick)) = manager.upgrade().map(|m| {
+        let tick = m.tick.filter(|_| !m.planted.has(PlantedBug::NoHeartbeat));
+        (m.max_frame, m.connect_timeout, tick)
+    }) else {
         return;
     };
-    let close_bound = manager
-        .upgrade()
-        .map_or(DEFAULT_CONNECT_TIMEOUT, |m| m.connect_timeout);
+    let mut read = Watched::new(read);
+    let progress = read.progress();
     // The generation is registered and handed out, but nobody watches for
     // its down until this loop first waits: a down that lands here must
     // still close the socket.
     preempt_point(Point::ReadLoopStarting).await;
     let reason = loop {
+        let Some(shared) = manager.upgrade() else {
+            break None;
+        };
         let frame = tokio::select! {
             biased;
             () = connection.down_notified() => break None,
-            frame = read_frame(&mut read, max) => frame,
+            // Bytes already waiting count as heard: the read goes first.
+            frame = read_frame_within(&mut read, max, &shared.budget) => frame,
+            () = silent_for(tick, &progress) => break Some(DownReason::HeartbeatTimeout),
         };
         match frame {
             Ok(Frame::Keepalive) => {}
             Ok(Frame::Data { control, payload }) => {
-                let Some(manager) = manager.upgrade() else {
-                    break None;
+                let Some(on_frame) = &shared.on_frame else {
+                    continue;
                 };
-                if let Some(on_frame) = &manager.on_frame {
-                    on_frame(InboundFrame {
-                        node: connection.node().clone(),
-                        generation: connection.generation(),
-                        control,
-                        payload,
-                    });
+                let inbound = InboundFrame {
+                    node: connection.node().clone(),
+                    generation: connection.generation(),
+                    control,
+                    payload,
+                };
+                let handled =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_frame(inbound)));
+                if handled.is_err() {
+                    tracing::error!(
+                        node = %connection.node(),
+                        generation = connection.generation(),
+                        "the frame callback panicked; the generation goes down"
+                    );
+                    break Some(DownReason::HandlerPanicked);
                 }
             }
             Err(ReadFrameError::Closed) => break Some(DownReason::PeerClosed),
+            Err(error @ ReadFrameError::OverBudget { .. }) => {
+                mark(Mark::FrameBudgetRefused);
+                tracing::warn!(
+                    node = %connection.node(),
+                    generation = connection.generation(),
+                    %error,
+                    "connection refused: frame budget spent"
+                );
+                break Some(DownReason::ReadError);
+            }
             Err(error) => {
                 tracing::debug!(node = %connection.node(), %error, "read failed");
                 break Some(DownReason::ReadError);
@@ -498,6 +774,13 @@ async fn read_loop(
         }
     };
     if let Some(reason) = reason {
+        if reason == DownReason::HeartbeatTimeout {
+            tracing::warn!(
+                node = %connection.node(),
+                generation = connection.generation(),
+                "nothing read for a heartbeat tick; the generation goes down"
+            );
+        }
         // The stream is dead but the generation still up: a write may
         // start in this window, and must fail or be refused, never hang.
         preempt_point(Point::ReadBeforeMarkDown).await;
@@ -505,6 +788,98 @@ async fn read_loop(
     }
     drop(read);
     connection.close_writer(close_bound).await;
+}
+
+/// Writes a keepalive every quarter `tick` until the generation goes down,
+/// so a healthy peer's heartbeat never fires on a quiet connection. The
+/// write has no deadline of its own: a peer that stops reading is found by
+/// the sender's write deadline or by its own silence, and a down abandons
+/// the write.
+async fn keepalives(connection: Arc<DistConnection>, tick: Duration) {
+    let every = tick / 4;
+    loop {
+        tokio::select! {
+            biased;
+            () = connection.down_notified() => return,
+            () = sleep(every) => {}
+        }
+        if connection.write_raw(&KEEPALIVE).await.is_err() {
+            return;
+        }
+        mark(Mark::KeepaliveSent);
+    }
+}
+
+/// Resolves once `tick` has passed with nothing read (never, without a
+/// tick).
+async fn silent_for(tick: Option<Duration>, progress: &Progress) {
+    let Some(tick) = tick else {
+        return std::future::pending().await;
+    };
+    loop {
+        let quiet = progress.quiet_for();
+        if quiet >= tick {
+            return;
+        }
+        sleep(tick - quiet).await;
+    }
+}
+
+/// When a read half last delivered bytes.
+struct Progress {
+    base: Instant,
+    /// Nanoseconds after `base`. A plain atomic: the read loop is the only
+    /// task that touches it (accounting, not synchronisation).
+    last: std::sync::atomic::AtomicU64,
+}
+
+impl Progress {
+    fn quiet_for(&self) -> Duration {
+        let last = Duration::from_nanos(self.last.load(std::sync::atomic::Ordering::Relaxed));
+        self.base.elapsed().saturating_sub(last)
+    }
+
+    fn touch(&self) {
+        let now = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.last.store(now, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// A read half that records when it last delivered bytes.
+struct Watched {
+    inner: BoxRead,
+    progress: Arc<Progress>,
+}
+
+impl Watched {
+    fn new(inner: BoxRead) -> Self {
+        Self {
+            inner,
+            progress: Arc::new(Progress {
+                base: Instant::now(),
+                last: std::sync::atomic::AtomicU64::new(0),
+            }),
+        }
+    }
+
+    fn progress(&self) -> Arc<Progress> {
+        Arc::clone(&self.progress)
+    }
+}
+
+impl tokio::io::AsyncRead for Watched {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.progress.touch();
+        }
+        polled
+    }
 }
 
 #[cfg(test)]

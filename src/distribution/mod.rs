@@ -20,10 +20,10 @@ mod sender;
 pub use connection::{DistConnection, DownEvent, DownReason};
 pub use links::{Link, LinkTable};
 pub use manager::{
-    ConnectionManager, DialError, InboundFrame, ManagerConfig, SlotView, WeakConnectionManager,
-    DEFAULT_CONNECT_TIMEOUT, HELLO,
+    ConnectionManager, DialError, InboundFrame, ManagerConfig, Origin, Registered, SlotView, UpEvent,
+    WeakConnectionManager, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FRAME_BUDGET, DEFAULT_TICK, HELLO,
 };
-pub use node::NodeName;
+pub use node::{NameError, NodeName, MAX_NODE_NAME};
 pub use sender::{
     ControlEnqueueError, ControlOutbound, DataOutbound, DistSender, Enqueued, SenderConfig,
     SenderConfigError, SenderLane, SenderObserver, SenderStats, WriteOutcome, CONTROL_QUEUE_CAP,

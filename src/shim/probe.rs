@@ -131,6 +131,25 @@ named! {
         ControlRacedShutdown => "control_raced_shutdown",
         /// `enqueue_control` refused: the sender is shut down.
         ControlRefusedClosed => "control_refused_closed",
+        /// `register` displaced a live incumbent dialed the losing way by a
+        /// connection dialed the winning way (the simultaneous-connect
+        /// tie-break).
+        RegisterTieBreakWon => "register_tie_break_won",
+        /// `register` refused a new stream dialed the losing way: a live
+        /// incumbent dialed the winning way stays.
+        RegisterTieBreakLost => "register_tie_break_lost",
+        /// A generation went down: the tie-break replaced it.
+        DownSimultaneousConnect => "down_simultaneous_connect",
+        /// A generation went down: the frame callback panicked on it.
+        DownHandlerPanicked => "down_handler_panicked",
+        /// An inbound hello was refused (bad or forged node name).
+        HelloRefused => "hello_refused",
+        /// A read was refused: the frame budget across connections was spent.
+        FrameBudgetRefused => "frame_budget_refused",
+        /// A node's table slot was removed: no live connection was left.
+        SlotRemoved => "slot_removed",
+        /// A connection wrote a keepalive.
+        KeepaliveSent => "keepalive_sent",
     }
 }
 

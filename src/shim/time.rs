@@ -10,10 +10,10 @@
 pub(crate) use std::time::Duration;
 
 #[cfg(not(any(loom, shuttle)))]
-pub(crate) use tokio::time::timeout;
+pub(crate) use tokio::time::{sleep, timeout, Instant};
 
 #[cfg(any(loom, shuttle))]
-pub(crate) use loom_time::timeout;
+pub(crate) use loom_time::{sleep, timeout, Instant};
 
 #[cfg(any(loom, shuttle))]
 mod loom_time {
@@ -22,6 +22,26 @@ mod loom_time {
     use std::task::Poll;
 
     use super::Duration;
+
+    /// A timer that never fires on its own: the models run with
+    /// heartbeats off, the only periodic timers there are.
+    pub(crate) async fn sleep(_after: Duration) {
+        std::future::pending::<()>().await;
+    }
+
+    /// A clock that never moves.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct Instant;
+
+    impl Instant {
+        pub(crate) fn now() -> Self {
+            Self
+        }
+
+        pub(crate) fn elapsed(&self) -> Duration {
+            Duration::ZERO
+        }
+    }
 
     /// The future did not finish "in time" (it was not ready).
     #[derive(Debug)]

@@ -157,6 +157,16 @@ impl Replay<'_> {
             | Event::SenderStats(_)
             | Event::TableAtEnd { .. }
             | Event::WorkloadDone
+            | Event::NodeStarted { .. }
+            | Event::MeshUp { .. }
+            | Event::MeshDown { .. }
+            | Event::MeshLinked { .. }
+            | Event::MeshControl { .. }
+            | Event::MeshArrived { .. }
+            | Event::MeshNoConnection { .. }
+            | Event::MeshFault { .. }
+            | Event::MeshSquat { .. }
+            | Event::MeshTableAtEnd { .. }
             | Event::RunEnd { .. } => {}
         }
     }

@@ -11,6 +11,7 @@
 //! within its budget ([`CheckContext::finished`]).
 
 pub mod lanes;
+pub mod mesh;
 pub mod sender;
 
 use std::fmt;
@@ -126,6 +127,8 @@ pub struct CheckContext {
     /// The connection layer's bound on a dial, a hello, and closing a
     /// socket after a down.
     pub connect_timeout: Duration,
+    /// The production heartbeat tick, where the world runs one (M5).
+    pub heartbeat: Option<Duration>,
 }
 
 /// Every violation of `contracts` in `records`, in contract order.
@@ -138,6 +141,9 @@ pub fn check(contracts: &[Contract], records: &[Record], context: &CheckContext)
     }
     if wants(WorldKind::Sender) {
         found.extend(sender::check(records, context));
+    }
+    if wants(WorldKind::Mesh) {
+        found.extend(mesh::check(records, context));
     }
     found.retain(|v| contracts.contains(&v.contract));
     found.sort_by_key(|violation| violation.contract);

@@ -1069,6 +1069,9 @@ fn s7(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
             Down::PeerClosed | Down::ReadError | Down::WriteError | Down::HeartbeatTimeout => {
                 impaired_at(model, out.records(), gen, index)
             }
+            // The sender world has one production node and no frame
+            // callback: neither can happen there.
+            Down::SimultaneousConnect | Down::HandlerPanicked => false,
         };
         if !justified {
             out.violate(

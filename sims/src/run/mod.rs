@@ -105,6 +105,13 @@ const FRAME_OVERHEAD: u64 =
 #[must_use]
 pub fn check_context(params: &Params, finished: bool) -> CheckContext {
     match params {
+        Params::Mesh(p) => CheckContext {
+            finished,
+            tick: p.tick,
+            heartbeat: Some(p.heartbeat),
+            connect_timeout: p.connect_timeout,
+            ..CheckContext::default()
+        },
         Params::Lanes(p) => CheckContext {
             finished,
             idle_ttl: p.idle_ttl,

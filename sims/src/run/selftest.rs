@@ -19,7 +19,7 @@ use crate::scenario::{Contract, Scenario, WorldKind};
 /// guard runs, within a simulated run's reach). The rest have no `.await`
 /// and no preemption point in their window (loom, shuttle) or exist only in
 /// real mode (#9, pinned by a real-runtime test).
-pub const TURMOIL_LAYER: [PlantedBug; 8] = [
+pub const TURMOIL_LAYER: [PlantedBug; 10] = [
     PlantedBug::PendingDecrementedAtDequeue,
     PlantedBug::ReapWithoutIdentityCheck,
     PlantedBug::NoExitGuard,
@@ -28,6 +28,8 @@ pub const TURMOIL_LAYER: [PlantedBug; 8] = [
     PlantedBug::NoWriteDeadline,
     PlantedBug::SilentControlOverflow,
     PlantedBug::DownHookNotOnceGuarded,
+    PlantedBug::NoTieBreak,
+    PlantedBug::NoHeartbeat,
 ];
 
 /// The contracts the catalogue says catch `bug`: only a violation of one
@@ -47,6 +49,8 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         PlantedBug::RuntimeDroppedInPlace => &[Contract::S5],
         PlantedBug::DownHookNotOnceGuarded => &[Contract::S3],
         PlantedBug::DownEntryTreatedAsConnected => &[Contract::S8],
+        PlantedBug::NoTieBreak => &[Contract::M1],
+        PlantedBug::NoHeartbeat => &[Contract::M5, Contract::M1],
     }
 }
 

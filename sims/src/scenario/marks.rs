@@ -6,7 +6,34 @@ use lanesim::shim::probe::{Mark, Point};
 use super::spec::{Contract, WorldKind};
 use crate::coverage::{CoverMark, WorldMark};
 
-/// The world that can reach `mark`.
+/// Whether a scenario of `world` can reach `mark`: its home world's, and
+/// for the mesh, which runs the sender world's production code on every
+/// node, the sender world's code marks, preemption points and the faults
+/// both worlds share.
+#[must_use]
+pub fn reachable_in(mark: CoverMark, world: WorldKind) -> bool {
+    let home = world_of(mark);
+    home == world
+        || (world == WorldKind::Mesh
+            && home == WorldKind::Sender
+            && match mark {
+                CoverMark::Code(_) | CoverMark::Preempted(_) => true,
+                CoverMark::World(mark) => matches!(
+                    mark,
+                    WorldMark::RedialOk
+                        | WorldMark::RedialFailed
+                        | WorldMark::FaultDuringWorkload
+                        | WorldMark::FaultKill
+                        | WorldMark::FaultPartition
+                        | WorldMark::FaultRepair
+                        | WorldMark::FaultLatency
+                        | WorldMark::LinkOverDownGeneration
+                ),
+            })
+}
+
+/// The world a mark belongs to (the mesh can reach the sender world's
+/// too: [`reachable_in`]).
 #[must_use]
 pub fn world_of(mark: CoverMark) -> WorldKind {
     match mark {
@@ -38,6 +65,11 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
         | WorldMark::FaultRepair
         | WorldMark::FaultLatency
         | WorldMark::FaultDisconnect => WorldKind::Sender,
+        WorldMark::FaultRestart
+        | WorldMark::FaultHalfOpen
+        | WorldMark::FaultSquat
+        | WorldMark::FaultCrossDial
+        | WorldMark::SimultaneousFirstDial => WorldKind::Mesh,
     }
 }
 
@@ -74,7 +106,15 @@ fn code_mark_world(mark: Mark) -> WorldKind {
         | Mark::ShutdownWithQueuedControls
         | Mark::ShutdownMidWrite
         | Mark::ControlRacedShutdown
-        | Mark::ControlRefusedClosed => WorldKind::Sender,
+        | Mark::ControlRefusedClosed
+        | Mark::FrameBudgetRefused
+        | Mark::SlotRemoved
+        | Mark::KeepaliveSent => WorldKind::Sender,
+        Mark::RegisterTieBreakWon
+        | Mark::RegisterTieBreakLost
+        | Mark::DownSimultaneousConnect
+        | Mark::DownHandlerPanicked
+        | Mark::HelloRefused => WorldKind::Mesh,
     }
 }
 
@@ -102,13 +142,19 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         CoverMark::Code(Mark::DownManualDisconnect),
         CoverMark::Code(Mark::DownHeartbeatTimeout),
         CoverMark::Code(Mark::DownControlOverflow),
+        CoverMark::Code(Mark::DownSimultaneousConnect),
+        CoverMark::Code(Mark::DownHandlerPanicked),
     ];
     const REDIALS: &[CoverMark] = &[
         CoverMark::World(WorldMark::RedialOk),
         CoverMark::World(WorldMark::RedialFailed),
     ];
     match contract {
-        Contract::S3 => Some(("took a generation down", DOWNS)),
+        Contract::S3 | Contract::M4 => Some(("took a generation down", DOWNS)),
+        Contract::M5 => Some((
+            "silenced a generation (a heartbeat fired)",
+            &[CoverMark::Code(Mark::DownHeartbeatTimeout)],
+        )),
         Contract::S8 => Some(("redialed", REDIALS)),
         Contract::L1
         | Contract::L2
@@ -125,6 +171,9 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         | Contract::S5
         | Contract::S6
         | Contract::S7
-        | Contract::EndToEnd => None,
+        | Contract::EndToEnd
+        | Contract::M1
+        | Contract::M2
+        | Contract::M3 => None,
     }
 }

@@ -13,10 +13,13 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-pub use params::{LanesParams, Params, ScheduledFault, SenderParams};
+pub use params::{
+    LanesParams, MeshFault, MeshParams, Params, ScheduledFault, SenderParams, HALF_OPEN_MIN_TICKS,
+};
 
 pub use spec::{
-    Contract, FaultKind, FaultSpec, LanesSpec, Policy, ScenarioFile, SenderSpec, WorldKind,
+    Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec, Policy,
+    ScenarioFile, SenderSpec, WorldKind,
 };
 
 use sample::{Dur, Sampled};
@@ -236,24 +239,24 @@ fn problem(key: impl Into<String>, message: impl Into<String>) -> Problem {
 
 fn validate(file: &ScenarioFile) -> Vec<Problem> {
     let mut problems = Vec::new();
-    let world = match file.world {
-        WorldKind::Lanes => "lanes",
-        WorldKind::Sender => "sender",
-    };
-    match (file.world, &file.lanes, &file.sender) {
-        (WorldKind::Lanes, None, _) | (WorldKind::Sender, _, None) => {
+    let world = file.world.name();
+    let tables = [
+        (WorldKind::Lanes, file.lanes.is_some()),
+        (WorldKind::Sender, file.sender.is_some()),
+        (WorldKind::Mesh, file.mesh.is_some()),
+    ];
+    for (kind, present) in tables {
+        if kind == file.world && !present {
             problems.push(problem(
                 "world",
                 format!("world = \"{world}\" needs a [{world}] table"),
             ));
+        } else if kind != file.world && present {
+            problems.push(problem(
+                kind.name(),
+                format!("a {world} world has no [{}] table", kind.name()),
+            ));
         }
-        (WorldKind::Lanes, _, Some(_)) => {
-            problems.push(problem("sender", "a lanes world has no [sender] table"))
-        }
-        (WorldKind::Sender, Some(_), _) => {
-            problems.push(problem("lanes", "a sender world has no [lanes] table"))
-        }
-        _ => {}
     }
     if file.checks.is_empty() {
         problems.push(problem("checks", "name at least one contract to check"));
@@ -282,7 +285,7 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
     for text in &file.reaches {
         match Reach::parse(text) {
             Err(message) => problems.push(problem("reaches", message)),
-            Ok(reach) if marks::world_of(reach.mark) != file.world => problems.push(problem(
+            Ok(reach) if !marks::reachable_in(reach.mark, file.world) => problems.push(problem(
                 "reaches",
                 format!("`{}` is not a mark the {world} world can reach", reach.mark),
             )),
@@ -314,7 +317,143 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
     if let Some(sender) = &file.sender {
         validate_sender(sender, &mut problems);
     }
+    if let Some(mesh) = &file.mesh {
+        validate_mesh(mesh, file.exact, &mut problems);
+    }
     problems
+}
+
+/// Most nodes a mesh world runs.
+pub const MAX_MESH_NODES: u64 = 7;
+/// Most links a mesh node makes.
+pub const MAX_MESH_LINKS: u64 = 10_000;
+/// Longest mesh workload window, and longest fault.
+pub const MAX_MESH_SPAN: std::time::Duration = std::time::Duration::from_secs(600);
+
+fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
+    count("mesh.nodes", &mesh.nodes, 2, problems);
+    if mesh.nodes.bounds().1 > MAX_MESH_NODES {
+        problems.push(problem(
+            "mesh.nodes",
+            format!("at most {MAX_MESH_NODES} nodes"),
+        ));
+    }
+    count("mesh.links", &mesh.links, 0, problems);
+    if mesh.links.bounds().1 > MAX_MESH_LINKS {
+        problems.push(problem(
+            "mesh.links",
+            format!("at most {MAX_MESH_LINKS} links per node"),
+        ));
+    }
+    if mesh.workload.0 > MAX_MESH_SPAN {
+        problems.push(problem(
+            "mesh.workload",
+            format!("at most {}", Dur(MAX_MESH_SPAN)),
+        ));
+    }
+    span("mesh.hold", &mesh.hold, false, problems);
+    if mesh.hold.bounds().1 .0 > MAX_MESH_SPAN {
+        problems.push(problem("mesh.hold", format!("at most {}", Dur(MAX_MESH_SPAN))));
+    }
+    if let Some(cross) = &mesh.cross_dial {
+        chance("mesh.cross_dial", cross, problems);
+    }
+    let heartbeat = mesh.heartbeat.map_or(std::time::Duration::from_secs(1), |d| d.0);
+    for (key, value) in [
+        ("mesh.heartbeat", mesh.heartbeat),
+        ("mesh.connect_timeout", mesh.connect_timeout),
+        ("mesh.tick", mesh.tick),
+    ] {
+        if let Some(value) = value {
+            if value.0.is_zero() {
+                problems.push(problem(key, "must be greater than zero"));
+            } else if value.0 > std::time::Duration::from_secs(60) {
+                problems.push(problem(key, "at most 60s"));
+            }
+        }
+    }
+    if mesh.heartbeat.is_some_and(|h| h.0 < std::time::Duration::from_millis(40)) {
+        problems.push(problem(
+            "mesh.heartbeat",
+            "at least 40ms: keepalives go out every quarter tick, and the simulated link needs a few ms",
+        ));
+    }
+    if let Some(redial) = &mesh.redial_after {
+        span("mesh.redial_after", redial, true, problems);
+    }
+    if mesh.dial_spread.is_some_and(|d| d.0 > MAX_MESH_SPAN) {
+        problems.push(problem("mesh.dial_spread", format!("at most {}", Dur(MAX_MESH_SPAN))));
+    }
+    if let Some(chaos) = &mesh.chaos {
+        count("mesh.chaos", chaos, 0, problems);
+        if chaos.bounds().1 > 64 {
+            problems.push(problem("mesh.chaos", "at most 64 chaos faults"));
+        }
+        if exact {
+            problems.push(problem("mesh.chaos", "an exact file lists every fault: no chaos"));
+        }
+    }
+    if mesh.chaos_kinds.as_ref().is_some_and(Vec::is_empty) {
+        problems.push(problem(
+            "mesh.chaos_kinds",
+            "name at least one kind (or leave it out for all)",
+        ));
+    }
+    if mesh.fault.len() > 64 {
+        problems.push(problem("mesh.fault", "at most 64 scripted faults"));
+    }
+    let min_nodes = mesh.nodes.bounds().0;
+    for (index, fault) in mesh.fault.iter().enumerate() {
+        let key = |field: &str| format!("mesh.fault[{index}].{field}");
+        for (field, node) in [("a", Some(&fault.a)), ("b", fault.b.as_ref())] {
+            let Some(node) = node else { continue };
+            count(&key(field), node, 0, problems);
+            if node.bounds().1 >= min_nodes {
+                problems.push(problem(
+                    key(field),
+                    format!(
+                        "node index {} does not exist: there may be only {min_nodes} nodes",
+                        node.bounds().1
+                    ),
+                ));
+            }
+        }
+        if fault.kind != MeshFaultKind::Restart
+            && fault.b.as_ref().is_some_and(|b| b.bounds() == fault.a.bounds() && b.bounds().0 == b.bounds().1)
+        {
+            problems.push(problem(key("b"), "a fault between a node and itself"));
+        }
+        span(&key("at"), &fault.at, false, problems);
+        if fault.at.bounds().1 .0 > MAX_MESH_SPAN {
+            problems.push(problem(key("at"), format!("at most {}", Dur(MAX_MESH_SPAN))));
+        }
+        match (&fault.lasting, fault.kind.lasts()) {
+            (Some(lasting), true) => {
+                span(&key("for"), lasting, true, problems);
+                if lasting.bounds().1 .0 > MAX_MESH_SPAN {
+                    problems.push(problem(key("for"), format!("at most {}", Dur(MAX_MESH_SPAN))));
+                }
+                if fault.kind == MeshFaultKind::HalfOpen
+                    && lasting.bounds().0 .0.as_secs_f64()
+                        <= heartbeat.as_secs_f64() * HALF_OPEN_MIN_TICKS
+                {
+                    problems.push(problem(
+                        key("for"),
+                        format!(
+                            "a half-open drop must last more than {HALF_OPEN_MIN_TICKS} heartbeat ticks ({}): a shorter one loses bytes from a stream that goes on, which no real TCP does",
+                            Dur(heartbeat.mul_f64(HALF_OPEN_MIN_TICKS))
+                        ),
+                    ));
+                }
+            }
+            (None, true) => problems.push(problem(key("kind"), "this fault needs `for`")),
+            (Some(_), false) => problems.push(problem(
+                key("for"),
+                "this fault happens once; `for` would be ignored",
+            )),
+            (None, false) => {}
+        }
+    }
 }
 
 fn count(key: &str, value: &Sampled<u64>, min: u64, problems: &mut Vec<Problem>) {

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use super::sample::{fmt_duration, Dur, Sampled};
 use super::spec::{
-    Contract, FaultKind, FaultSpec, LanesSpec, Policy, ScenarioFile, SenderSpec, WorldKind,
+    Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec, Policy,
+    ScenarioFile, SenderSpec, WorldKind,
 };
 use crate::coverage::PreemptPolicy;
 use crate::rng::SimRng;
@@ -23,6 +24,60 @@ pub enum Params {
     Lanes(LanesParams),
     /// The sender world's.
     Sender(SenderParams),
+    /// The mesh world's.
+    Mesh(MeshParams),
+}
+
+/// A mesh fault at a time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeshFault {
+    pub kind: MeshFaultKind,
+    pub a: u64,
+    pub b: u64,
+    pub at: Duration,
+    pub lasting: Duration,
+}
+
+/// The mesh world, sampled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeshParams {
+    pub nodes: u64,
+    pub links: u64,
+    pub workload: Duration,
+    pub hold: (Duration, Duration),
+    /// Per node, per other node: when its first dial leaves.
+    pub first_dials: Vec<Vec<Duration>>,
+    pub heartbeat: Duration,
+    pub connect_timeout: Duration,
+    pub redial_after: Duration,
+    pub tick: Duration,
+    pub faults: Vec<MeshFault>,
+}
+
+impl MeshParams {
+    /// When the last fault is over (a restart's bounce, a heal).
+    #[must_use]
+    pub fn faults_end(&self) -> Duration {
+        self.faults
+            .iter()
+            .map(|fault| fault.at + fault.lasting)
+            .max()
+            .unwrap_or_default()
+    }
+
+    /// How long after the workload and the faults end every pair must
+    /// have converged (M1's bound): a silent generation's heartbeat, a
+    /// redial, its connect, and one tie-break's close and redial again.
+    #[must_use]
+    pub fn settle(&self) -> Duration {
+        self.heartbeat * 2 + (self.redial_after + self.connect_timeout) * 3
+    }
+
+    /// When the world stops and compares the tables.
+    #[must_use]
+    pub fn end(&self) -> Duration {
+        (self.workload + self.hold.1).max(self.faults_end()) + self.settle()
+    }
 }
 
 /// The lanes world, sampled.
@@ -98,10 +153,11 @@ fn sub_span(value: &Sampled<Dur>, rng: &mut SimRng, exact: bool) -> (Duration, D
 
 pub(super) fn sample(file: &ScenarioFile, seed: u64) -> Params {
     let mut rng = SimRng::new(seed).fork("params");
-    match (&file.lanes, &file.sender) {
-        (Some(lanes), _) => Params::Lanes(sample_lanes(lanes, &mut rng, file.exact)),
-        (None, Some(sender)) => Params::Sender(sample_sender(sender, &mut rng, file.exact)),
-        (None, None) => unreachable!("validated: every scenario has its world's table"),
+    match (&file.lanes, &file.sender, &file.mesh) {
+        (Some(lanes), _, _) => Params::Lanes(sample_lanes(lanes, &mut rng, file.exact)),
+        (None, Some(sender), _) => Params::Sender(sample_sender(sender, &mut rng, file.exact)),
+        (None, None, Some(mesh)) => Params::Mesh(sample_mesh(mesh, &mut rng, file.exact)),
+        (None, None, None) => unreachable!("validated: every scenario has its world's table"),
     }
 }
 
@@ -232,6 +288,109 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
     }
 }
 
+const ALL_MESH_FAULTS: [MeshFaultKind; 7] = [
+    MeshFaultKind::Restart,
+    MeshFaultKind::Partition,
+    MeshFaultKind::HalfOpen,
+    MeshFaultKind::Kill,
+    MeshFaultKind::Latency,
+    MeshFaultKind::Squat,
+    MeshFaultKind::CrossDial,
+];
+
+/// A half-open drop must outlast the heartbeat by this factor: a shorter
+/// drop can lose a whole frame from a stream that then goes on, which no
+/// real TCP does (it retransmits).
+pub const HALF_OPEN_MIN_TICKS: f64 = 1.5;
+
+fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
+    let nodes = spec.nodes.sample(rng);
+    let links = spec.links.sample(rng);
+    let hold = sub_span(&spec.hold, rng, exact);
+    let cross = spec.cross_dial.map_or(0.0, |p| p.sample(rng));
+    let spread = spec
+        .dial_spread
+        .map_or(Duration::from_millis(100), |d| d.0)
+        .as_micros() as u64;
+    let heartbeat = spec.heartbeat.map_or(Duration::from_secs(1), |d| d.0);
+    let connect_timeout = spec.connect_timeout.map_or(Duration::from_millis(500), |d| d.0);
+    let redial_after = spec
+        .redial_after
+        .map_or(Duration::from_millis(300), |d| d.sample(rng));
+    let mut first_dials = vec![vec![Duration::ZERO; nodes as usize]; nodes as usize];
+    for a in 0..nodes as usize {
+        for b in a + 1..nodes as usize {
+            let at_a = Duration::from_micros(rng.range(0, spread));
+            let at_b = if rng.chance(cross) {
+                at_a
+            } else {
+                Duration::from_micros(rng.range(0, spread))
+            };
+            first_dials[a][b] = at_a;
+            first_dials[b][a] = at_b;
+        }
+    }
+    let mut faults: Vec<MeshFault> = spec
+        .fault
+        .iter()
+        .map(|fault| {
+            let a = fault.a.sample(rng).min(nodes - 1);
+            let b = fault.b.map_or((a + 1) % nodes, |b| b.sample(rng).min(nodes - 1));
+            MeshFault {
+                kind: fault.kind,
+                a,
+                b,
+                at: fault.at.sample(rng),
+                lasting: fault.lasting.map_or(Duration::ZERO, |d| d.sample(rng)),
+            }
+        })
+        .collect();
+    let chaos = spec.chaos.map_or(0, |n| n.sample(rng));
+    let kinds = spec
+        .chaos_kinds
+        .clone()
+        .unwrap_or_else(|| ALL_MESH_FAULTS.to_vec());
+    let window = spec.workload.0.as_micros() as u64;
+    for _ in 0..chaos {
+        if kinds.is_empty() {
+            break;
+        }
+        let kind = kinds[rng.range(0, kinds.len() as u64 - 1) as usize];
+        let a = rng.range(0, nodes - 1);
+        let b = (a + rng.range(1, nodes - 1)) % nodes;
+        let at = Duration::from_micros(rng.range(0, window));
+        let beat = heartbeat.as_millis() as u64;
+        let lasting_ms = match kind {
+            MeshFaultKind::HalfOpen => rng.range(beat * 3 / 2 + 1, beat * 3),
+            _ => rng.range(1, beat * 3),
+        };
+        faults.push(MeshFault {
+            kind,
+            a,
+            b,
+            at,
+            lasting: if kind.lasts() {
+                Duration::from_millis(lasting_ms)
+            } else {
+                Duration::ZERO
+            },
+        });
+    }
+    faults.sort_by_key(|fault| (fault.at, fault.a, fault.b));
+    MeshParams {
+        nodes,
+        links,
+        workload: spec.workload.0,
+        hold,
+        first_dials,
+        heartbeat,
+        connect_timeout,
+        redial_after,
+        tick: spec.tick.map_or(Duration::from_millis(1), |t| t.0),
+        faults,
+    }
+}
+
 struct D(Duration);
 
 impl fmt::Display for D {
@@ -308,6 +467,39 @@ impl fmt::Display for Params {
                     faults.trim(),
                 )
             }
+            Self::Mesh(p) => {
+                let mut faults = String::new();
+                for fault in &p.faults {
+                    let _ = write!(
+                        faults,
+                        " {:?}(node{} node{} at {} for {})",
+                        fault.kind,
+                        fault.a,
+                        fault.b,
+                        D(fault.at),
+                        D(fault.lasting)
+                    );
+                }
+                let simultaneous = (0..p.nodes as usize)
+                    .flat_map(|a| (a + 1..p.nodes as usize).map(move |b| (a, b)))
+                    .filter(|&(a, b)| p.first_dials[a][b] == p.first_dials[b][a])
+                    .count();
+                write!(
+                    f,
+                    "nodes={} links={} workload={} hold={} simultaneous_first_dials={} heartbeat={} \
+                     connect_timeout={} redial_after={} tick={} faults=[{}]",
+                    p.nodes,
+                    p.links,
+                    D(p.workload),
+                    span(p.hold),
+                    simultaneous,
+                    D(p.heartbeat),
+                    D(p.connect_timeout),
+                    D(p.redial_after),
+                    D(p.tick),
+                    faults.trim(),
+                )
+            }
         }
     }
 }
@@ -343,6 +535,7 @@ impl Params {
                     c.world() == WorldKind::Sender
                         && (*c != Contract::S8 || p.redial_after.is_some())
                 }
+                Self::Mesh(_) => c.world() == WorldKind::Mesh,
             })
             .collect()
     }
@@ -354,9 +547,10 @@ impl Params {
     /// `budget` of the run it pins.
     #[must_use]
     pub fn to_file(&self, description: String, seed: u64, budget: Duration) -> ScenarioFile {
-        let (world, lanes, sender) = match self {
-            Self::Lanes(p) => (WorldKind::Lanes, Some(p.to_spec()), None),
-            Self::Sender(p) => (WorldKind::Sender, None, Some(p.to_spec())),
+        let (world, lanes, sender, mesh) = match self {
+            Self::Lanes(p) => (WorldKind::Lanes, Some(p.to_spec()), None, None),
+            Self::Sender(p) => (WorldKind::Sender, None, Some(p.to_spec()), None),
+            Self::Mesh(p) => (WorldKind::Mesh, None, None, Some(p.to_spec())),
         };
         ScenarioFile {
             name: None,
@@ -369,6 +563,39 @@ impl Params {
             reaches: Vec::new(),
             lanes,
             sender,
+            mesh,
+        }
+    }
+}
+
+impl MeshParams {
+    /// The first dials are drawn, not listed, so an exact file keeps the
+    /// draw's inputs: the same seed gives the same schedule back.
+    fn to_spec(&self) -> MeshSpec {
+        MeshSpec {
+            nodes: one(self.nodes),
+            links: one(self.links),
+            workload: Dur(self.workload),
+            hold: span_of(self.hold),
+            cross_dial: None,
+            dial_spread: None,
+            heartbeat: Some(Dur(self.heartbeat)),
+            connect_timeout: Some(Dur(self.connect_timeout)),
+            redial_after: Some(dur(self.redial_after)),
+            tick: Some(Dur(self.tick)),
+            chaos: None,
+            chaos_kinds: None,
+            fault: self
+                .faults
+                .iter()
+                .map(|f| MeshFaultSpec {
+                    kind: f.kind,
+                    a: one(f.a),
+                    b: Some(one(f.b)),
+                    at: dur(f.at),
+                    lasting: f.kind.lasts().then_some(dur(f.lasting)),
+                })
+                .collect(),
         }
     }
 }

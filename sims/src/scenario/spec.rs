@@ -41,6 +41,9 @@ pub struct ScenarioFile {
     /// The sender world's workload and faults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sender: Option<SenderSpec>,
+    /// The mesh world's nodes, workload and faults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<MeshSpec>,
 }
 
 /// The worlds.
@@ -51,6 +54,20 @@ pub enum WorldKind {
     Lanes,
     /// ConnectionManager + DistSender under turmoil.
     Sender,
+    /// N production nodes under turmoil, every one dialing and accepting.
+    Mesh,
+}
+
+impl WorldKind {
+    /// Its name in files and reports.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Lanes => "lanes",
+            Self::Sender => "sender",
+            Self::Mesh => "mesh",
+        }
+    }
 }
 
 /// The contracts a checker decides (DESIGN.md).
@@ -81,6 +98,21 @@ pub enum Contract {
     /// End to end: no death signal is lost, none is invented.
     #[serde(rename = "E2E")]
     EndToEnd,
+    /// Mesh: every pair that both want connected converges on one live
+    /// generation, the same socket on both ends.
+    M1,
+    /// Mesh: no lost death signal: every link's EXIT arrives on the socket
+    /// it was made over, or `noconnection` is delivered on that end.
+    M2,
+    /// Mesh: no spurious `noconnection`: only for a link over a generation
+    /// that went down, once.
+    M3,
+    /// Mesh: the down hook fires once per generation on each end, and every
+    /// generation that is not live at the end went down.
+    M4,
+    /// Mesh: a silent or half-open generation goes down within the
+    /// heartbeat tick plus slack.
+    M5,
 }
 
 impl Contract {
@@ -106,11 +138,16 @@ impl Contract {
             Self::S7 => "S7",
             Self::S8 => "S8",
             Self::EndToEnd => "E2E",
+            Self::M1 => "M1",
+            Self::M2 => "M2",
+            Self::M3 => "M3",
+            Self::M4 => "M4",
+            Self::M5 => "M5",
         }
     }
 
     /// Every contract, in report order.
-    pub const ALL: [Contract; 18] = [
+    pub const ALL: [Contract; 23] = [
         Self::L1,
         Self::L2,
         Self::L3,
@@ -129,6 +166,11 @@ impl Contract {
         Self::S7,
         Self::S8,
         Self::EndToEnd,
+        Self::M1,
+        Self::M2,
+        Self::M3,
+        Self::M4,
+        Self::M5,
     ];
 
     /// Why no simulated world can decide this contract, if none can. A
@@ -154,6 +196,7 @@ impl Contract {
     pub fn world(self) -> WorldKind {
         match self {
             Self::L1 | Self::L2 | Self::L3 | Self::L4 | Self::L5 | Self::L6 => WorldKind::Lanes,
+            Self::M1 | Self::M2 | Self::M3 | Self::M4 | Self::M5 => WorldKind::Mesh,
             _ => WorldKind::Sender,
         }
     }
@@ -336,6 +379,104 @@ pub struct FaultSpec {
     /// When.
     pub at: Sampled<Dur>,
     /// How long (crash_bounce, partition, latency), or the read interval (slow).
+    #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
+    pub lasting: Option<Sampled<Dur>>,
+}
+
+/// The mesh world: `nodes` production nodes (manager, sender, link tables),
+/// each dialing every other on its own schedule and accepting their dials.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeshSpec {
+    /// Production nodes (2 to 7).
+    pub nodes: Sampled<u64>,
+    /// Links each node makes (each sends a LINK control, and an EXIT
+    /// control `hold` later, pinned to the generation it was made over).
+    pub links: Sampled<u64>,
+    /// The window the links are made in.
+    pub workload: Dur,
+    /// How long a link lives before its EXIT (a per-run sub-range).
+    pub hold: Sampled<Dur>,
+    /// Chance that a pair's first dials leave both ends at the same
+    /// virtual instant (a simultaneous connect).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_dial: Option<Sampled<f64>>,
+    /// The window the first dials are spread over (default: 100ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dial_spread: Option<Dur>,
+    /// The production heartbeat tick (default: 1s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat: Option<Dur>,
+    /// Dial timeout (default: 500ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_timeout: Option<Dur>,
+    /// A node with no live connection to another redials after this long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redial_after: Option<Sampled<Dur>>,
+    /// turmoil's tick (default: 1ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick: Option<Dur>,
+    /// Extra random faults drawn from `chaos_kinds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chaos: Option<Sampled<u64>>,
+    /// Fault kinds chaos may draw (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chaos_kinds: Option<Vec<MeshFaultKind>>,
+    /// Scripted faults.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fault: Vec<MeshFaultSpec>,
+}
+
+/// What can go wrong in a mesh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MeshFaultKind {
+    /// Node `a` crashes and restarts `for` later: a new incarnation under
+    /// the same name.
+    Restart,
+    /// `a` and `b` are partitioned for `for`: segments are held, as TCP
+    /// retransmission would, and delivered when it heals.
+    Partition,
+    /// Segments from `a` to `b` are dropped for `for` (at least a heartbeat
+    /// tick and a half: shorter drops lose bytes no real TCP would).
+    HalfOpen,
+    /// Node `a` disconnects its live generation to `b`.
+    Kill,
+    /// The link between `a` and `b` gains an eighth of a heartbeat tick of
+    /// latency for `for`.
+    Latency,
+    /// A host dials `a`, says hello as node `b`, and stays silent.
+    Squat,
+    /// `a` and `b` disconnect each other and both redial at once: a
+    /// simultaneous connect mid-run.
+    CrossDial,
+}
+
+impl MeshFaultKind {
+    /// Whether the fault takes a `for`.
+    #[must_use]
+    pub fn lasts(self) -> bool {
+        match self {
+            Self::Restart | Self::Partition | Self::HalfOpen | Self::Latency => true,
+            Self::Kill | Self::Squat | Self::CrossDial => false,
+        }
+    }
+}
+
+/// One scripted mesh fault.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeshFaultSpec {
+    /// What.
+    pub kind: MeshFaultKind,
+    /// The node it happens to (index).
+    pub a: Sampled<u64>,
+    /// The other node (index; ignored by restart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b: Option<Sampled<u64>>,
+    /// When.
+    pub at: Sampled<Dur>,
+    /// How long.
     #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
     pub lasting: Option<Sampled<Dur>>,
 }

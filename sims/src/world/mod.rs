@@ -12,6 +12,7 @@
 //! code's preemption points from the run's seed.
 
 pub mod lanes;
+pub mod mesh;
 pub mod net;
 pub mod peer;
 pub mod sender;
@@ -49,6 +50,7 @@ pub fn run(scenario: &Scenario, params: &Params, seed: u64, planted: Planted) ->
     match params {
         Params::Lanes(p) => lanes::run(p, seed, scenario.budget(), planted),
         Params::Sender(p) => sender::run(p, seed, scenario.budget(), planted),
+        Params::Mesh(p) => mesh::run(p, seed, scenario.budget(), planted),
     }
 }
 

@@ -472,6 +472,10 @@ async fn local_main(
     let mut rng = SimRng::new(seed).fork("sender");
     let mut manager_config = ManagerConfig::new(RuntimeChoice::current());
     manager_config.connect_timeout = p.connect_timeout;
+    // The peers are frame readers, not production nodes: they never write,
+    // so a heartbeat would read their silence as death (the mesh world
+    // runs heartbeats between production nodes).
+    manager_config.tick = None;
     manager_config.planted = planted;
     let tap_log = Arc::clone(&shared);
     let tap: WriteTap = Arc::new(move |socket, frame| {

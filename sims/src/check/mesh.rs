@@ -1,0 +1,543 @@
+//! The mesh contracts (M1-M5), decided over the mesh world's log.
+//!
+//! Model. A generation is named by (node, incarnation, peer, generation):
+//! a restarted node's manager counts generations afresh, so the
+//! incarnation (from `NodeStarted`, in log order) is part of the name. A
+//! socket is named by its dialer's address, which both ends log, so the
+//! two ends of one connection are matched by socket, never by generation
+//! number. A crashed incarnation's obligations end at its crash: its links
+//! died with it (the other ends' obligations do not end).
+//!
+//! - M1 pair agreement: at the end, every pair of live nodes holds one live
+//!   connection each way, and it is the same socket on both ends; and
+//!   after two nodes dial each other at once (a cross-dial), they agree on
+//!   one live socket within [`convergence_bound`], with no redial: the
+//!   tie-break settles it in the dials' own round trips.
+//! - M2 no lost death signal: every link made is settled on the maker's
+//!   end, by its EXIT arriving on the socket it was made over or by a
+//!   `noconnection` there; every LINK that arrived is settled on the
+//!   learner's end, by its EXIT on the same generation or a
+//!   `noconnection` there. An EXIT arriving over another socket than its
+//!   link's is a breach at once (DC-2 across the mesh).
+//! - M3 no spurious `noconnection`: only for a link whose generation went
+//!   down on that end before, and once per link and end.
+//! - M4 the down hook fires at most once per generation, only for one that
+//!   came up, and every generation that came up and is not a node's live
+//!   one at the end went down.
+//! - M5 a generation that can hear nothing from its peer (a partition, a
+//!   half-open link, a crashed peer, a silent squatter) goes down within the
+//!   heartbeat tick plus slack ([`silence_slack`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use super::{CheckContext, Collector, Violation};
+use crate::event::{Event, LinkMsg, LinkSide, MeshFaultApplied, Record};
+use crate::scenario::Contract;
+
+/// (node, incarnation, peer, generation).
+type Gen = (u64, u64, u64, u64);
+/// (node, incarnation).
+type Incarnation = (u64, u64);
+
+/// How late after a tick of silence a down may come: a segment sent just
+/// before the silence may still arrive up to turmoil's largest latency
+/// (100 ms) later, and times are seen at the simulation's tick.
+#[must_use]
+pub fn silence_slack(context: &CheckContext) -> Duration {
+    Duration::from_millis(100) + context.tick * 4
+}
+
+/// How soon after a cross-dial both ends must hold the same live socket:
+/// a connect and its hello (each within the connect timeout), a few
+/// segments at up to turmoil's largest latency, a few ticks. A missing
+/// tie-break tears both connections down and needs a redial to recover.
+#[must_use]
+pub fn convergence_bound(context: &CheckContext) -> Duration {
+    context.connect_timeout + Duration::from_millis(400) + context.tick * 4
+}
+
+#[derive(Default)]
+struct Model {
+    /// Per (node, peer): (record, time, live socket after it).
+    live: BTreeMap<(u64, u64), Vec<(usize, Duration, Option<SocketAddr>)>>,
+    /// Per (node, peer): the live generation now (while building).
+    current: BTreeMap<(u64, u64), Gen>,
+    /// Cross-dials: (record, time, a, b).
+    cross_dials: Vec<(usize, Duration, u64, u64)>,
+    /// Every fault: (time, nodes it touches).
+    touches: Vec<(Duration, u64, u64)>,
+    incarnation: BTreeMap<u64, u64>,
+    ups: BTreeMap<Gen, (usize, SocketAddr, Duration)>,
+    downs: BTreeMap<Gen, Vec<(usize, Duration)>>,
+    crashed: BTreeMap<Incarnation, Duration>,
+    /// (maker incarnation, link) -> (record, generation made over).
+    linked: Vec<(usize, Gen, u64)>,
+    /// Arrivals: (learner gen, link, msg) with the record.
+    arrived: Vec<(usize, Gen, u64, LinkMsg)>,
+    /// (node, incarnation, link, side) -> records.
+    noconnections: BTreeMap<(u64, u64, u64, LinkSide), Vec<(usize, Gen)>>,
+    /// Silences: (from, to, start, end).
+    silences: Vec<(u64, u64, Duration, Option<Duration>, usize)>,
+    open_partitions: BTreeMap<(u64, u64), (Duration, usize)>,
+    open_half: BTreeMap<(u64, u64), (Duration, usize)>,
+    squats: BTreeMap<SocketAddr, usize>,
+    table: BTreeMap<(u64, u64), (usize, Option<SocketAddr>)>,
+    end: Duration,
+    finished: bool,
+}
+
+impl Model {
+    fn inc(&self, node: u64) -> u64 {
+        self.incarnation.get(&node).copied().unwrap_or(0)
+    }
+
+    fn build(records: &[Record]) -> Self {
+        let mut m = Model::default();
+        for (index, record) in records.iter().enumerate() {
+            let at = record.at;
+            match record.event {
+                Event::NodeStarted { node, incarnation } => {
+                    m.incarnation.insert(node, incarnation);
+                }
+                Event::MeshUp {
+                    node,
+                    peer,
+                    generation,
+                    socket,
+                    ..
+                } => {
+                    let gen = (node, m.inc(node), peer, generation);
+                    m.ups.insert(gen, (index, socket, at));
+                    m.current.insert((node, peer), gen);
+                    m.live
+                        .entry((node, peer))
+                        .or_default()
+                        .push((index, at, Some(socket)));
+                }
+                Event::MeshDown {
+                    node,
+                    peer,
+                    generation,
+                    ..
+                } => {
+                    let gen = (node, m.inc(node), peer, generation);
+                    m.downs.entry(gen).or_default().push((index, at));
+                    if m.current.get(&(node, peer)) == Some(&gen) {
+                        m.current.remove(&(node, peer));
+                        m.live.entry((node, peer)).or_default().push((index, at, None));
+                    }
+                }
+                Event::MeshLinked {
+                    node,
+                    peer,
+                    generation,
+                    link,
+                } => m.linked.push((index, (node, m.inc(node), peer, generation), link)),
+                Event::MeshArrived {
+                    node,
+                    peer,
+                    generation,
+                    link,
+                    msg,
+                } => m
+                    .arrived
+                    .push((index, (node, m.inc(node), peer, generation), link, msg)),
+                Event::MeshNoConnection {
+                    node,
+                    peer,
+                    generation,
+                    link,
+                    side,
+                } => {
+                    let inc = m.inc(node);
+                    m.noconnections
+                        .entry((node, inc, link, side))
+                        .or_default()
+                        .push((index, (node, inc, peer, generation)));
+                }
+                Event::MeshFault { fault } => m.fault(index, at, fault),
+                Event::MeshSquat { socket, .. } => {
+                    m.squats.insert(socket, index);
+                }
+                Event::MeshTableAtEnd { node, peer, socket } => {
+                    m.table.insert((node, peer), (index, socket));
+                }
+                Event::RunEnd { finished } => {
+                    m.finished = finished;
+                    m.end = at;
+                }
+                _ => {}
+            }
+        }
+        for ((a, b), (start, index)) in std::mem::take(&mut m.open_partitions) {
+            m.silences.push((a, b, start, None, index));
+            m.silences.push((b, a, start, None, index));
+        }
+        for ((from, to), (start, index)) in std::mem::take(&mut m.open_half) {
+            m.silences.push((from, to, start, None, index));
+        }
+        m
+    }
+
+    fn fault(&mut self, index: usize, at: Duration, fault: MeshFaultApplied) {
+        let (a, b) = match fault {
+            MeshFaultApplied::Crash { node } | MeshFaultApplied::Bounce { node } => (node, node),
+            MeshFaultApplied::Partition { a, b }
+            | MeshFaultApplied::Heal { a, b }
+            | MeshFaultApplied::Kill { a, b }
+            | MeshFaultApplied::Latency { a, b, .. }
+            | MeshFaultApplied::LatencyEnd { a, b }
+            | MeshFaultApplied::Squat { a, b }
+            | MeshFaultApplied::CrossDial { a, b } => (a, b),
+            MeshFaultApplied::HalfOpen { from, to }
+            | MeshFaultApplied::HalfOpenHealed { from, to } => (from, to),
+        };
+        self.touches.push((at, a, b));
+        match fault {
+            MeshFaultApplied::Crash { node } => {
+                let inc = self.inc(node);
+                self.crashed.insert((node, inc), at);
+                // A crashed node holds nothing.
+                for ((holder, _), timeline) in &mut self.live {
+                    if *holder == node {
+                        timeline.push((index, at, None));
+                    }
+                }
+                self.current.retain(|(holder, _), _| *holder != node);
+            }
+            MeshFaultApplied::CrossDial { a, b } => self.cross_dials.push((index, at, a, b)),
+            MeshFaultApplied::Partition { a, b } => {
+                self.open_partitions.insert((a.min(b), a.max(b)), (at, index));
+            }
+            MeshFaultApplied::Heal { a, b } => {
+                if let Some((start, i)) = self.open_partitions.remove(&(a.min(b), a.max(b))) {
+                    self.silences.push((a, b, start, Some(at), i));
+                    self.silences.push((b, a, start, Some(at), i));
+                }
+            }
+            MeshFaultApplied::HalfOpen { from, to } => {
+                self.open_half.insert((from, to), (at, index));
+            }
+            MeshFaultApplied::HalfOpenHealed { from, to } => {
+                if let Some((start, i)) = self.open_half.remove(&(from, to)) {
+                    self.silences.push((from, to, start, Some(at), i));
+                }
+            }
+            MeshFaultApplied::Bounce { .. }
+            | MeshFaultApplied::Kill { .. }
+            | MeshFaultApplied::Latency { .. }
+            | MeshFaultApplied::LatencyEnd { .. }
+            | MeshFaultApplied::Squat { .. } => {}
+        }
+    }
+
+    fn crashed_at(&self, node: u64, inc: u64) -> Option<Duration> {
+        self.crashed.get(&(node, inc)).copied()
+    }
+
+    fn socket(&self, gen: &Gen) -> Option<SocketAddr> {
+        self.ups.get(gen).map(|(_, socket, _)| *socket)
+    }
+
+    fn first_down(&self, gen: &Gen) -> Option<(usize, Duration)> {
+        self.downs.get(gen).and_then(|downs| downs.first().copied())
+    }
+}
+
+/// Every mesh contract over `records`.
+#[must_use]
+pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
+    let model = Model::build(records);
+    let mut out = Collector::new(records);
+    m1(&mut out, &model);
+    m1_convergence(&mut out, &model, context);
+    m2(&mut out, &model);
+    m3(&mut out, &model);
+    m4(&mut out, &model);
+    m5(&mut out, &model, context);
+    out.into_violations()
+}
+
+fn m1(out: &mut Collector<'_>, model: &Model) {
+    if !model.finished {
+        return;
+    }
+    for (&(node, peer), &(index, socket)) in &model.table {
+        if node > peer {
+            continue;
+        }
+        let Some(&(other_index, other)) = model.table.get(&(peer, node)) else {
+            continue; // the peer is not alive at the end
+        };
+        if socket.is_none() || other.is_none() || socket != other {
+            let describe = |s: Option<SocketAddr>| s.map_or("none".into(), |s| s.to_string());
+            out.violate(
+                Contract::M1,
+                format!(
+                    "node{node} and node{peer} disagree at the end: node{node} holds {}, node{peer} holds {}",
+                    describe(socket),
+                    describe(other)
+                ),
+                &[index, other_index],
+            );
+        }
+    }
+}
+
+/// The socket `node` holds live toward `peer` at `at` (after every record
+/// up to `at`).
+fn live_at(model: &Model, node: u64, peer: u64, at: Duration) -> Option<SocketAddr> {
+    model
+        .live
+        .get(&(node, peer))
+        .and_then(|timeline| timeline.iter().rev().find(|(_, t, _)| *t <= at))
+        .and_then(|(_, _, socket)| *socket)
+}
+
+fn m1_convergence(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    let bound = convergence_bound(context);
+    for &(index, at, a, b) in &model.cross_dials {
+        let due = at + bound;
+        if model.end < due {
+            continue;
+        }
+        // Another fault on this pair (or a crash of either) inside the
+        // window has its own say.
+        let pair = |x: u64, y: u64| (x == a && y == b) || (x == b && y == a);
+        let disturbed = model.touches.iter().any(|&(t, x, y)| {
+            t + bound >= at
+                && t <= due
+                && (pair(x, y) || (x == y && (x == a || x == b)))
+                && !(t == at && pair(x, y))
+        });
+        if disturbed {
+            continue;
+        }
+        // Every instant either end's table changed, within the window.
+        let mut instants: Vec<Duration> = [(a, b), (b, a)]
+            .iter()
+            .filter_map(|key| model.live.get(key))
+            .flatten()
+            .map(|(_, t, _)| *t)
+            .filter(|t| *t > at && *t <= due)
+            .collect();
+        instants.push(due);
+        instants.sort_unstable();
+        let agreed = instants.iter().any(|&t| {
+            let (x, y) = (live_at(model, a, b, t), live_at(model, b, a, t));
+            x.is_some() && x == y
+        });
+        if !agreed {
+            out.violate(
+                Contract::M1,
+                format!(
+                    "node{a} and node{b} dialed each other at {:.3}s and held no common live socket within {:.3}s",
+                    at.as_secs_f64(),
+                    bound.as_secs_f64()
+                ),
+                &[index],
+            );
+        }
+    }
+}
+
+fn m2(out: &mut Collector<'_>, model: &Model) {
+    // EXITs and LINKs by link id.
+    let mut exits: BTreeMap<u64, Vec<(usize, Gen)>> = BTreeMap::new();
+    for &(index, gen, link, msg) in &model.arrived {
+        if msg == LinkMsg::Exit {
+            exits.entry(link).or_default().push((index, gen));
+        }
+    }
+    for &(index, gen, link) in &model.linked {
+        let (node, inc, _, _) = gen;
+        let made_over = model.socket(&gen);
+        let arrivals = exits.get(&link).map(Vec::as_slice).unwrap_or_default();
+        for &(arrived, learner) in arrivals {
+            let over = model.socket(&learner);
+            if over.is_some() && over != made_over {
+                out.violate(
+                    Contract::M2,
+                    format!(
+                        "link {link:#x}'s EXIT arrived over another socket than the one it was made over"
+                    ),
+                    &[index, arrived],
+                );
+            }
+        }
+        if !model.finished || model.crashed_at(node, inc).is_some() {
+            continue;
+        }
+        let settled = arrivals
+            .iter()
+            .any(|(_, learner)| model.socket(learner).is_some() && model.socket(learner) == made_over)
+            || model
+                .noconnections
+                .contains_key(&(node, inc, link, LinkSide::Maker));
+        if !settled {
+            out.violate(
+                Contract::M2,
+                format!(
+                    "link {link:#x} made by node{node} was never settled: its EXIT never arrived over its socket and no noconnection was delivered"
+                ),
+                &[index],
+            );
+        }
+    }
+    if !model.finished {
+        return;
+    }
+    for &(index, gen, link, msg) in &model.arrived {
+        let (node, inc, _, _) = gen;
+        if msg != LinkMsg::Link || model.crashed_at(node, inc).is_some() {
+            continue;
+        }
+        let exited = model
+            .arrived
+            .iter()
+            .any(|&(_, g, l, m)| g == gen && l == link && m == LinkMsg::Exit);
+        let broken = model
+            .noconnections
+            .contains_key(&(node, inc, link, LinkSide::Learner));
+        if !exited && !broken {
+            out.violate(
+                Contract::M2,
+                format!(
+                    "node{node} learned link {link:#x} and it was never settled: no EXIT on its generation, no noconnection"
+                ),
+                &[index],
+            );
+        }
+    }
+}
+
+fn m3(out: &mut Collector<'_>, model: &Model) {
+    for (&(node, _, link, side), deliveries) in &model.noconnections {
+        let &(index, gen) = &deliveries[0];
+        match model.first_down(&gen) {
+            Some((down, _)) if down < index => {}
+            _ => out.violate(
+                Contract::M3,
+                format!(
+                    "node{node} delivered noconnection for link {link:#x} ({side:?}) though its generation had not gone down"
+                ),
+                &[index],
+            ),
+        }
+        if deliveries.len() > 1 {
+            let cited: Vec<usize> = deliveries.iter().map(|(i, _)| *i).collect();
+            out.violate(
+                Contract::M3,
+                format!(
+                    "node{node} delivered noconnection for link {link:#x} ({side:?}) {} times",
+                    deliveries.len()
+                ),
+                &cited,
+            );
+        }
+    }
+}
+
+fn m4(out: &mut Collector<'_>, model: &Model) {
+    for (gen, downs) in &model.downs {
+        let (node, _, peer, generation) = *gen;
+        if downs.len() > 1 {
+            let cited: Vec<usize> = downs.iter().map(|(i, _)| *i).collect();
+            out.violate(
+                Contract::M4,
+                format!(
+                    "node{node}'s down hook fired {} times for generation {generation} of node{peer}",
+                    downs.len()
+                ),
+                &cited,
+            );
+        }
+        if !model.ups.contains_key(gen) {
+            out.violate(
+                Contract::M4,
+                format!(
+                    "node{node}'s down hook fired for generation {generation} of node{peer}, which never came up"
+                ),
+                &[downs[0].0],
+            );
+        }
+    }
+    if !model.finished {
+        return;
+    }
+    for (gen, &(index, socket, _)) in &model.ups {
+        let (node, inc, peer, generation) = *gen;
+        if model.downs.contains_key(gen) || model.crashed_at(node, inc).is_some() {
+            continue;
+        }
+        let live = model
+            .table
+            .get(&(node, peer))
+            .is_some_and(|&(_, held)| held == Some(socket));
+        if !live {
+            out.violate(
+                Contract::M4,
+                format!(
+                    "node{node}'s generation {generation} of node{peer} is neither live at the end nor went down"
+                ),
+                &[index],
+            );
+        }
+    }
+}
+
+fn m5(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    let Some(tick) = context.heartbeat else {
+        return;
+    };
+    let bound = tick + silence_slack(context);
+    let mut reported: BTreeSet<Gen> = BTreeSet::new();
+    for (gen, &(up, socket, up_at)) in &model.ups {
+        let (node, inc, peer, generation) = *gen;
+        // Every silence this generation lived through: (start, end, cause).
+        let mut silences: Vec<(Duration, Option<Duration>, usize)> = model
+            .silences
+            .iter()
+            .filter(|&&(from, to, _, _, _)| from == peer && to == node)
+            .map(|&(_, _, start, end, cause)| (start.max(up_at), end, cause))
+            .collect();
+        // A crashed peer: the sockets it had are silent from its crash.
+        for (&(crashed, _), &at) in &model.crashed {
+            if crashed == peer && at >= up_at {
+                silences.push((at, None, up));
+            }
+        }
+        if let Some(&squat) = model.squats.get(&socket) {
+            silences.push((up_at, None, squat));
+        }
+        for (start, end, cause) in silences {
+            let due = start + bound;
+            let lasted = end.is_none_or(|end| end > due);
+            let observed = model.end >= due
+                && model.crashed_at(node, inc).is_none_or(|crash| crash > due);
+            if !lasted || !observed {
+                continue;
+            }
+            let down = model.first_down(gen);
+            if down.is_some_and(|(_, at)| at <= due) || down.is_some_and(|(_, at)| at < start) {
+                continue;
+            }
+            if reported.insert(*gen) {
+                let mut cited = vec![up, cause];
+                cited.extend(down.map(|(i, _)| i));
+                out.violate(
+                    Contract::M5,
+                    format!(
+                        "node{node}'s generation {generation} of node{peer} heard nothing from {:.3}s and was still up {:.3}s later (tick {:.3}s + slack)",
+                        start.as_secs_f64(),
+                        bound.as_secs_f64(),
+                        tick.as_secs_f64()
+                    ),
+                    &cited,
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,724 @@
+//! The mesh world: N production nodes (2 to 7) on turmoil hosts, every one
+//! a `ConnectionManager` + `DistSender` + two `LinkTable`s that dials every
+//! other node and accepts their dials, so the bugs that live *between*
+//! production nodes (simultaneous dials, heartbeats, restarts, squatters)
+//! are in reach, where the sender world's peers are frame readers that
+//! never dial back.
+//!
+//! Model. Each node keeps every other node connected: a keeper per pair
+//! dials at the pair's first-dial time (both ends at the same virtual
+//! instant for a share of pairs: a simultaneous connect) and redials
+//! whenever it finds no live connection. The workload makes links: a link
+//! is recorded in the maker's table over the generation it is made on, a
+//! LINK control pinned to that generation tells the other node (which
+//! records it in its own table of learned links over the generation it
+//! arrived on), and an EXIT control pinned to the same generation ends
+//! it `hold` later. A down of a generation delivers `noconnection` for
+//! every link over it on that end. Nothing unlinks on a write: a written
+//! EXIT has reached the kernel, not the peer, so only its arrival or the
+//! generation's down settles a link (M2).
+//!
+//! Faults, applied by the driver between steps: restart (crash, then a
+//! new incarnation under the same name), partition (segments *held* and
+//! delivered on heal, as TCP retransmission would), half-open (one
+//! direction's segments dropped, for longer than a tick and a half), kill
+//! (a node disconnects a peer), latency, a squatter (a host that says hello
+//! under another node's name and stays silent), and cross-dial (two nodes
+//! drop their connection and redial each other in the same instant).
+//!
+//! The run ends at `MeshParams::end`: the workload and the faults are over
+//! and a settle time has passed, and the driver logs each live node's
+//! table (M1 compares the two ends of each pair). A crashed incarnation
+//! logs nothing from the moment of its crash: what tearing a host down
+//! does is not something the node did.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use lanesim::distribution::frame::encode;
+use lanesim::distribution::{
+    ConnectionManager, ControlOutbound, DistConnection, DistSender, InboundFrame, Link, LinkTable,
+    ManagerConfig, NodeName, SenderConfig, WeakConnectionManager, HELLO,
+};
+use lanesim::planted::Planted;
+use lanesim::shim::net::Transport;
+use lanesim::shim::rt::RuntimeChoice;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use super::net::TurmoilTcp;
+use super::WorldRun;
+use crate::coverage::{self, PreemptPolicy, WorldMark, WorldProbe};
+use crate::event::{Event, EventLog, LinkMsg, LinkSide, MeshFaultApplied};
+use crate::rng::SimRng;
+use crate::scenario::{MeshFaultKind, MeshParams};
+
+/// Every node listens here.
+const PORT: u16 = 9000;
+/// The squatter's host.
+const SQUATTER: &str = "squatter";
+/// Largest inbound frame: links and exits are a few bytes, and a small cap
+/// turns a header garbled by a dropped segment into a prompt `ReadError`.
+const MAX_FRAME: u64 = 64 * 1024;
+/// turmoil's segment size.
+const MSS: usize = 1460;
+
+fn node_name(index: u64) -> String {
+    format!("node{index}")
+}
+
+/// The index of `node<N>`.
+fn node_index(node: &NodeName) -> Option<u64> {
+    node.as_str().strip_prefix("node")?.parse().ok()
+}
+
+/// A socket's name on both ends: its dialer's address (the end whose port
+/// is not the listening port).
+fn dialer_of(local: &str, peer: &str) -> Option<SocketAddr> {
+    let local: SocketAddr = local.parse().ok()?;
+    let peer: SocketAddr = peer.parse().ok()?;
+    Some(if local.port() == PORT { peer } else { local })
+}
+
+/// A link's id: unique in the run (node, incarnation, counter).
+fn link_id(node: u64, incarnation: u64, counter: u64) -> u64 {
+    (node << 48) | (incarnation << 32) | counter
+}
+
+/// A LINK or EXIT control: the message and the link id.
+fn control(msg: LinkMsg, link: u64) -> Arc<[u8]> {
+    let mut control = vec![match msg {
+        LinkMsg::Link => b'L',
+        LinkMsg::Exit => b'E',
+    }];
+    control.extend_from_slice(&link.to_be_bytes());
+    Arc::from(encode(&control, b"").expect("a few bytes"))
+}
+
+fn parse_control(control: &[u8]) -> Option<(LinkMsg, u64)> {
+    let (&kind, link) = control.split_first()?;
+    let msg = match kind {
+        b'L' => LinkMsg::Link,
+        b'E' => LinkMsg::Exit,
+        _ => return None,
+    };
+    Some((msg, u64::from_be_bytes(link.try_into().ok()?)))
+}
+
+/// What a node is told to do by the driver.
+#[derive(Clone, Copy, Debug)]
+enum Order {
+    /// Disconnect the live generation to this node.
+    Kill(u64),
+    /// Disconnect it, and dial it again at once.
+    CrossDial(u64),
+}
+
+/// What the hosts and the driver share (all on the simulation's thread).
+struct Shared {
+    log: EventLog,
+    probe: Arc<WorldProbe>,
+    params: MeshParams,
+    seed: u64,
+    planted: Planted,
+    /// Per node: the incarnation running now (one per start).
+    incarnation: Vec<AtomicU64>,
+    /// Per node: whether its host is up (cleared at the crash, before
+    /// the host is torn down).
+    alive: Vec<AtomicBool>,
+    /// Per node: its manager, and where its orders go.
+    nodes: Mutex<Vec<Option<(WeakConnectionManager, mpsc::UnboundedSender<Order>)>>>,
+    /// Where squat orders go: (target, claimed name).
+    squats: Mutex<Option<mpsc::UnboundedSender<(u64, u64)>>>,
+}
+
+impl Shared {
+    fn record(&self, host: &str, event: Event) {
+        self.log
+            .push(turmoil::sim_elapsed().unwrap_or_default(), host, event);
+    }
+
+    /// Whether `incarnation` of `node` is the one running (a hook of a
+    /// crashed incarnation, run as its host is torn down, logs nothing).
+    fn current(&self, node: u64, incarnation: u64) -> bool {
+        self.alive[node as usize].load(Ordering::Acquire)
+            && self.incarnation[node as usize].load(Ordering::Acquire) == incarnation
+    }
+}
+
+/// Runs one seed of the mesh world.
+pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -> WorldRun {
+    let probe = Arc::new(WorldProbe::new(seed, PreemptPolicy::default()));
+    let installed = coverage::install(&probe);
+    let n = params.nodes as usize;
+    let shared = Arc::new(Shared {
+        log: EventLog::default(),
+        probe: Arc::clone(&probe),
+        params: params.clone(),
+        seed,
+        planted,
+        incarnation: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
+        nodes: Mutex::new((0..n).map(|_| None).collect()),
+        squats: Mutex::new(None),
+    });
+    let end = params.end();
+    let mut sim = turmoil::Builder::new()
+        .simulation_duration(budget + Duration::from_secs(3600))
+        .tick_duration(params.tick)
+        .rng_seed(seed)
+        .build();
+    let starts = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect::<Vec<_>>());
+    for index in 0..params.nodes {
+        let (shared, starts) = (Arc::clone(&shared), Arc::clone(&starts));
+        sim.host(node_name(index), move || {
+            let incarnation = starts[index as usize].fetch_add(1, Ordering::AcqRel);
+            node_main(Arc::clone(&shared), index, incarnation)
+        });
+    }
+    if params.faults.iter().any(|f| f.kind == MeshFaultKind::Squat) {
+        let shared = Arc::clone(&shared);
+        sim.host(SQUATTER, move || squatter_main(Arc::clone(&shared)));
+    }
+    // The run's clock: the simulation is over when it returns.
+    sim.client("clock", async move {
+        tokio::time::sleep(end).await;
+        Ok(())
+    });
+
+    let mut steps = schedule(params);
+    let mut next = 0;
+    let finished = loop {
+        let now = sim.elapsed();
+        while next < steps.len() && steps[next].0 <= now {
+            let (_, step) = steps[next];
+            next += 1;
+            apply(&mut sim, &shared, step);
+        }
+        match sim.step() {
+            Ok(true) => break true,
+            Ok(false) => {}
+            Err(error) => panic!("turmoil: {error}"),
+        }
+        if sim.elapsed() > budget {
+            break false;
+        }
+    };
+    steps.clear();
+    let at = sim.elapsed();
+    if finished {
+        shared.log.push(at, "driver", Event::WorkloadDone);
+        let nodes = shared.nodes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (index, node) in nodes.iter().enumerate() {
+            let Some((manager, _)) = node else { continue };
+            if !shared.alive[index].load(Ordering::Acquire) {
+                continue;
+            }
+            let Some(manager) = manager.upgrade() else {
+                continue;
+            };
+            for peer in (0..params.nodes).filter(|&p| p != index as u64) {
+                let socket = manager
+                    .get_connection(&NodeName::from(node_name(peer)))
+                    .and_then(|c| dialer_of(c.local(), c.peer()));
+                shared.log.push(
+                    at,
+                    "driver",
+                    Event::MeshTableAtEnd {
+                        node: index as u64,
+                        peer,
+                        socket,
+                    },
+                );
+            }
+        }
+    }
+    shared.log.push(at, "driver", Event::RunEnd { finished });
+    let records = shared.log.snapshot();
+    let coverage = probe.close();
+    // Teardown is not part of the run: nothing a dying host does is logged.
+    for alive in &shared.alive {
+        alive.store(false, Ordering::Release);
+    }
+    drop(installed);
+    drop(sim);
+    WorldRun {
+        records,
+        finished,
+        elapsed: at,
+        coverage,
+    }
+}
+
+/// One thing the driver does at a time.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Apply(MeshFaultApplied),
+}
+
+/// Every fault as the driver's steps, in time order (a lasting fault is a
+/// start and an end).
+fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
+    let mut steps = Vec::new();
+    for fault in &params.faults {
+        let (a, b) = (fault.a, fault.b);
+        let end = fault.at + fault.lasting;
+        let mut push = |at, applied| steps.push((at, Step::Apply(applied)));
+        match fault.kind {
+            MeshFaultKind::Restart => {
+                push(fault.at, MeshFaultApplied::Crash { node: a });
+                push(end, MeshFaultApplied::Bounce { node: a });
+            }
+            MeshFaultKind::Partition => {
+                push(fault.at, MeshFaultApplied::Partition { a, b });
+                push(end, MeshFaultApplied::Heal { a, b });
+            }
+            MeshFaultKind::HalfOpen => {
+                push(fault.at, MeshFaultApplied::HalfOpen { from: a, to: b });
+                push(end, MeshFaultApplied::HalfOpenHealed { from: a, to: b });
+            }
+            MeshFaultKind::Kill => push(fault.at, MeshFaultApplied::Kill { a, b }),
+            MeshFaultKind::Latency => {
+                // An eighth of a tick each way: slow, never silent.
+                let us = (params.heartbeat / 8).as_micros() as u64;
+                push(fault.at, MeshFaultApplied::Latency { a, b, us });
+                push(end, MeshFaultApplied::LatencyEnd { a, b });
+            }
+            MeshFaultKind::Squat => push(fault.at, MeshFaultApplied::Squat { a, b }),
+            MeshFaultKind::CrossDial => push(fault.at, MeshFaultApplied::CrossDial { a, b }),
+        }
+    }
+    // Stable: a start and an end at one instant keep their order.
+    steps.sort_by_key(|(at, _)| *at);
+    steps
+}
+
+fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, step: Step) {
+    let Step::Apply(fault) = step;
+    shared
+        .log
+        .push(sim.elapsed(), "driver", Event::MeshFault { fault });
+    let mark = |mark| shared.probe.world(mark);
+    let order = |node: u64, order: Order| {
+        let nodes = shared.nodes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, orders)) = &nodes[node as usize] {
+            let _ = orders.send(order);
+        }
+    };
+    let name = node_name;
+    match fault {
+        MeshFaultApplied::Crash { node } => {
+            mark(WorldMark::FaultRestart);
+            shared.alive[node as usize].store(false, Ordering::Release);
+            sim.crash(name(node).as_str());
+        }
+        MeshFaultApplied::Bounce { node } => {
+            shared.alive[node as usize].store(true, Ordering::Release);
+            sim.bounce(name(node).as_str());
+        }
+        MeshFaultApplied::Partition { a, b } => {
+            mark(WorldMark::FaultPartition);
+            sim.hold(name(a).as_str(), name(b).as_str());
+        }
+        MeshFaultApplied::Heal { a, b } => {
+            mark(WorldMark::FaultRepair);
+            sim.release(name(a).as_str(), name(b).as_str());
+        }
+        MeshFaultApplied::HalfOpen { from, to } => {
+            mark(WorldMark::FaultHalfOpen);
+            sim.partition_oneway(name(from).as_str(), name(to).as_str());
+        }
+        MeshFaultApplied::HalfOpenHealed { from, to } => {
+            sim.repair_oneway(name(from).as_str(), name(to).as_str());
+        }
+        MeshFaultApplied::Kill { a, b } => {
+            mark(WorldMark::FaultKill);
+            order(a, Order::Kill(b));
+        }
+        MeshFaultApplied::Latency { a, b, us } => {
+            mark(WorldMark::FaultLatency);
+            sim.set_link_latency(name(a).as_str(), name(b).as_str(), Duration::from_micros(us));
+        }
+        MeshFaultApplied::LatencyEnd { a, b } => {
+            sim.set_link_latency(name(a).as_str(), name(b).as_str(), Duration::ZERO);
+        }
+        MeshFaultApplied::Squat { a, b } => {
+            mark(WorldMark::FaultSquat);
+            let squats = shared.squats.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(squats) = &*squats {
+                let _ = squats.send((a, b));
+            }
+        }
+        MeshFaultApplied::CrossDial { a, b } => {
+            mark(WorldMark::FaultCrossDial);
+            order(a, Order::CrossDial(b));
+            order(b, Order::CrossDial(a));
+        }
+    }
+}
+
+/// One incarnation of a production node.
+async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil::Result {
+    let p = shared.params.clone();
+    shared.incarnation[index as usize].store(incarnation, Ordering::Release);
+    shared.alive[index as usize].store(true, Ordering::Release);
+    let host = node_name(index);
+    shared.record(&host, Event::NodeStarted { node: index, incarnation });
+    let start = tokio::time::Instant::now();
+    let mut rng = SimRng::new(shared.seed).fork(&format!("{host}.{incarnation}"));
+
+    // The frame callback needs the manager and the learned-links table,
+    // which exist only after it is handed over.
+    let manager_cell: Arc<OnceLock<WeakConnectionManager>> = Arc::new(OnceLock::new());
+    let learned_cell: Arc<OnceLock<LinkTable>> = Arc::new(OnceLock::new());
+    let on_frame = {
+        let (shared, manager_cell, learned_cell) = (
+            Arc::clone(&shared),
+            Arc::clone(&manager_cell),
+            Arc::clone(&learned_cell),
+        );
+        move |frame: InboundFrame| {
+            let (Some((msg, link)), Some(peer)) =
+                (parse_control(&frame.control), node_index(&frame.node))
+            else {
+                return;
+            };
+            if !shared.current(index, incarnation) {
+                return;
+            }
+            shared.record(
+                &node_name(index),
+                Event::MeshArrived {
+                    node: index,
+                    peer,
+                    generation: frame.generation,
+                    link,
+                    msg,
+                },
+            );
+            let (Some(manager), Some(learned)) = (
+                manager_cell.get().and_then(WeakConnectionManager::upgrade),
+                learned_cell.get(),
+            ) else {
+                return;
+            };
+            let learned_link = Link {
+                generation: frame.generation,
+                local: link,
+                remote: peer,
+            };
+            match msg {
+                LinkMsg::Link => match manager.get_connection(&frame.node) {
+                    Some(connection) if connection.generation() == frame.generation => {
+                        learned.link(&connection, link, peer);
+                    }
+                    // The generation it arrived on is gone already (its
+                    // down was in the same instant): broken at once.
+                    _ => shared.record(
+                        &node_name(index),
+                        Event::MeshNoConnection {
+                            node: index,
+                            peer,
+                            generation: frame.generation,
+                            link,
+                            side: LinkSide::Learner,
+                        },
+                    ),
+                },
+                LinkMsg::Exit => {
+                    learned.unlink(&frame.node, &learned_link);
+                }
+            }
+        }
+    };
+    let mut config = ManagerConfig::new(RuntimeChoice::current());
+    config.connect_timeout = p.connect_timeout;
+    config.tick = Some(p.heartbeat);
+    config.max_frame = MAX_FRAME;
+    config.on_frame = Some(Arc::new(on_frame));
+    config.planted = shared.planted;
+    let transport = Arc::new(TurmoilTcp::new(MSS));
+    let manager = ConnectionManager::new(NodeName::from(host.clone()), transport.clone(), config)?;
+    let _ = manager_cell.set(manager.downgrade());
+
+    let up_log = Arc::clone(&shared);
+    manager.register_connection_up(move |event| {
+        let (Some(peer), Some(socket)) = (
+            node_index(&event.node),
+            dialer_of(&event.local, &event.peer),
+        ) else {
+            return;
+        };
+        if up_log.current(index, incarnation) {
+            up_log.record(
+                &node_name(index),
+                Event::MeshUp {
+                    node: index,
+                    peer,
+                    generation: event.generation,
+                    origin: event.origin.into(),
+                    socket,
+                },
+            );
+        }
+    });
+    // One per other node: a keeper waits on it for a down.
+    let downs: Arc<Vec<tokio::sync::Notify>> =
+        Arc::new((0..p.nodes).map(|_| tokio::sync::Notify::new()).collect());
+    let down_log = Arc::clone(&shared);
+    let down_wake = Arc::clone(&downs);
+    manager.register_connection_down(move |event| {
+        let Some(peer) = node_index(&event.node) else {
+            return;
+        };
+        if down_log.current(index, incarnation) {
+            down_log.record(
+                &node_name(index),
+                Event::MeshDown {
+                    node: index,
+                    peer,
+                    generation: event.generation,
+                    reason: event.reason.into(),
+                },
+            );
+        }
+        if let Some(wake) = down_wake.get(peer as usize) {
+            wake.notify_one();
+        }
+    });
+    // After the hook above: the log shows a down before its noconnections.
+    let broken = |side: LinkSide| {
+        let shared = Arc::clone(&shared);
+        move |node: &NodeName, link: Link| {
+            if !shared.current(index, incarnation) {
+                return;
+            }
+            shared.record(
+                &node_name(index),
+                Event::MeshNoConnection {
+                    node: index,
+                    peer: node_index(node).unwrap_or(u64::MAX),
+                    generation: link.generation,
+                    link: link.local,
+                    side,
+                },
+            );
+        }
+    };
+    let links = LinkTable::new(broken(LinkSide::Maker));
+    links.attach(&manager);
+    let learned = LinkTable::new(broken(LinkSide::Learner));
+    learned.attach(&manager);
+    let _ = learned_cell.set(learned);
+
+    let mut sender_config = SenderConfig::new(RuntimeChoice::current());
+    sender_config.write_timeout = p.heartbeat * 2;
+    sender_config.planted = shared.planted;
+    let sender = DistSender::new(manager.clone(), sender_config)?;
+
+    let listener = transport.bind(&format!("0.0.0.0:{PORT}")).await?;
+    let _accepting = manager.serve(listener);
+    let (orders_tx, mut orders) = mpsc::unbounded_channel();
+    shared.nodes.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[index as usize] =
+        Some((manager.downgrade(), orders_tx));
+
+    let dial = {
+        let manager = manager.clone();
+        move |peer: u64| {
+            let manager = manager.clone();
+            async move {
+                let node = NodeName::from(node_name(peer));
+                manager.dial(&node, &format!("{node}:{PORT}")).await.ok()
+            }
+        }
+    };
+
+    // Keepers: every pair dialed on its schedule; after a down, redialed
+    // `redial_after` later until a live generation exists. Both ends of a
+    // pair whose connection broke wait the same time, so their redials
+    // cross: what the tie-break must settle (a periodic poll would let
+    // them drift apart and hide a missing tie-break).
+    for peer in (0..p.nodes).filter(|&peer| peer != index) {
+        let (shared, dial, manager) = (Arc::clone(&shared), dial.clone(), manager.clone());
+        let downs = Arc::clone(&downs);
+        let first = p.first_dials[index as usize][peer as usize];
+        let simultaneous = first == p.first_dials[peer as usize][index as usize];
+        let redial = p.redial_after;
+        tokio::spawn(async move {
+            tokio::time::sleep_until(start + first).await;
+            if simultaneous && index < peer && incarnation == 0 {
+                shared.probe.world(WorldMark::SimultaneousFirstDial);
+            }
+            let node = NodeName::from(node_name(peer));
+            let mut redialing = false;
+            loop {
+                if manager.get_connection(&node).is_none() {
+                    let dialed = dial(peer).await.is_some();
+                    if redialing {
+                        shared.probe.world(if dialed {
+                            WorldMark::RedialOk
+                        } else {
+                            WorldMark::RedialFailed
+                        });
+                    }
+                    if !dialed {
+                        tokio::time::sleep(redial).await;
+                        redialing = true;
+                        continue;
+                    }
+                }
+                downs[peer as usize].notified().await;
+                tokio::time::sleep(redial).await;
+                redialing = true;
+            }
+        });
+    }
+
+    // The driver's orders.
+    {
+        let (dial, manager) = (dial.clone(), manager.clone());
+        tokio::spawn(async move {
+            while let Some(order) = orders.recv().await {
+                match order {
+                    Order::Kill(peer) => {
+                        manager.disconnect_node(&NodeName::from(node_name(peer)));
+                    }
+                    Order::CrossDial(peer) => {
+                        manager.disconnect_node(&NodeName::from(node_name(peer)));
+                        tokio::spawn(dial(peer));
+                    }
+                }
+            }
+        });
+    }
+
+    // The workload: links made at their times (those of the window that
+    // are still ahead, for a restarted incarnation), each ended `hold`
+    // later by an EXIT pinned to its generation.
+    let mut times: Vec<(Duration, u64)> = (0..p.links)
+        .map(|_| {
+            let at = Duration::from_micros(rng.range(0, p.workload.as_micros() as u64));
+            let peer = (index + rng.range(1, p.nodes - 1)) % p.nodes;
+            (at, peer)
+        })
+        .collect();
+    times.sort();
+    let elapsed = turmoil::sim_elapsed().unwrap_or_default();
+    for (counter, (at, peer)) in times.into_iter().enumerate() {
+        if at < elapsed {
+            continue;
+        }
+        tokio::time::sleep_until(start + (at - elapsed)).await;
+        let node = NodeName::from(node_name(peer));
+        let connection = match manager.get_connection(&node) {
+            Some(connection) => connection,
+            None => match dial(peer).await {
+                Some(connection) => connection,
+                None => continue,
+            },
+        };
+        let link = link_id(index, incarnation, counter as u64);
+        make_link(&shared, index, &links, &sender, &connection, peer, link);
+        let hold = Duration::from_micros(rng.range(
+            p.hold.0.as_micros() as u64,
+            p.hold.1.as_micros() as u64,
+        ));
+        let (shared, sender) = (Arc::clone(&shared), sender.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(hold).await;
+            offer(&shared, index, &sender, &connection, peer, link, LinkMsg::Exit);
+        });
+    }
+    std::future::pending::<()>().await;
+    Ok(())
+}
+
+/// Records a link over `connection` and sends its LINK.
+fn make_link(
+    shared: &Shared,
+    index: u64,
+    links: &LinkTable,
+    sender: &DistSender,
+    connection: &Arc<DistConnection>,
+    peer: u64,
+    link: u64,
+) {
+    shared.record(
+        &node_name(index),
+        Event::MeshLinked {
+            node: index,
+            peer,
+            generation: connection.generation(),
+            link,
+        },
+    );
+    if links.link(connection, link, peer).is_none() {
+        shared.probe.world(WorldMark::LinkOverDownGeneration);
+        return;
+    }
+    offer(shared, index, sender, connection, peer, link, LinkMsg::Link);
+}
+
+/// Offers a link's control, pinned to `connection`.
+fn offer(
+    shared: &Shared,
+    index: u64,
+    sender: &DistSender,
+    connection: &Arc<DistConnection>,
+    peer: u64,
+    link: u64,
+    msg: LinkMsg,
+) {
+    let outcome = sender.enqueue_control(ControlOutbound {
+        connection: Arc::clone(connection),
+        frame: control(msg, link),
+    });
+    shared.record(
+        &node_name(index),
+        Event::MeshControl {
+            node: index,
+            peer,
+            generation: connection.generation(),
+            link,
+            msg,
+            outcome: outcome.into(),
+        },
+    );
+}
+
+/// The squatter: on each order, dials a node, says hello under another
+/// node's name, and then only reads (so the node's writes never block it
+/// out) and never writes: a silent squatter.
+async fn squatter_main(shared: Arc<Shared>) -> turmoil::Result {
+    let (tx, mut orders) = mpsc::unbounded_channel();
+    *shared.squats.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(tx);
+    while let Some((target, claimed)) = orders.recv().await {
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let Ok(mut stream) =
+                turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(target))).await
+            else {
+                return;
+            };
+            let hello = encode(HELLO, node_name(claimed).as_bytes()).expect("short");
+            if stream.write_all(&hello).await.is_err() {
+                return;
+            }
+            if let Ok(socket) = stream.local_addr() {
+                shared.record(
+                    SQUATTER,
+                    Event::MeshSquat {
+                        node: target,
+                        claimed,
+                        socket,
+                    },
+                );
+            }
+            let mut sink = [0u8; 1024];
+            while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
+        });
+    }
+    Ok(())
+}
