@@ -233,6 +233,13 @@ impl Model {
         }
     }
 
+    /// Whether `node` (re)started within `[from, to]`.
+    fn incarnation_started_after(&self, node: u64, from: Duration, to: Duration) -> bool {
+        self.touches
+            .iter()
+            .any(|&(t, x, y)| x == node && y == node && t >= from && t <= to)
+    }
+
     fn crashed_at(&self, node: u64, inc: u64) -> Option<Duration> {
         self.crashed.get(&(node, inc)).copied()
     }
@@ -311,6 +318,14 @@ fn m1_convergence(out: &mut Collector<'_>, model: &Model, context: &CheckContext
                 && t <= due
                 && (pair(x, y) || (x == y && (x == a || x == b)))
                 && !(t == at && pair(x, y))
+        }) || model.silences.iter().any(|&(x, y, start, end, _)| {
+            // A partition or half-open link between them over the window.
+            pair(x, y) && start <= due && end.is_none_or(|end| end + bound >= at)
+        }) || [a, b].iter().any(|&node| {
+            // Either node down (crashed, not yet back) in the window.
+            let crashed = model.crashed.iter().any(|(&(n, _), &t)| n == node && t <= due);
+            let back = model.touches.iter().any(|&(t, x, y)| x == node && y == node && t > at);
+            crashed && !back || model.incarnation_started_after(node, at, due)
         });
         if disturbed {
             continue;

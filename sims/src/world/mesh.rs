@@ -130,8 +130,10 @@ struct Shared {
     alive: Vec<AtomicBool>,
     /// Per node: its manager, and where its orders go.
     nodes: Mutex<Vec<Option<(WeakConnectionManager, mpsc::UnboundedSender<Order>)>>>,
-    /// Where squat orders go: (target, claimed name).
-    squats: Mutex<Option<mpsc::UnboundedSender<(u64, u64)>>>,
+    /// Where squat orders go: (target, claimed name). Made before the
+    /// first step, so an order at time zero waits for the squatter host.
+    squats: mpsc::UnboundedSender<(u64, u64)>,
+    squat_orders: Mutex<Option<mpsc::UnboundedReceiver<(u64, u64)>>>,
 }
 
 impl Shared {
@@ -153,6 +155,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
     let probe = Arc::new(WorldProbe::new(seed, PreemptPolicy::default()));
     let installed = coverage::install(&probe);
     let n = params.nodes as usize;
+    let (squats, squat_orders) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         log: EventLog::default(),
         probe: Arc::clone(&probe),
@@ -162,7 +165,8 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
         incarnation: (0..n).map(|_| AtomicU64::new(0)).collect(),
         alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
         nodes: Mutex::new((0..n).map(|_| None).collect()),
-        squats: Mutex::new(None),
+        squats,
+        squat_orders: Mutex::new(Some(squat_orders)),
     });
     let end = params.end();
     let mut sim = turmoil::Builder::new()
@@ -190,12 +194,27 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
 
     let mut steps = schedule(params);
     let mut next = 0;
+    let mut busy: std::collections::BTreeMap<(u64, u64), usize> = std::collections::BTreeMap::new();
+    let mut skipped = std::collections::BTreeSet::new();
     let finished = loop {
         let now = sim.elapsed();
         while next < steps.len() && steps[next].0 <= now {
             let (_, step) = steps[next];
             next += 1;
-            apply(&mut sim, &shared, step);
+            if let Some(what) = occupies(step.applied) {
+                if ends(step.applied) {
+                    if skipped.contains(&step.fault) {
+                        continue;
+                    }
+                    busy.remove(&what);
+                } else if busy.contains_key(&what) {
+                    skipped.insert(step.fault);
+                    continue;
+                } else {
+                    busy.insert(what, step.fault);
+                }
+            }
+            apply(&mut sim, &shared, step.applied);
         }
         match sim.step() {
             Ok(true) => break true,
@@ -252,20 +271,61 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
     }
 }
 
-/// One thing the driver does at a time.
+/// One thing the driver does at a time: a fault's start or end, with the
+/// fault's index in the schedule.
 #[derive(Clone, Copy, Debug)]
-enum Step {
-    Apply(MeshFaultApplied),
+struct Step {
+    fault: usize,
+    applied: MeshFaultApplied,
+}
+
+/// What a fault occupies while it lasts: a node (restart) or a link. A
+/// second fault on an occupied one is skipped, start and end: turmoil
+/// keeps one state per link (a heal ends every fault on it) and a crashed
+/// host cannot crash again, so overlapping faults would not do what the
+/// log says they did.
+fn occupies(applied: MeshFaultApplied) -> Option<(u64, u64)> {
+    match applied {
+        MeshFaultApplied::Crash { node } | MeshFaultApplied::Bounce { node } => Some((node, node)),
+        MeshFaultApplied::Partition { a, b }
+        | MeshFaultApplied::Heal { a, b }
+        | MeshFaultApplied::Latency { a, b, .. }
+        | MeshFaultApplied::LatencyEnd { a, b }
+        | MeshFaultApplied::HalfOpen { from: a, to: b }
+        | MeshFaultApplied::HalfOpenHealed { from: a, to: b } => Some((a.min(b), a.max(b))),
+        MeshFaultApplied::Kill { .. }
+        | MeshFaultApplied::Squat { .. }
+        | MeshFaultApplied::CrossDial { .. } => None,
+    }
+}
+
+/// Whether `applied` ends a lasting fault.
+fn ends(applied: MeshFaultApplied) -> bool {
+    matches!(
+        applied,
+        MeshFaultApplied::Bounce { .. }
+            | MeshFaultApplied::Heal { .. }
+            | MeshFaultApplied::LatencyEnd { .. }
+            | MeshFaultApplied::HalfOpenHealed { .. }
+    )
 }
 
 /// Every fault as the driver's steps, in time order (a lasting fault is a
 /// start and an end).
 fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
     let mut steps = Vec::new();
-    for fault in &params.faults {
+    for (index, fault) in params.faults.iter().enumerate() {
         let (a, b) = (fault.a, fault.b);
         let end = fault.at + fault.lasting;
-        let mut push = |at, applied| steps.push((at, Step::Apply(applied)));
+        let mut push = |at, applied| {
+            steps.push((
+                at,
+                Step {
+                    fault: index,
+                    applied,
+                },
+            ));
+        };
         match fault.kind {
             MeshFaultKind::Restart => {
                 push(fault.at, MeshFaultApplied::Crash { node: a });
@@ -295,12 +355,14 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
     steps
 }
 
-fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, step: Step) {
-    let Step::Apply(fault) = step;
+fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
     shared
         .log
         .push(sim.elapsed(), "driver", Event::MeshFault { fault });
     let mark = |mark| shared.probe.world(mark);
+    if sim.elapsed() < shared.params.workload {
+        mark(WorldMark::FaultDuringWorkload);
+    }
     let order = |node: u64, order: Order| {
         let nodes = shared.nodes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((_, orders)) = &nodes[node as usize] {
@@ -346,10 +408,7 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, step: Step) {
         }
         MeshFaultApplied::Squat { a, b } => {
             mark(WorldMark::FaultSquat);
-            let squats = shared.squats.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some(squats) = &*squats {
-                let _ = squats.send((a, b));
-            }
+            let _ = shared.squats.send((a, b));
         }
         MeshFaultApplied::CrossDial { a, b } => {
             mark(WorldMark::FaultCrossDial);
@@ -692,8 +751,14 @@ fn offer(
 /// node's name, and then only reads (so the node's writes never block it
 /// out) and never writes: a silent squatter.
 async fn squatter_main(shared: Arc<Shared>) -> turmoil::Result {
-    let (tx, mut orders) = mpsc::unbounded_channel();
-    *shared.squats.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(tx);
+    let Some(mut orders) = shared
+        .squat_orders
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+    else {
+        return Ok(());
+    };
     while let Some((target, claimed)) = orders.recv().await {
         let shared = Arc::clone(&shared);
         tokio::spawn(async move {
