@@ -30,7 +30,10 @@ async fn generations_only_grow_even_after_their_slot_is_removed() {
         peers.push(peer);
         assert!(manager.disconnect_node(&node));
         assert!(manager.get_connection(&node).is_none());
-        assert!(manager.slots().is_empty(), "a slot with no live connection stayed");
+        assert!(
+            manager.slots().is_empty(),
+            "a slot with no live connection stayed"
+        );
     }
     assert_eq!(seen, vec![1, 2, 3]);
     assert!(

@@ -82,8 +82,8 @@ async fn node(name: &str, config: ManagerConfig) -> Node {
 }
 
 fn node_on(name: &str, config: ManagerConfig, listener: Box<dyn Listener>) -> Node {
-    let manager = ConnectionManager::new(NodeName::from(name), Arc::new(TokioTcp), config)
-        .expect("manager");
+    let manager =
+        ConnectionManager::new(NodeName::from(name), Arc::new(TokioTcp), config).expect("manager");
     let downs = record_downs(&manager);
     let addr = listener.local_addr().unwrap();
     manager.serve(listener);
@@ -317,7 +317,8 @@ fn simultaneous_dials_converge_on_one_connection() {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 let still = agreed(&a, &b);
                 assert!(
-                    still.is_some_and(|(a2, b2)| Arc::ptr_eq(&on_a, &a2) && Arc::ptr_eq(&on_b, &b2)),
+                    still
+                        .is_some_and(|(a2, b2)| Arc::ptr_eq(&on_a, &a2) && Arc::ptr_eq(&on_b, &b2)),
                     "{flavour} round {round}: the agreed connection was replaced: {}",
                     describe(&a, &b)
                 );
@@ -330,7 +331,9 @@ fn simultaneous_dials_converge_on_one_connection() {
                     assert_eq!(slots.len(), 1, "{flavour} round {round}: {slots:?}");
                     assert_eq!(slots[0].current, Some((winner.generation(), false)));
                     assert!(
-                        end.downs().iter().all(|d| d.generation != winner.generation()),
+                        end.downs()
+                            .iter()
+                            .all(|d| d.generation != winner.generation()),
                         "{flavour} round {round}: the winner went down: {}",
                         describe(&a, &b)
                     );
@@ -353,9 +356,11 @@ fn simultaneous_dials_converge_on_one_connection() {
 }
 
 /// With `NoTieBreak` a live incumbent always wins, at both ends: each node
-/// keeps the stream it registered first (its own) and refuses the other's,
-/// so the pair ends with no connection at all. The convergence check above
-/// catches that.
+/// keeps the stream it registered first and refuses the other's. When both
+/// register their own first (every round on the current-thread runtime,
+/// some on the multi-threaded one) each refusal closes the other's winner
+/// and the pair ends with no connection at all. The convergence check
+/// above catches that.
 #[cfg(feature = "planted-bugs")]
 #[test]
 fn without_the_tie_break_simultaneous_dials_can_leave_the_pair_disagreeing() {
@@ -377,7 +382,10 @@ fn without_the_tie_break_simultaneous_dials_can_leave_the_pair_disagreeing() {
                 })
                 .await;
                 if converged.is_err() {
-                    eprintln!("{flavour} round {round}: the pair disagrees: {}", describe(&a, &b));
+                    eprintln!(
+                        "{flavour} round {round}: the pair disagrees: {}",
+                        describe(&a, &b)
+                    );
                     return true;
                 }
                 a.manager.disconnect_node(b.name());
@@ -542,7 +550,10 @@ async fn a_hello_that_misses_the_connect_timeout_is_closed_and_nothing_registere
         started.elapsed()
     );
     assert!(server.manager.slots().is_empty());
-    assert!(server.downs().is_empty(), "a refused hello became a generation");
+    assert!(
+        server.downs().is_empty(),
+        "a refused hello became a generation"
+    );
     wait_for("both refusals logged", || {
         captured
             .matching(&["WARN inbound connection refused", "connect timed out"])
@@ -587,7 +598,11 @@ async fn hellos_with_invalid_names_are_refused_and_logged_escaped_and_the_node_s
             b"evil\r\x1b[2J".to_vec(),
             r"node name holds the control character '\r'",
         ),
-        ("not UTF-8", vec![b'n', 0xFF, 0xFE], "node name is not UTF-8"),
+        (
+            "not UTF-8",
+            vec![b'n', 0xFF, 0xFE],
+            "node name is not UTF-8",
+        ),
         ("our own", b"server@test".to_vec(), "hello names this node"),
     ];
     for (what, name, why) in cases {
@@ -614,15 +629,23 @@ async fn hellos_with_invalid_names_are_refused_and_logged_escaped_and_the_node_s
         "a record holds a raw control character: {records:#?}"
     );
     assert!(
-        !records.iter().any(|record| record.contains("FAKE LOG LINE")),
+        !records
+            .iter()
+            .any(|record| record.contains("FAKE LOG LINE")),
         "the forged name reached the log"
     );
-    assert!(server.downs().is_empty(), "a refused hello became a generation");
+    assert!(
+        server.downs().is_empty(),
+        "a refused hello became a generation"
+    );
 
     // The longest valid name is fine, and a real peer still dials in.
     let _longest = raw_peer(&server.addr, &[b'n'; MAX_NODE_NAME]).await;
     let peer = node("peer@test", config()).await;
-    peer.manager.dial(server.name(), &server.addr).await.unwrap();
+    peer.manager
+        .dial(server.name(), &server.addr)
+        .await
+        .unwrap();
     wait_for("both valid peers registered", || {
         server.manager.connected_nodes().len() == 2
     })
@@ -646,7 +669,9 @@ async fn slots_of_names_announced_once_are_removed_and_generations_keep_growing(
         for i in batch * AT_ONCE..(batch + 1) * AT_ONCE {
             let addr = server.addr.clone();
             // Hello, then close at once.
-            peers.spawn(async move { drop(raw_peer(&addr, format!("churn-{i}@test").as_bytes()).await) });
+            peers.spawn(async move {
+                drop(raw_peer(&addr, format!("churn-{i}@test").as_bytes()).await)
+            });
         }
         while let Some(joined) = peers.join_next().await {
             joined.unwrap();

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lanesim::distribution::{
-    Origin,
-    ControlEnqueueError, DialError, DownReason, Enqueued, SenderLane, SenderStats, WriteOutcome,
+    ControlEnqueueError, DialError, DownReason, Enqueued, Origin, SenderLane, SenderStats,
+    WriteOutcome,
 };
 use lanesim::lanes::LaneExit;
 use serde::Serialize;

@@ -241,7 +241,7 @@ struct ManagerShared {
     connect_timeout: Duration,
     max_frame: u64,
     tick: Option<Duration>,
-    budget: FrameBudget,
+    budget: Arc<FrameBudget>,
     planted: Planted,
     runtime: TaskRuntime,
 }
@@ -332,7 +332,7 @@ impl ConnectionManager {
                 connect_timeout: config.connect_timeout,
                 max_frame: config.max_frame,
                 tick: config.tick,
-                budget: FrameBudget::new(config.frame_budget),
+                budget: Arc::new(FrameBudget::new(config.frame_budget)),
                 planted: config.planted,
                 runtime: TaskRuntime::start(config.runtime, config.planted)?,
             }),
@@ -463,20 +463,20 @@ impl ConnectionManager {
             match kept {
                 Some(kept) => Err(kept),
                 None => {
-            *last_generation += 1;
-            slot.generation = *last_generation;
-            let connection = Arc::new(DistConnection::new(
-                node,
-                slot.generation,
-                peer.clone(),
-                local,
-                write,
-                Arc::downgrade(&self.shared) as Weak<dyn DownListener>,
-                self.shared.planted,
-            ));
-            slot.origin = Some(origin);
-            let displaced = slot.current.replace(Arc::clone(&connection));
-            Ok((connection, displaced.map(|old| (old, displaced_reason))))
+                    *last_generation += 1;
+                    slot.generation = *last_generation;
+                    let connection = Arc::new(DistConnection::new(
+                        node,
+                        slot.generation,
+                        peer.clone(),
+                        local,
+                        write,
+                        Arc::downgrade(&self.shared) as Weak<dyn DownListener>,
+                        self.shared.planted,
+                    ));
+                    slot.origin = Some(origin);
+                    let displaced = slot.current.replace(Arc::clone(&connection));
+                    Ok((connection, displaced.map(|old| (old, displaced_reason))))
                 }
             }
         };
@@ -705,14 +705,12 @@ impl WeakConnectionManager {
 /// Reads frames until the peer closes, a read fails, nothing arrives for a
 /// heartbeat tick, or the connection is marked down; then closes the write
 /// half so the peer sees end of stream.
-async fn read_loop(
-    manager: Weak<ManagerShared>,
-    connection: Arc<DistConnection>,
-    read: BoxRead,
-) {
-    let Some((max, close_bound, tick)) = manager.upgrade().map(|m| {
+async fn read_loop(manager: Weak<ManagerShared>, connection: Arc<DistConnection>, read: BoxRead) {
+    // Only what the loop needs is held across its waits: holding the
+    // manager itself would keep it alive while its owner drops it.
+    let Some((max, close_bound, tick, budget)) = manager.upgrade().map(|m| {
         let tick = m.tick.filter(|_| !m.planted.has(PlantedBug::NoHeartbeat));
-        (m.max_frame, m.connect_timeout, tick)
+        (m.max_frame, m.connect_timeout, tick, Arc::clone(&m.budget))
     }) else {
         return;
     };
@@ -723,19 +721,19 @@ async fn read_loop(
     // still close the socket.
     preempt_point(Point::ReadLoopStarting).await;
     let reason = loop {
-        let Some(shared) = manager.upgrade() else {
-            break None;
-        };
         let frame = tokio::select! {
             biased;
             () = connection.down_notified() => break None,
             // Bytes already waiting count as heard: the read goes first.
-            frame = read_frame_within(&mut read, max, &shared.budget) => frame,
+            frame = read_frame_within(&mut read, max, &budget) => frame,
             () = silent_for(tick, &progress) => break Some(DownReason::HeartbeatTimeout),
         };
         match frame {
             Ok(Frame::Keepalive) => {}
             Ok(Frame::Data { control, payload }) => {
+                let Some(shared) = manager.upgrade() else {
+                    break None;
+                };
                 let Some(on_frame) = &shared.on_frame else {
                     continue;
                 };

@@ -31,10 +31,9 @@ impl fmt::Display for NameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Empty => f.write_str("empty node name"),
-            Self::TooLong(len) => write!(
-                f,
-                "node name of {len} bytes is longer than {MAX_NODE_NAME}"
-            ),
+            Self::TooLong(len) => {
+                write!(f, "node name of {len} bytes is longer than {MAX_NODE_NAME}")
+            }
             Self::NotUtf8 => f.write_str("node name is not UTF-8"),
             Self::ControlCharacter(c) => {
                 write!(f, "node name holds the control character {c:?}")

@@ -40,6 +40,10 @@ use crate::scenario::Contract;
 type Gen = (u64, u64, u64, u64);
 /// (node, incarnation).
 type Incarnation = (u64, u64);
+/// Per (node, peer): (record, time, the live socket after it).
+type Timeline = Vec<(usize, Duration, Option<SocketAddr>)>;
+/// (node, incarnation, link, side).
+type Delivery = (u64, u64, u64, LinkSide);
 
 /// How late after a tick of silence a down may come: a segment sent just
 /// before the silence may still arrive up to turmoil's largest latency
@@ -61,7 +65,7 @@ pub fn convergence_bound(context: &CheckContext) -> Duration {
 #[derive(Default)]
 struct Model {
     /// Per (node, peer): (record, time, live socket after it).
-    live: BTreeMap<(u64, u64), Vec<(usize, Duration, Option<SocketAddr>)>>,
+    live: BTreeMap<(u64, u64), Timeline>,
     /// Per (node, peer): the live generation now (while building).
     current: BTreeMap<(u64, u64), Gen>,
     /// Cross-dials: (record, time, a, b).
@@ -77,7 +81,7 @@ struct Model {
     /// Arrivals: (learner gen, link, msg) with the record.
     arrived: Vec<(usize, Gen, u64, LinkMsg)>,
     /// (node, incarnation, link, side) -> records.
-    noconnections: BTreeMap<(u64, u64, u64, LinkSide), Vec<(usize, Gen)>>,
+    noconnections: BTreeMap<Delivery, Vec<(usize, Gen)>>,
     /// Silences: (from, to, start, end).
     silences: Vec<(u64, u64, Duration, Option<Duration>, usize)>,
     open_partitions: BTreeMap<(u64, u64), (Duration, usize)>,
@@ -126,7 +130,10 @@ impl Model {
                     m.downs.entry(gen).or_default().push((index, at));
                     if m.current.get(&(node, peer)) == Some(&gen) {
                         m.current.remove(&(node, peer));
-                        m.live.entry((node, peer)).or_default().push((index, at, None));
+                        m.live
+                            .entry((node, peer))
+                            .or_default()
+                            .push((index, at, None));
                     }
                 }
                 Event::MeshLinked {
@@ -134,7 +141,9 @@ impl Model {
                     peer,
                     generation,
                     link,
-                } => m.linked.push((index, (node, m.inc(node), peer, generation), link)),
+                } => m
+                    .linked
+                    .push((index, (node, m.inc(node), peer, generation), link)),
                 Event::MeshArrived {
                     node,
                     peer,
@@ -209,7 +218,8 @@ impl Model {
             }
             MeshFaultApplied::CrossDial { a, b } => self.cross_dials.push((index, at, a, b)),
             MeshFaultApplied::Partition { a, b } => {
-                self.open_partitions.insert((a.min(b), a.max(b)), (at, index));
+                self.open_partitions
+                    .insert((a.min(b), a.max(b)), (at, index));
             }
             MeshFaultApplied::Heal { a, b } => {
                 if let Some((start, i)) = self.open_partitions.remove(&(a.min(b), a.max(b))) {
@@ -323,8 +333,14 @@ fn m1_convergence(out: &mut Collector<'_>, model: &Model, context: &CheckContext
             pair(x, y) && start <= due && end.is_none_or(|end| end + bound >= at)
         }) || [a, b].iter().any(|&node| {
             // Either node down (crashed, not yet back) in the window.
-            let crashed = model.crashed.iter().any(|(&(n, _), &t)| n == node && t <= due);
-            let back = model.touches.iter().any(|&(t, x, y)| x == node && y == node && t > at);
+            let crashed = model
+                .crashed
+                .iter()
+                .any(|(&(n, _), &t)| n == node && t <= due);
+            let back = model
+                .touches
+                .iter()
+                .any(|&(t, x, y)| x == node && y == node && t > at);
             crashed && !back || model.incarnation_started_after(node, at, due)
         });
         if disturbed {
@@ -385,12 +401,11 @@ fn m2(out: &mut Collector<'_>, model: &Model) {
         if !model.finished || model.crashed_at(node, inc).is_some() {
             continue;
         }
-        let settled = arrivals
-            .iter()
-            .any(|(_, learner)| model.socket(learner).is_some() && model.socket(learner) == made_over)
-            || model
-                .noconnections
-                .contains_key(&(node, inc, link, LinkSide::Maker));
+        let settled = arrivals.iter().any(|(_, learner)| {
+            model.socket(learner).is_some() && model.socket(learner) == made_over
+        }) || model
+            .noconnections
+            .contains_key(&(node, inc, link, LinkSide::Maker));
         if !settled {
             out.violate(
                 Contract::M2,
@@ -530,8 +545,8 @@ fn m5(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
         for (start, end, cause) in silences {
             let due = start + bound;
             let lasted = end.is_none_or(|end| end > due);
-            let observed = model.end >= due
-                && model.crashed_at(node, inc).is_none_or(|crash| crash > due);
+            let observed =
+                model.end >= due && model.crashed_at(node, inc).is_none_or(|crash| crash > due);
             if !lasted || !observed {
                 continue;
             }

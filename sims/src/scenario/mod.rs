@@ -353,12 +353,17 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
     }
     span("mesh.hold", &mesh.hold, false, problems);
     if mesh.hold.bounds().1 .0 > MAX_MESH_SPAN {
-        problems.push(problem("mesh.hold", format!("at most {}", Dur(MAX_MESH_SPAN))));
+        problems.push(problem(
+            "mesh.hold",
+            format!("at most {}", Dur(MAX_MESH_SPAN)),
+        ));
     }
     if let Some(cross) = &mesh.cross_dial {
         chance("mesh.cross_dial", cross, problems);
     }
-    let heartbeat = mesh.heartbeat.map_or(std::time::Duration::from_secs(1), |d| d.0);
+    let heartbeat = mesh
+        .heartbeat
+        .map_or(std::time::Duration::from_secs(1), |d| d.0);
     for (key, value) in [
         ("mesh.heartbeat", mesh.heartbeat),
         ("mesh.connect_timeout", mesh.connect_timeout),
@@ -372,7 +377,10 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
             }
         }
     }
-    if mesh.heartbeat.is_some_and(|h| h.0 < std::time::Duration::from_millis(40)) {
+    if mesh
+        .heartbeat
+        .is_some_and(|h| h.0 < std::time::Duration::from_millis(40))
+    {
         problems.push(problem(
             "mesh.heartbeat",
             "at least 40ms: keepalives go out every quarter tick, and the simulated link needs a few ms",
@@ -382,7 +390,10 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
         span("mesh.redial_after", redial, true, problems);
     }
     if mesh.dial_spread.is_some_and(|d| d.0 > MAX_MESH_SPAN) {
-        problems.push(problem("mesh.dial_spread", format!("at most {}", Dur(MAX_MESH_SPAN))));
+        problems.push(problem(
+            "mesh.dial_spread",
+            format!("at most {}", Dur(MAX_MESH_SPAN)),
+        ));
     }
     if let Some(chaos) = &mesh.chaos {
         count("mesh.chaos", chaos, 0, problems);
@@ -390,7 +401,10 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
             problems.push(problem("mesh.chaos", "at most 64 chaos faults"));
         }
         if exact {
-            problems.push(problem("mesh.chaos", "an exact file lists every fault: no chaos"));
+            problems.push(problem(
+                "mesh.chaos",
+                "an exact file lists every fault: no chaos",
+            ));
         }
     }
     if mesh.chaos_kinds.as_ref().is_some_and(Vec::is_empty) {
@@ -419,19 +433,28 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
             }
         }
         if fault.kind != MeshFaultKind::Restart
-            && fault.b.as_ref().is_some_and(|b| b.bounds() == fault.a.bounds() && b.bounds().0 == b.bounds().1)
+            && fault
+                .b
+                .as_ref()
+                .is_some_and(|b| b.bounds() == fault.a.bounds() && b.bounds().0 == b.bounds().1)
         {
             problems.push(problem(key("b"), "a fault between a node and itself"));
         }
         span(&key("at"), &fault.at, false, problems);
         if fault.at.bounds().1 .0 > MAX_MESH_SPAN {
-            problems.push(problem(key("at"), format!("at most {}", Dur(MAX_MESH_SPAN))));
+            problems.push(problem(
+                key("at"),
+                format!("at most {}", Dur(MAX_MESH_SPAN)),
+            ));
         }
         match (&fault.lasting, fault.kind.lasts()) {
             (Some(lasting), true) => {
                 span(&key("for"), lasting, true, problems);
                 if lasting.bounds().1 .0 > MAX_MESH_SPAN {
-                    problems.push(problem(key("for"), format!("at most {}", Dur(MAX_MESH_SPAN))));
+                    problems.push(problem(
+                        key("for"),
+                        format!("at most {}", Dur(MAX_MESH_SPAN)),
+                    ));
                 }
                 if fault.kind == MeshFaultKind::HalfOpen
                     && lasting.bounds().0 .0.as_secs_f64()

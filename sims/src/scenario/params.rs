@@ -66,11 +66,11 @@ impl MeshParams {
     }
 
     /// How long after the workload and the faults end every pair must
-    /// have converged (M1's bound): a silent generation's heartbeat, a
-    /// redial, its connect, and one tie-break's close and redial again.
+    /// have converged (M1's bound): a silent generation's heartbeat (plus
+    /// slack), then a redial and its connect, twice (a failed one first).
     #[must_use]
     pub fn settle(&self) -> Duration {
-        self.heartbeat * 2 + (self.redial_after + self.connect_timeout) * 3
+        self.heartbeat * 2 + (self.redial_after + self.connect_timeout) * 2
     }
 
     /// When the world stops and compares the tables.
@@ -313,29 +313,32 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
         .map_or(Duration::from_millis(100), |d| d.0)
         .as_micros() as u64;
     let heartbeat = spec.heartbeat.map_or(Duration::from_secs(1), |d| d.0);
-    let connect_timeout = spec.connect_timeout.map_or(Duration::from_millis(500), |d| d.0);
+    let connect_timeout = spec
+        .connect_timeout
+        .map_or(Duration::from_millis(500), |d| d.0);
     let redial_after = spec
         .redial_after
         .map_or(Duration::from_millis(300), |d| d.sample(rng));
-    let mut first_dials = vec![vec![Duration::ZERO; nodes as usize]; nodes as usize];
-    for a in 0..nodes as usize {
-        for b in a + 1..nodes as usize {
-            let at_a = Duration::from_micros(rng.range(0, spread));
-            let at_b = if rng.chance(cross) {
-                at_a
-            } else {
-                Duration::from_micros(rng.range(0, spread))
-            };
-            first_dials[a][b] = at_a;
-            first_dials[b][a] = at_b;
-        }
+    let n = nodes as usize;
+    let mut first_dials = vec![vec![Duration::ZERO; n]; n];
+    for (a, b) in (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b))) {
+        let at_a = Duration::from_micros(rng.range(0, spread));
+        let at_b = if rng.chance(cross) {
+            at_a
+        } else {
+            Duration::from_micros(rng.range(0, spread))
+        };
+        first_dials[a][b] = at_a;
+        first_dials[b][a] = at_b;
     }
     let mut faults: Vec<MeshFault> = spec
         .fault
         .iter()
         .map(|fault| {
             let a = fault.a.sample(rng).min(nodes - 1);
-            let b = fault.b.map_or((a + 1) % nodes, |b| b.sample(rng).min(nodes - 1));
+            let b = fault
+                .b
+                .map_or((a + 1) % nodes, |b| b.sample(rng).min(nodes - 1));
             MeshFault {
                 kind: fault.kind,
                 a,

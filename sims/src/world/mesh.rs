@@ -116,6 +116,9 @@ enum Order {
     CrossDial(u64),
 }
 
+/// A running node: its manager, and where its orders go.
+type NodeHandle = (WeakConnectionManager, mpsc::UnboundedSender<Order>);
+
 /// What the hosts and the driver share (all on the simulation's thread).
 struct Shared {
     log: EventLog,
@@ -129,7 +132,7 @@ struct Shared {
     /// the host is torn down).
     alive: Vec<AtomicBool>,
     /// Per node: its manager, and where its orders go.
-    nodes: Mutex<Vec<Option<(WeakConnectionManager, mpsc::UnboundedSender<Order>)>>>,
+    nodes: Mutex<Vec<Option<NodeHandle>>>,
     /// Where squat orders go: (target, claimed name). Made before the
     /// first step, so an order at time zero waits for the squatter host.
     squats: mpsc::UnboundedSender<(u64, u64)>,
@@ -207,11 +210,11 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
                         continue;
                     }
                     busy.remove(&what);
-                } else if busy.contains_key(&what) {
+                } else if let std::collections::btree_map::Entry::Vacant(free) = busy.entry(what) {
+                    free.insert(step.fault);
+                } else {
                     skipped.insert(step.fault);
                     continue;
-                } else {
-                    busy.insert(what, step.fault);
                 }
             }
             apply(&mut sim, &shared, step.applied);
@@ -229,7 +232,10 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
     let at = sim.elapsed();
     if finished {
         shared.log.push(at, "driver", Event::WorkloadDone);
-        let nodes = shared.nodes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let nodes = shared
+            .nodes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for (index, node) in nodes.iter().enumerate() {
             let Some((manager, _)) = node else { continue };
             if !shared.alive[index].load(Ordering::Acquire) {
@@ -364,7 +370,10 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
         mark(WorldMark::FaultDuringWorkload);
     }
     let order = |node: u64, order: Order| {
-        let nodes = shared.nodes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let nodes = shared
+            .nodes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((_, orders)) = &nodes[node as usize] {
             let _ = orders.send(order);
         }
@@ -401,7 +410,11 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
         }
         MeshFaultApplied::Latency { a, b, us } => {
             mark(WorldMark::FaultLatency);
-            sim.set_link_latency(name(a).as_str(), name(b).as_str(), Duration::from_micros(us));
+            sim.set_link_latency(
+                name(a).as_str(),
+                name(b).as_str(),
+                Duration::from_micros(us),
+            );
         }
         MeshFaultApplied::LatencyEnd { a, b } => {
             sim.set_link_latency(name(a).as_str(), name(b).as_str(), Duration::ZERO);
@@ -424,7 +437,13 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
     shared.incarnation[index as usize].store(incarnation, Ordering::Release);
     shared.alive[index as usize].store(true, Ordering::Release);
     let host = node_name(index);
-    shared.record(&host, Event::NodeStarted { node: index, incarnation });
+    shared.record(
+        &host,
+        Event::NodeStarted {
+            node: index,
+            incarnation,
+        },
+    );
     let start = tokio::time::Instant::now();
     let mut rng = SimRng::new(shared.seed).fork(&format!("{host}.{incarnation}"));
 
@@ -580,7 +599,10 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
     let listener = transport.bind(&format!("0.0.0.0:{PORT}")).await?;
     let _accepting = manager.serve(listener);
     let (orders_tx, mut orders) = mpsc::unbounded_channel();
-    shared.nodes.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[index as usize] =
+    shared
+        .nodes
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)[index as usize] =
         Some((manager.downgrade(), orders_tx));
 
     let dial = {
@@ -680,14 +702,21 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
         };
         let link = link_id(index, incarnation, counter as u64);
         make_link(&shared, index, &links, &sender, &connection, peer, link);
-        let hold = Duration::from_micros(rng.range(
-            p.hold.0.as_micros() as u64,
-            p.hold.1.as_micros() as u64,
-        ));
+        let hold = Duration::from_micros(
+            rng.range(p.hold.0.as_micros() as u64, p.hold.1.as_micros() as u64),
+        );
         let (shared, sender) = (Arc::clone(&shared), sender.clone());
         tokio::spawn(async move {
             tokio::time::sleep(hold).await;
-            offer(&shared, index, &sender, &connection, peer, link, LinkMsg::Exit);
+            offer(
+                &shared,
+                index,
+                &sender,
+                &connection,
+                peer,
+                link,
+                LinkMsg::Exit,
+            );
         });
     }
     std::future::pending::<()>().await;

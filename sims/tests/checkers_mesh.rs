@@ -1,0 +1,374 @@
+//! Each mesh checker (M1-M5) against a hand-made log that breaks exactly
+//! its contract (`*_detects_*`), the same log mended that breaks none, and
+//! the excuses each checker makes (a crashed maker, a fault on the pair).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use lanesim_sims::check::{check, CheckContext};
+use lanesim_sims::event::{Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side};
+use lanesim_sims::scenario::Contract;
+
+const ALL: [Contract; 5] = [
+    Contract::M1,
+    Contract::M2,
+    Contract::M3,
+    Contract::M4,
+    Contract::M5,
+];
+
+fn at(ms: u64, event: Event) -> Record {
+    Record {
+        at: Duration::from_millis(ms),
+        host: "node".into(),
+        event,
+    }
+}
+
+fn context() -> CheckContext {
+    CheckContext {
+        finished: true,
+        tick: Duration::from_millis(10),
+        heartbeat: Some(Duration::from_secs(1)),
+        connect_timeout: Duration::from_millis(500),
+        ..CheckContext::default()
+    }
+}
+
+fn socket(port: u16) -> SocketAddr {
+    SocketAddr::from(([192, 168, 0, 1], port))
+}
+
+fn started(ms: u64, node: u64, incarnation: u64) -> Record {
+    at(ms, Event::NodeStarted { node, incarnation })
+}
+
+fn up(ms: u64, node: u64, peer: u64, generation: u64, port: u16) -> Record {
+    at(
+        ms,
+        Event::MeshUp {
+            node,
+            peer,
+            generation,
+            origin: if node < peer {
+                Side::Dialed
+            } else {
+                Side::Accepted
+            },
+            socket: socket(port),
+        },
+    )
+}
+
+fn down(ms: u64, node: u64, peer: u64, generation: u64) -> Record {
+    at(
+        ms,
+        Event::MeshDown {
+            node,
+            peer,
+            generation,
+            reason: Down::PeerClosed,
+        },
+    )
+}
+
+fn linked(ms: u64, node: u64, peer: u64, generation: u64, link: u64) -> Record {
+    at(
+        ms,
+        Event::MeshLinked {
+            node,
+            peer,
+            generation,
+            link,
+        },
+    )
+}
+
+fn arrived(ms: u64, node: u64, peer: u64, generation: u64, link: u64, msg: LinkMsg) -> Record {
+    at(
+        ms,
+        Event::MeshArrived {
+            node,
+            peer,
+            generation,
+            link,
+            msg,
+        },
+    )
+}
+
+fn noconnection(
+    ms: u64,
+    node: u64,
+    peer: u64,
+    generation: u64,
+    link: u64,
+    side: LinkSide,
+) -> Record {
+    at(
+        ms,
+        Event::MeshNoConnection {
+            node,
+            peer,
+            generation,
+            link,
+            side,
+        },
+    )
+}
+
+fn fault(ms: u64, fault: MeshFaultApplied) -> Record {
+    at(ms, Event::MeshFault { fault })
+}
+
+fn table(ms: u64, node: u64, peer: u64, port: Option<u16>) -> Record {
+    at(
+        ms,
+        Event::MeshTableAtEnd {
+            node,
+            peer,
+            socket: port.map(socket),
+        },
+    )
+}
+
+fn end(ms: u64) -> Record {
+    at(ms, Event::RunEnd { finished: true })
+}
+
+fn broken(log: &[Record]) -> Vec<Contract> {
+    let mut found: Vec<Contract> = check(&ALL, log, &context())
+        .into_iter()
+        .map(|v| v.contract)
+        .collect();
+    found.dedup();
+    found
+}
+
+/// Two nodes on one socket; node 0 links over it and the EXIT arrives.
+fn healthy() -> Vec<Record> {
+    vec![
+        started(0, 0, 0),
+        started(0, 1, 0),
+        up(10, 0, 1, 1, 5000),
+        up(20, 1, 0, 1, 5000),
+        linked(100, 0, 1, 1, 7),
+        arrived(120, 1, 0, 1, 7, LinkMsg::Link),
+        arrived(300, 1, 0, 1, 7, LinkMsg::Exit),
+        table(5000, 0, 1, Some(5000)),
+        table(5000, 1, 0, Some(5000)),
+        end(5000),
+    ]
+}
+
+#[test]
+fn a_healthy_mesh_log_breaks_nothing() {
+    assert_eq!(broken(&healthy()), vec![]);
+}
+
+#[test]
+fn m1_detects_two_ends_holding_different_sockets() {
+    let mut log = healthy();
+    log[8] = table(5000, 1, 0, Some(5002));
+    // (M4 also sees node 1's generation 1 neither live nor down.)
+    assert!(broken(&log).contains(&Contract::M1));
+}
+
+#[test]
+fn m1_detects_a_pair_with_no_connection_at_the_end() {
+    let mut log = healthy();
+    log.insert(7, down(4000, 0, 1, 1));
+    log.insert(8, down(4000, 1, 0, 1));
+    log[9] = table(5000, 0, 1, None);
+    log[10] = table(5000, 1, 0, None);
+    // The link made over the downed generation is settled by its EXIT.
+    assert_eq!(broken(&log), vec![Contract::M1]);
+}
+
+#[test]
+fn m1_detects_a_cross_dial_that_needs_a_redial_to_converge() {
+    // Both drop gen 1 and dial at 1 s; each keeps its own socket and closes
+    // the other's; they agree again only at 2.5 s, after a redial.
+    let mut log = vec![
+        started(0, 0, 0),
+        started(0, 1, 0),
+        up(10, 0, 1, 1, 5000),
+        up(20, 1, 0, 1, 5000),
+        fault(1000, MeshFaultApplied::CrossDial { a: 0, b: 1 }),
+        down(1000, 0, 1, 1),
+        down(1000, 1, 0, 1),
+        up(1020, 0, 1, 2, 5001),
+        up(1020, 1, 0, 2, 5002),
+        down(1050, 0, 1, 2),
+        down(1050, 1, 0, 2),
+        up(2500, 0, 1, 3, 5003),
+        up(2520, 1, 0, 3, 5003),
+        table(5000, 0, 1, Some(5003)),
+        table(5000, 1, 0, Some(5003)),
+        end(5000),
+    ];
+    assert_eq!(broken(&log), vec![Contract::M1]);
+    // Mended: the tie-break settles on 5001 within the round trip.
+    log[8] = up(1030, 1, 0, 2, 5001);
+    log.drain(9..13);
+    log[9] = table(5000, 0, 1, Some(5001));
+    log[10] = table(5000, 1, 0, Some(5001));
+    assert_eq!(broken(&log), vec![]);
+}
+
+#[test]
+fn m1_excuses_a_cross_dial_inside_a_partition_of_the_pair() {
+    let log = vec![
+        started(0, 0, 0),
+        started(0, 1, 0),
+        fault(500, MeshFaultApplied::Partition { a: 0, b: 1 }),
+        fault(1000, MeshFaultApplied::CrossDial { a: 0, b: 1 }),
+        fault(3000, MeshFaultApplied::Heal { a: 0, b: 1 }),
+        up(3100, 0, 1, 1, 5000),
+        up(3120, 1, 0, 1, 5000),
+        table(5000, 0, 1, Some(5000)),
+        table(5000, 1, 0, Some(5000)),
+        end(5000),
+    ];
+    assert_eq!(broken(&log), vec![]);
+}
+
+#[test]
+fn m2_detects_a_link_whose_exit_never_arrived_and_that_was_never_broken() {
+    let mut log = healthy();
+    log.remove(6); // the EXIT
+    let found = broken(&log);
+    assert_eq!(found, vec![Contract::M2], "{found:?}");
+    // Either end's noconnection after a down would have settled it.
+}
+
+#[test]
+fn m2_detects_an_exit_arriving_over_another_socket_than_its_link() {
+    let mut log = healthy();
+    log.insert(6, up(250, 1, 0, 2, 5009));
+    log[7] = arrived(300, 1, 0, 2, 7, LinkMsg::Exit);
+    assert!(broken(&log).contains(&Contract::M2));
+}
+
+#[test]
+fn m2_excuses_a_maker_that_crashed_but_not_the_learner() {
+    // Node 0 links, then crashes: its own obligations end. Node 1 learned
+    // the link and must still settle it.
+    let mut log = vec![
+        started(0, 0, 0),
+        started(0, 1, 0),
+        up(10, 0, 1, 1, 5000),
+        up(20, 1, 0, 1, 5000),
+        linked(100, 0, 1, 1, 7),
+        arrived(120, 1, 0, 1, 7, LinkMsg::Link),
+        fault(200, MeshFaultApplied::Crash { node: 0 }),
+        down(1300, 1, 0, 1),
+        noconnection(1300, 1, 0, 1, 7, LinkSide::Learner),
+        fault(1500, MeshFaultApplied::Bounce { node: 0 }),
+        started(1500, 0, 1),
+        up(1600, 0, 1, 1, 5004),
+        up(1620, 1, 0, 2, 5004),
+        table(5000, 0, 1, Some(5004)),
+        table(5000, 1, 0, Some(5004)),
+        end(5000),
+    ];
+    assert_eq!(broken(&log), vec![]);
+    log.remove(8); // the learner's noconnection
+    assert_eq!(broken(&log), vec![Contract::M2]);
+}
+
+#[test]
+fn m3_detects_a_noconnection_for_a_generation_that_never_went_down() {
+    let mut log = healthy();
+    log.insert(6, noconnection(200, 0, 1, 1, 7, LinkSide::Maker));
+    assert_eq!(broken(&log), vec![Contract::M3]);
+}
+
+#[test]
+fn m3_detects_a_noconnection_delivered_twice() {
+    let mut log = healthy();
+    log.remove(6); // no EXIT: the down settles it
+    log.insert(6, down(200, 0, 1, 1));
+    log.insert(7, noconnection(200, 0, 1, 1, 7, LinkSide::Maker));
+    log.insert(8, noconnection(210, 0, 1, 1, 7, LinkSide::Maker));
+    // The table at the end now holds nothing for node 0: say so.
+    let len = log.len();
+    log[len - 3] = table(5000, 0, 1, Some(5000));
+    let found = broken(&log);
+    assert!(found.contains(&Contract::M3), "{found:?}");
+}
+
+#[test]
+fn m4_detects_a_down_hook_fired_twice_for_one_generation() {
+    let mut log = healthy();
+    log.insert(7, down(400, 1, 0, 1));
+    log.insert(8, down(410, 1, 0, 1));
+    let found = broken(&log);
+    assert!(found.contains(&Contract::M4), "{found:?}");
+}
+
+#[test]
+fn m4_detects_a_generation_that_vanished_without_a_down() {
+    let mut log = healthy();
+    // Node 1 registers a second generation; the first is neither live
+    // at the end nor went down.
+    log.insert(6, up(200, 1, 0, 2, 5001));
+    log[9] = table(5000, 1, 0, Some(5001));
+    let found = broken(&log);
+    assert!(found.contains(&Contract::M4), "{found:?}");
+}
+
+#[test]
+fn m5_detects_a_generation_that_outlives_a_tick_of_silence() {
+    let squatter = vec![
+        started(0, 0, 0),
+        started(0, 1, 0),
+        at(
+            10,
+            Event::MeshSquat {
+                node: 1,
+                claimed: 0,
+                socket: socket(6000),
+            },
+        ),
+        up(20, 1, 0, 1, 6000),
+        // Down 1.5 s later: more than a tick plus slack.
+        down(1520, 1, 0, 1),
+        up(1600, 0, 1, 1, 5000),
+        up(1620, 1, 0, 2, 5000),
+        table(5000, 0, 1, Some(5000)),
+        table(5000, 1, 0, Some(5000)),
+        end(5000),
+    ];
+    assert_eq!(broken(&squatter), vec![Contract::M5]);
+    let mut mended = squatter.clone();
+    mended[4] = down(1020, 1, 0, 1);
+    assert_eq!(broken(&mended), vec![]);
+}
+
+#[test]
+fn m5_detects_a_half_open_generation_and_excuses_a_short_silence() {
+    let log = |heal: u64, down_at: u64| {
+        vec![
+            started(0, 0, 0),
+            started(0, 1, 0),
+            up(10, 0, 1, 1, 5000),
+            up(20, 1, 0, 1, 5000),
+            fault(1000, MeshFaultApplied::HalfOpen { from: 0, to: 1 }),
+            fault(heal, MeshFaultApplied::HalfOpenHealed { from: 0, to: 1 }),
+            down(down_at, 1, 0, 1),
+            down(down_at + 20, 0, 1, 1),
+            up(4000, 0, 1, 2, 5001),
+            up(4020, 1, 0, 2, 5001),
+            table(5000, 0, 1, Some(5001)),
+            table(5000, 1, 0, Some(5001)),
+            end(5000),
+        ]
+    };
+    // Silent from 1 s to 3 s; node 1 noticed only at 2.5 s.
+    assert_eq!(broken(&log(3000, 2500)), vec![Contract::M5]);
+    // Noticed within the tick plus slack.
+    assert_eq!(broken(&log(3000, 2050)), vec![]);
+    // The silence was shorter than a tick: nothing had to notice.
+    assert_eq!(broken(&log(1500, 3500)), vec![]);
+}
