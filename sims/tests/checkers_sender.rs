@@ -814,7 +814,7 @@ fn s3_detects_a_closed_socket_whose_generation_stays_up_and_a_generation_going_b
         &backwards,
         &context(),
         Contract::S3,
-        "generations start at 1 and grow by one",
+        "generations start at 1 and only grow",
     );
     let mut from_zero = good();
     from_zero[0] = up(0, 0, SOCKET);

@@ -361,6 +361,23 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
     if let Some(cross) = &mesh.cross_dial {
         chance("mesh.cross_dial", cross, problems);
     }
+    if let Some(rows) = &mesh.first_dials {
+        let (lo, hi) = mesh.nodes.bounds();
+        let square =
+            lo == hi && rows.len() as u64 == lo && rows.iter().all(|r| r.len() as u64 == lo);
+        if !square {
+            problems.push(problem(
+                "mesh.first_dials",
+                "needs one fixed `nodes` and that many rows of that many times",
+            ));
+        }
+        if rows.iter().flatten().any(|at| at.0 > MAX_MESH_SPAN) {
+            problems.push(problem(
+                "mesh.first_dials",
+                format!("at most {}", Dur(MAX_MESH_SPAN)),
+            ));
+        }
+    }
     let heartbeat = mesh
         .heartbeat
         .map_or(std::time::Duration::from_secs(1), |d| d.0);

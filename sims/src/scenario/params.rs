@@ -321,7 +321,21 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
         .map_or(Duration::from_millis(300), |d| d.sample(rng));
     let n = nodes as usize;
     let mut first_dials = vec![vec![Duration::ZERO; n]; n];
-    for (a, b) in (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b))) {
+    let pairs = if spec.first_dials.is_some() {
+        Vec::new()
+    } else {
+        (0..n)
+            .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+            .collect()
+    };
+    if let Some(written) = &spec.first_dials {
+        for (a, row) in written.iter().enumerate().take(n) {
+            for (b, at) in row.iter().enumerate().take(n) {
+                first_dials[a][b] = at.0;
+            }
+        }
+    }
+    for (a, b) in pairs {
         let at_a = Duration::from_micros(rng.range(0, spread));
         let at_b = if rng.chance(cross) {
             at_a
@@ -572,8 +586,7 @@ impl Params {
 }
 
 impl MeshParams {
-    /// The first dials are drawn, not listed, so an exact file keeps the
-    /// draw's inputs: the same seed gives the same schedule back.
+    /// Every first dial is written out: the file pins the schedule.
     fn to_spec(&self) -> MeshSpec {
         MeshSpec {
             nodes: one(self.nodes),
@@ -582,6 +595,12 @@ impl MeshParams {
             hold: span_of(self.hold),
             cross_dial: None,
             dial_spread: None,
+            first_dials: Some(
+                self.first_dials
+                    .iter()
+                    .map(|row| row.iter().map(|at| Dur(*at)).collect())
+                    .collect(),
+            ),
             heartbeat: Some(Dur(self.heartbeat)),
             connect_timeout: Some(Dur(self.connect_timeout)),
             redial_after: Some(dur(self.redial_after)),

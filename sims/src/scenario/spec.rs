@@ -404,6 +404,10 @@ pub struct MeshSpec {
     /// The window the first dials are spread over (default: 100ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dial_spread: Option<Dur>,
+    /// Every first dial, node by node (an exact file's: written instead of
+    /// `cross_dial` and `dial_spread`, `nodes` rows of `nodes` times).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_dials: Option<Vec<Vec<Dur>>>,
     /// The production heartbeat tick (default: 1s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat: Option<Dur>,
