@@ -26,6 +26,7 @@ use crate::hunt::{self, Found, HuntConfig, HuntReport, Origin, Stop};
 use crate::run::bench::BenchReport;
 use crate::run::selftest::{self, catalogue_contracts, BugReport, TURMOIL_LAYER};
 use crate::run::{self, report, Divergence, RunResult, ScenarioReach, Verdict};
+use crate::scenario::WorldKind;
 use crate::scenario::{parse_seed_range, Scenario, MAX_SEEDS};
 
 /// The process exit codes.
@@ -821,7 +822,13 @@ fn hunt_report(report: &HuntReport, planted: Planted) -> String {
     let all = CoverMark::all();
     let all: Vec<CoverMark> = all
         .into_iter()
-        .filter(|mark| report.world.covers(crate::scenario::marks::world_of(*mark)))
+        .filter(|mark| {
+            [WorldKind::Lanes, WorldKind::Sender, WorldKind::Mesh]
+                .into_iter()
+                .any(|world| {
+                    report.world.covers(world) && crate::scenario::marks::reachable_in(*mark, world)
+                })
+        })
         .collect();
     let missed: Vec<String> = all
         .iter()

@@ -145,6 +145,8 @@ mod planted {
     use lanesim_sims::run::selftest::{catalogue_contracts, TURMOIL_LAYER};
     use lanesim_sims::scenario::Scenario;
 
+    use lanesim_sims::hunt::bench::hunt_world;
+
     use super::hunting::{config, quiet, scratch};
 
     /// Every planted bug a simulated world sees: a short hunt finds it by
@@ -159,6 +161,7 @@ mod planted {
         for bug in TURMOIL_LAYER {
             let planted = Planted::select(bug).expect("a planted-bugs build");
             let mut config = config(1, 200, 2, planted);
+            config.world = hunt_world(bug);
             config.out = scratch(bug.name());
             config.shrink = Some(Budget {
                 runs: 2_000,

@@ -58,9 +58,23 @@ pub struct BugChases {
     pub chases: Vec<Chase>,
 }
 
+/// The hunt that can see `bug`: the mesh's bugs need mesh cases, the rest
+/// the lanes and sender mix.
+#[must_use]
+pub fn hunt_world(bug: PlantedBug) -> HuntWorld {
+    let mesh = catalogue_contracts(bug)
+        .iter()
+        .any(|c| c.world() == crate::scenario::WorldKind::Mesh);
+    if mesh {
+        HuntWorld::Mesh
+    } else {
+        HuntWorld::Both
+    }
+}
+
 fn chase(bug: PlantedBug, planted: Planted, seed: u64, guided: bool, wall: Duration) -> Chase {
     let config = HuntConfig {
-        world: HuntWorld::Both,
+        world: hunt_world(bug),
         seed,
         cases: None,
         wall: Some(wall),

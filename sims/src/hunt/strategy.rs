@@ -15,7 +15,8 @@ use proptest::prelude::*;
 
 use crate::coverage::PreemptPolicy;
 use crate::scenario::{
-    FaultKind, LanesParams, Params, Policy, ScheduledFault, SenderParams, WorldKind, SLOW_FRACTION,
+    FaultKind, LanesParams, MeshFault, MeshFaultKind, MeshParams, Params, Policy, ScheduledFault,
+    SenderParams, WorldKind, HALF_OPEN_MIN_TICKS, SLOW_FRACTION,
 };
 
 /// The most each knob is drawn at (the least, where it is not 0 or 1):
@@ -82,6 +83,24 @@ pub mod bounds {
     pub const S_FAULT_AT_US: u64 = 400_000;
     /// Most faults.
     pub const S_FAULTS: usize = 5;
+    /// Mesh nodes.
+    pub const M_NODES: u64 = 5;
+    /// Links each mesh node makes.
+    pub const M_LINKS: u64 = 12;
+    /// The mesh workload window, ms.
+    pub const M_WORKLOAD_MS: u64 = 3_000;
+    /// How long a mesh link lives, ms.
+    pub const M_HOLD_MS: u64 = 1_000;
+    /// The first dials' spread, µs.
+    pub const M_SPREAD_US: u64 = 200_000;
+    /// The heartbeat tick, ms.
+    pub const M_TICK_MS: (u64, u64) = (250, 1_500);
+    /// The mesh connect timeout, ms.
+    pub const M_CONNECT_MS: (u64, u64) = (100, 1_000);
+    /// The mesh redial delay, ms.
+    pub const M_REDIAL_MS: (u64, u64) = (50, 1_500);
+    /// Most mesh faults.
+    pub const M_FAULTS: usize = 4;
 }
 
 use bounds::*;
@@ -95,6 +114,8 @@ pub enum HuntWorld {
     Lanes,
     /// DistSender and its connections.
     Sender,
+    /// N production nodes dialing each other.
+    Mesh,
 }
 
 impl HuntWorld {
@@ -105,6 +126,7 @@ impl HuntWorld {
             Self::Both => "both",
             Self::Lanes => "lanes",
             Self::Sender => "sender",
+            Self::Mesh => "mesh",
         }
     }
 
@@ -112,9 +134,10 @@ impl HuntWorld {
     #[must_use]
     pub fn covers(self, world: WorldKind) -> bool {
         match self {
-            Self::Both => true,
+            Self::Both => world != WorldKind::Mesh,
             Self::Lanes => world == WorldKind::Lanes,
             Self::Sender => world == WorldKind::Sender,
+            Self::Mesh => world == WorldKind::Mesh,
         }
     }
 }
@@ -298,6 +321,117 @@ pub fn sender() -> impl Strategy<Value = SenderParams> {
     )
 }
 
+const MESH_KINDS: [MeshFaultKind; 7] = [
+    MeshFaultKind::Restart,
+    MeshFaultKind::Partition,
+    MeshFaultKind::HalfOpen,
+    MeshFaultKind::Kill,
+    MeshFaultKind::Latency,
+    MeshFaultKind::Squat,
+    MeshFaultKind::CrossDial,
+];
+
+/// How long a mesh fault of `kind` lasts for a length in thousandths: a
+/// half-open drop always outlasts 1.5 ticks (shorter ones lose bytes no
+/// real TCP would), the rest up to three ticks.
+#[must_use]
+pub fn mesh_lasting(kind: MeshFaultKind, heartbeat: Duration, permille: u64) -> Duration {
+    if !kind.lasts() {
+        return Duration::ZERO;
+    }
+    let share = permille.min(1_000) as f64 / 1_000.0;
+    match kind {
+        MeshFaultKind::HalfOpen => {
+            heartbeat.mul_f64(HALF_OPEN_MIN_TICKS + 1.5 * share) + Duration::from_millis(1)
+        }
+        _ => heartbeat.mul_f64(3.0 * share).max(Duration::from_millis(1)),
+    }
+}
+
+/// The thousandths [`mesh_lasting`] turns into `lasting` (its inverse).
+#[must_use]
+pub fn mesh_permille(kind: MeshFaultKind, heartbeat: Duration, lasting: Duration) -> u64 {
+    if !kind.lasts() {
+        return 0;
+    }
+    let ticks = lasting.as_secs_f64() / heartbeat.as_secs_f64().max(1e-9);
+    let share = match kind {
+        MeshFaultKind::HalfOpen => (ticks - HALF_OPEN_MIN_TICKS) / 1.5,
+        _ => ticks / 3.0,
+    };
+    ((share * 1_000.0).round().max(1.0) as u64).min(1_000)
+}
+
+/// The mesh world's parameters.
+pub fn mesh() -> impl Strategy<Value = MeshParams> {
+    let workload = (
+        2..=M_NODES,
+        0..=M_LINKS,
+        1..=M_WORKLOAD_MS,
+        (0..=M_HOLD_MS, 0..=M_HOLD_MS),
+        // Per pair: both first dials, and whether they coincide.
+        prop::collection::vec((0..=M_SPREAD_US, 0..=M_SPREAD_US, any::<bool>()), 10),
+    );
+    let config = (
+        M_TICK_MS.0..=M_TICK_MS.1,
+        M_CONNECT_MS.0..=M_CONNECT_MS.1,
+        M_REDIAL_MS.0..=M_REDIAL_MS.1,
+        prop_oneof![Just(1u64), Just(5), Just(10)],
+        prop::collection::vec(
+            (
+                0..MESH_KINDS.len(),
+                0..8u64,
+                1..8u64,
+                0..=M_WORKLOAD_MS,
+                1..=1_000u64,
+            ),
+            0..=M_FAULTS,
+        ),
+    );
+    (workload, config).prop_map(
+        |(
+            (nodes, links, workload_ms, hold, dials),
+            (tick_ms, connect_ms, redial_ms, sim_ms, faults),
+        )| {
+            let heartbeat = Duration::from_millis(tick_ms);
+            let n = nodes as usize;
+            let mut first_dials = vec![vec![Duration::ZERO; n]; n];
+            let pairs = (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b)));
+            for ((a, b), (at_a, at_b, same)) in pairs.zip(dials) {
+                first_dials[a][b] = us(at_a);
+                first_dials[b][a] = if same { us(at_a) } else { us(at_b) };
+            }
+            let mut faults: Vec<MeshFault> = faults
+                .into_iter()
+                .map(|(kind, a, step, at_ms, permille)| {
+                    let kind = MESH_KINDS[kind];
+                    let a = a % nodes;
+                    MeshFault {
+                        kind,
+                        a,
+                        b: (a + 1 + step % (nodes - 1)) % nodes,
+                        at: Duration::from_millis(at_ms.min(workload_ms)),
+                        lasting: mesh_lasting(kind, heartbeat, permille),
+                    }
+                })
+                .collect();
+            faults.sort_by_key(|f| (f.at, f.a, f.b));
+            MeshParams {
+                nodes,
+                links,
+                workload: Duration::from_millis(workload_ms),
+                hold: span((hold.0 * 1_000, hold.1 * 1_000)),
+                first_dials,
+                heartbeat,
+                connect_timeout: Duration::from_millis(connect_ms),
+                redial_after: Duration::from_millis(redial_ms),
+                tick: Duration::from_millis(sim_ms),
+                faults,
+            }
+        },
+    )
+}
+
 /// A whole case for `world`: parameters and the seed the run uses.
 pub fn case(world: HuntWorld) -> BoxedStrategy<(Params, u64)> {
     let lanes = (lanes(), any::<u64>()).prop_map(|(p, seed)| (Params::Lanes(p), seed));
@@ -306,5 +440,8 @@ pub fn case(world: HuntWorld) -> BoxedStrategy<(Params, u64)> {
         HuntWorld::Lanes => lanes.boxed(),
         HuntWorld::Sender => sender.boxed(),
         HuntWorld::Both => prop_oneof![lanes, sender].boxed(),
+        HuntWorld::Mesh => (mesh(), any::<u64>())
+            .prop_map(|(p, seed)| (Params::Mesh(p), seed))
+            .boxed(),
     }
 }
