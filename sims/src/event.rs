@@ -268,6 +268,14 @@ pub enum MeshFaultApplied {
     Squat { a: u64, b: u64 },
     /// `a` and `b` dropped their connection and redial each other now.
     CrossDial { a: u64, b: u64 },
+    /// `node` stopped reading what `peer` sends.
+    Wedge { node: u64, peer: u64 },
+    /// ... and reads it again.
+    Unwedge { node: u64, peer: u64 },
+    /// `node` reads what `peer` sends once per `every_us`.
+    Slow { node: u64, peer: u64, every_us: u64 },
+    /// ... and at full speed again.
+    SlowEnd { node: u64, peer: u64 },
 }
 
 /// The sender's counters, as `SenderStats` reports them, in the units the

@@ -372,3 +372,51 @@ fn m5_detects_a_half_open_generation_and_excuses_a_short_silence() {
     // The silence was shorter than a tick: nothing had to notice.
     assert_eq!(broken(&log(1500, 3500)), vec![]);
 }
+
+/// Found by the hunt (both are regression scenarios): a cross-dial during
+/// latency no dial can cross in time, or while one of the pair is crashed,
+/// cannot converge; the tie-break is not to blame. A fault on another pair
+/// excuses nothing.
+#[test]
+fn m1_excuses_a_cross_dial_under_latency_or_while_a_node_is_down_but_not_elsewhere() {
+    let unconverged = |faults: Vec<Record>| {
+        let mut log = vec![started(0, 0, 0), started(0, 1, 0), started(0, 2, 0)];
+        log.extend(faults);
+        log.extend([
+            fault(1000, MeshFaultApplied::CrossDial { a: 0, b: 1 }),
+            up(3000, 0, 1, 1, 5000),
+            up(3020, 1, 0, 1, 5000),
+            table(5000, 0, 1, Some(5000)),
+            table(5000, 1, 0, Some(5000)),
+            end(5000),
+        ]);
+        log
+    };
+    let latency = vec![
+        fault(
+            0,
+            MeshFaultApplied::Latency {
+                a: 1,
+                b: 0,
+                us: 110_000,
+            },
+        ),
+        fault(2500, MeshFaultApplied::LatencyEnd { a: 1, b: 0 }),
+    ];
+    assert_eq!(broken(&unconverged(latency)), vec![]);
+    let crashed = vec![fault(300, MeshFaultApplied::Crash { node: 1 })];
+    let found = broken(&unconverged(crashed));
+    assert!(!found.contains(&Contract::M1), "{found:?}");
+    let elsewhere = vec![
+        fault(
+            0,
+            MeshFaultApplied::Latency {
+                a: 2,
+                b: 0,
+                us: 110_000,
+            },
+        ),
+        fault(2500, MeshFaultApplied::LatencyEnd { a: 2, b: 0 }),
+    ];
+    assert_eq!(broken(&unconverged(elsewhere)), vec![Contract::M1]);
+}

@@ -348,7 +348,7 @@ fn hunt_refuses_budgets_it_cannot_honour_with_exit_2() {
         ["hunt", "--cases", "0"],
         ["hunt", "--jobs", "0"],
         ["hunt", "--jobs", "257"],
-        ["hunt", "--world", "mesh"],
+        ["hunt", "--world", "nowhere"],
     ] {
         let out = lanesim(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));

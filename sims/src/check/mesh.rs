@@ -70,8 +70,14 @@ struct Model {
     current: BTreeMap<(u64, u64), Gen>,
     /// Cross-dials: (record, time, a, b).
     cross_dials: Vec<(usize, Duration, u64, u64)>,
-    /// Every fault: (time, nodes it touches).
-    touches: Vec<(Duration, u64, u64)>,
+    /// Lasting faults on a pair (partition, half-open, latency, wedge,
+    /// slow): (a, b, start, end).
+    lasting: Vec<(u64, u64, Duration, Option<Duration>)>,
+    open_lasting: BTreeMap<(u64, u64), Duration>,
+    /// Restarts: (node, time of the bounce).
+    bounced: Vec<(u64, Duration)>,
+    /// Every fault: (record, time, nodes it touches).
+    touches: Vec<(usize, Duration, u64, u64)>,
     incarnation: BTreeMap<u64, u64>,
     ups: BTreeMap<Gen, (usize, SocketAddr, Duration)>,
     downs: BTreeMap<Gen, Vec<(usize, Duration)>>,
@@ -187,6 +193,9 @@ impl Model {
         for ((from, to), (start, index)) in std::mem::take(&mut m.open_half) {
             m.silences.push((from, to, start, None, index));
         }
+        for ((a, b), start) in std::mem::take(&mut m.open_lasting) {
+            m.lasting.push((a, b, start, None));
+        }
         m
     }
 
@@ -202,8 +211,34 @@ impl Model {
             | MeshFaultApplied::CrossDial { a, b } => (a, b),
             MeshFaultApplied::HalfOpen { from, to }
             | MeshFaultApplied::HalfOpenHealed { from, to } => (from, to),
+            MeshFaultApplied::Wedge { node, peer }
+            | MeshFaultApplied::Unwedge { node, peer }
+            | MeshFaultApplied::Slow { node, peer, .. }
+            | MeshFaultApplied::SlowEnd { node, peer } => (node, peer),
         };
-        self.touches.push((at, a, b));
+        self.touches.push((index, at, a, b));
+        let pair = (a.min(b), a.max(b));
+        let (starts, stops) = match fault {
+            MeshFaultApplied::Partition { .. }
+            | MeshFaultApplied::HalfOpen { .. }
+            | MeshFaultApplied::Latency { .. }
+            | MeshFaultApplied::Wedge { .. }
+            | MeshFaultApplied::Slow { .. } => (true, false),
+            MeshFaultApplied::Heal { .. }
+            | MeshFaultApplied::HalfOpenHealed { .. }
+            | MeshFaultApplied::LatencyEnd { .. }
+            | MeshFaultApplied::Unwedge { .. }
+            | MeshFaultApplied::SlowEnd { .. } => (false, true),
+            _ => (false, false),
+        };
+        if starts {
+            self.open_lasting.insert(pair, at);
+        }
+        if stops {
+            if let Some(start) = self.open_lasting.remove(&pair) {
+                self.lasting.push((pair.0, pair.1, start, Some(at)));
+            }
+        }
         match fault {
             MeshFaultApplied::Crash { node } => {
                 let inc = self.inc(node);
@@ -217,6 +252,7 @@ impl Model {
                 self.current.retain(|(holder, _), _| *holder != node);
             }
             MeshFaultApplied::CrossDial { a, b } => self.cross_dials.push((index, at, a, b)),
+            MeshFaultApplied::Bounce { node } => self.bounced.push((node, at)),
             MeshFaultApplied::Partition { a, b } => {
                 self.open_partitions
                     .insert((a.min(b), a.max(b)), (at, index));
@@ -235,19 +271,31 @@ impl Model {
                     self.silences.push((from, to, start, Some(at), i));
                 }
             }
-            MeshFaultApplied::Bounce { .. }
-            | MeshFaultApplied::Kill { .. }
+            MeshFaultApplied::Kill { .. }
             | MeshFaultApplied::Latency { .. }
             | MeshFaultApplied::LatencyEnd { .. }
-            | MeshFaultApplied::Squat { .. } => {}
+            | MeshFaultApplied::Squat { .. }
+            | MeshFaultApplied::Wedge { .. }
+            | MeshFaultApplied::Unwedge { .. }
+            | MeshFaultApplied::Slow { .. }
+            | MeshFaultApplied::SlowEnd { .. } => {}
         }
     }
 
-    /// Whether `node` (re)started within `[from, to]`.
-    fn incarnation_started_after(&self, node: u64, from: Duration, to: Duration) -> bool {
-        self.touches
+    /// Whether `node`'s host is up at `at`: no crash yet, or a bounce
+    /// since the last one.
+    fn alive_at(&self, node: u64, at: Duration) -> bool {
+        let crash = self
+            .crashed
             .iter()
-            .any(|&(t, x, y)| x == node && y == node && t >= from && t <= to)
+            .filter(|(&(n, _), &t)| n == node && t <= at)
+            .map(|(_, &t)| t)
+            .max();
+        crash.is_none_or(|crash| {
+            self.bounced
+                .iter()
+                .any(|&(n, t)| n == node && t > crash && t <= at)
+        })
     }
 
     fn crashed_at(&self, node: u64, inc: u64) -> Option<Duration> {
@@ -323,26 +371,16 @@ fn m1_convergence(out: &mut Collector<'_>, model: &Model, context: &CheckContext
         // Another fault on this pair (or a crash of either) inside the
         // window has its own say.
         let pair = |x: u64, y: u64| (x == a && y == b) || (x == b && y == a);
-        let disturbed = model.touches.iter().any(|&(t, x, y)| {
-            t + bound >= at
+        let disturbed = model.touches.iter().any(|&(i, t, x, y)| {
+            i != index
+                && t + bound >= at
                 && t <= due
                 && (pair(x, y) || (x == y && (x == a || x == b)))
-                && !(t == at && pair(x, y))
-        }) || model.silences.iter().any(|&(x, y, start, end, _)| {
-            // A partition or half-open link between them over the window.
+        }) || model.lasting.iter().any(|&(x, y, start, end)| {
+            // A partition, half-open link, latency, wedge or slow reader
+            // between them over the window.
             pair(x, y) && start <= due && end.is_none_or(|end| end + bound >= at)
-        }) || [a, b].iter().any(|&node| {
-            // Either node down (crashed, not yet back) in the window.
-            let crashed = model
-                .crashed
-                .iter()
-                .any(|(&(n, _), &t)| n == node && t <= due);
-            let back = model
-                .touches
-                .iter()
-                .any(|&(t, x, y)| x == node && y == node && t > at);
-            crashed && !back || model.incarnation_started_after(node, at, due)
-        });
+        }) || [a, b].iter().any(|&node| !model.alive_at(node, at));
         if disturbed {
             continue;
         }

@@ -321,7 +321,7 @@ pub fn sender() -> impl Strategy<Value = SenderParams> {
     )
 }
 
-const MESH_KINDS: [MeshFaultKind; 7] = [
+const MESH_KINDS: [MeshFaultKind; 9] = [
     MeshFaultKind::Restart,
     MeshFaultKind::Partition,
     MeshFaultKind::HalfOpen,
@@ -329,6 +329,8 @@ const MESH_KINDS: [MeshFaultKind; 7] = [
     MeshFaultKind::Latency,
     MeshFaultKind::Squat,
     MeshFaultKind::CrossDial,
+    MeshFaultKind::Wedge,
+    MeshFaultKind::Slow,
 ];
 
 /// How long a mesh fault of `kind` lasts for a length in thousandths: a

@@ -24,6 +24,8 @@ pub fn reachable_in(mark: CoverMark, world: WorldKind) -> bool {
                         | WorldMark::RedialFailed
                         | WorldMark::FaultDuringWorkload
                         | WorldMark::FaultKill
+                        | WorldMark::FaultWedge
+                        | WorldMark::FaultSlow
                         | WorldMark::FaultPartition
                         | WorldMark::FaultRepair
                         | WorldMark::FaultLatency

@@ -288,7 +288,7 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
     }
 }
 
-const ALL_MESH_FAULTS: [MeshFaultKind; 7] = [
+const ALL_MESH_FAULTS: [MeshFaultKind; 9] = [
     MeshFaultKind::Restart,
     MeshFaultKind::Partition,
     MeshFaultKind::HalfOpen,
@@ -296,6 +296,8 @@ const ALL_MESH_FAULTS: [MeshFaultKind; 7] = [
     MeshFaultKind::Latency,
     MeshFaultKind::Squat,
     MeshFaultKind::CrossDial,
+    MeshFaultKind::Wedge,
+    MeshFaultKind::Slow,
 ];
 
 /// A half-open drop must outlast the heartbeat by this factor: a shorter

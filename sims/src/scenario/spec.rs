@@ -454,6 +454,12 @@ pub enum MeshFaultKind {
     /// `a` and `b` disconnect each other and both redial at once: a
     /// simultaneous connect mid-run.
     CrossDial,
+    /// Node `a` stops reading what `b` sends, for `for` (its socket stays
+    /// open; `b`'s writes back up).
+    Wedge,
+    /// Node `a` reads what `b` sends one read per sixteenth of a tick,
+    /// for `for`.
+    Slow,
 }
 
 impl MeshFaultKind {
@@ -461,7 +467,12 @@ impl MeshFaultKind {
     #[must_use]
     pub fn lasts(self) -> bool {
         match self {
-            Self::Restart | Self::Partition | Self::HalfOpen | Self::Latency => true,
+            Self::Restart
+            | Self::Partition
+            | Self::HalfOpen
+            | Self::Latency
+            | Self::Wedge
+            | Self::Slow => true,
             Self::Kill | Self::Squat | Self::CrossDial => false,
         }
     }

@@ -48,7 +48,7 @@ use lanesim::shim::rt::RuntimeChoice;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-use super::net::TurmoilTcp;
+use super::net::{ReadGate, TurmoilTcp};
 use super::WorldRun;
 use crate::coverage::{self, PreemptPolicy, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, LinkMsg, LinkSide, MeshFaultApplied};
@@ -116,8 +116,12 @@ enum Order {
     CrossDial(u64),
 }
 
-/// A running node: its manager, and where its orders go.
-type NodeHandle = (WeakConnectionManager, mpsc::UnboundedSender<Order>);
+/// A running node: its manager, where its orders go, and its read gate.
+type NodeHandle = (
+    WeakConnectionManager,
+    mpsc::UnboundedSender<Order>,
+    Arc<ReadGate>,
+);
 
 /// What the hosts and the driver share (all on the simulation's thread).
 struct Shared {
@@ -237,7 +241,9 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for (index, node) in nodes.iter().enumerate() {
-            let Some((manager, _)) = node else { continue };
+            let Some((manager, _, _)) = node else {
+                continue;
+            };
             if !shared.alive[index].load(Ordering::Acquire) {
                 continue;
             }
@@ -298,7 +304,13 @@ fn occupies(applied: MeshFaultApplied) -> Option<(u64, u64)> {
         | MeshFaultApplied::Latency { a, b, .. }
         | MeshFaultApplied::LatencyEnd { a, b }
         | MeshFaultApplied::HalfOpen { from: a, to: b }
-        | MeshFaultApplied::HalfOpenHealed { from: a, to: b } => Some((a.min(b), a.max(b))),
+        | MeshFaultApplied::HalfOpenHealed { from: a, to: b }
+        | MeshFaultApplied::Wedge { node: a, peer: b }
+        | MeshFaultApplied::Unwedge { node: a, peer: b }
+        | MeshFaultApplied::Slow {
+            node: a, peer: b, ..
+        }
+        | MeshFaultApplied::SlowEnd { node: a, peer: b } => Some((a.min(b), a.max(b))),
         MeshFaultApplied::Kill { .. }
         | MeshFaultApplied::Squat { .. }
         | MeshFaultApplied::CrossDial { .. } => None,
@@ -313,6 +325,8 @@ fn ends(applied: MeshFaultApplied) -> bool {
             | MeshFaultApplied::Heal { .. }
             | MeshFaultApplied::LatencyEnd { .. }
             | MeshFaultApplied::HalfOpenHealed { .. }
+            | MeshFaultApplied::Unwedge { .. }
+            | MeshFaultApplied::SlowEnd { .. }
     )
 }
 
@@ -354,6 +368,23 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
             }
             MeshFaultKind::Squat => push(fault.at, MeshFaultApplied::Squat { a, b }),
             MeshFaultKind::CrossDial => push(fault.at, MeshFaultApplied::CrossDial { a, b }),
+            MeshFaultKind::Wedge => {
+                push(fault.at, MeshFaultApplied::Wedge { node: a, peer: b });
+                push(end, MeshFaultApplied::Unwedge { node: a, peer: b });
+            }
+            MeshFaultKind::Slow => {
+                // A sixteenth of a tick between reads: slow, never silent.
+                let every_us = (params.heartbeat / 16).as_micros() as u64;
+                push(
+                    fault.at,
+                    MeshFaultApplied::Slow {
+                        node: a,
+                        peer: b,
+                        every_us,
+                    },
+                );
+                push(end, MeshFaultApplied::SlowEnd { node: a, peer: b });
+            }
         }
     }
     // Stable: a start and an end at one instant keep their order.
@@ -374,9 +405,18 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
             .nodes
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, orders)) = &nodes[node as usize] {
+        if let Some((_, orders, _)) = &nodes[node as usize] {
             let _ = orders.send(order);
         }
+    };
+    let gate = |node: u64| {
+        let nodes = shared
+            .nodes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        nodes[node as usize]
+            .as_ref()
+            .map(|(_, _, gate)| Arc::clone(gate))
     };
     let name = node_name;
     match fault {
@@ -427,6 +467,33 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
             mark(WorldMark::FaultCrossDial);
             order(a, Order::CrossDial(b));
             order(b, Order::CrossDial(a));
+        }
+        MeshFaultApplied::Wedge { node, peer } | MeshFaultApplied::Unwedge { node, peer } => {
+            let wedged = matches!(fault, MeshFaultApplied::Wedge { .. });
+            if wedged {
+                mark(WorldMark::FaultWedge);
+            }
+            let remote = sim.lookup(name(peer).as_str());
+            if let Some(gate) = gate(node) {
+                gate.wedge(remote, wedged);
+            }
+        }
+        MeshFaultApplied::Slow {
+            node,
+            peer,
+            every_us,
+        } => {
+            mark(WorldMark::FaultSlow);
+            let remote = sim.lookup(name(peer).as_str());
+            if let Some(gate) = gate(node) {
+                gate.slow(remote, Some(Duration::from_micros(every_us)));
+            }
+        }
+        MeshFaultApplied::SlowEnd { node, peer } => {
+            let remote = sim.lookup(name(peer).as_str());
+            if let Some(gate) = gate(node) {
+                gate.slow(remote, None);
+            }
         }
     }
 }
@@ -517,7 +584,12 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
     config.max_frame = MAX_FRAME;
     config.on_frame = Some(Arc::new(on_frame));
     config.planted = shared.planted;
-    let transport = Arc::new(TurmoilTcp::new(MSS));
+    let gate = Arc::new(ReadGate::default());
+    let transport = Arc::new(TurmoilTcp {
+        mss: MSS,
+        tap: None,
+        gate: Some(Arc::clone(&gate)),
+    });
     let manager = ConnectionManager::new(NodeName::from(host.clone()), transport.clone(), config)?;
     let _ = manager_cell.set(manager.downgrade());
 
@@ -603,7 +675,7 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
         .nodes
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)[index as usize] =
-        Some((manager.downgrade(), orders_tx));
+        Some((manager.downgrade(), orders_tx, gate));
 
     let dial = {
         let manager = manager.clone();

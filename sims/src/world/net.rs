@@ -45,21 +45,38 @@ pub struct TurmoilTcp {
     pub mss: usize,
     /// Frame starts are reported here, if set.
     pub tap: Option<WriteTap>,
+    /// What the read halves obey, if set: a production node made to stop
+    /// reading a peer (wedged), or to read it slowly.
+    pub gate: Option<Arc<ReadGate>>,
 }
 
 impl TurmoilTcp {
-    /// Segments of at most `mss` bytes, no tap.
+    /// Segments of at most `mss` bytes, no tap, no gate.
     #[must_use]
     pub fn new(mss: usize) -> Self {
-        Self { mss, tap: None }
+        Self {
+            mss,
+            tap: None,
+            gate: None,
+        }
     }
 
     fn split(&self, stream: turmoil::net::TcpStream) -> io::Result<Connected> {
         let peer = stream.peer_addr()?;
         let local = stream.local_addr()?;
         let stream = Arc::new(Mutex::new(stream));
+        let read = SharedRead(Arc::clone(&stream));
+        let read: lanesim::shim::net::BoxRead = match &self.gate {
+            Some(gate) => Box::new(GatedRead {
+                inner: read,
+                remote: peer.ip(),
+                gate: Arc::clone(gate),
+                pause: None,
+            }),
+            None => Box::new(read),
+        };
         Ok(Connected {
-            read: Box::new(SharedRead(Arc::clone(&stream))),
+            read,
             write: Box::new(MssCapped {
                 inner: SharedWrite {
                     stream,
@@ -89,6 +106,7 @@ impl Transport for TurmoilTcp {
                 transport: TurmoilTcp {
                     mss: self.mss,
                     tap: self.tap.clone(),
+                    gate: self.gate.clone(),
                 },
             }) as Box<dyn Listener>)
         })
@@ -110,6 +128,89 @@ impl Listener for TurmoilListener {
 
     fn local_addr(&self) -> io::Result<String> {
         Ok(self.listener.local_addr()?.to_string())
+    }
+}
+
+/// Which peers a node's read halves stop reading (wedged) or read slowly
+/// (one read per interval): the mesh world's wedge and slow faults, made at
+/// the one place a production node's reads pass through, its transport.
+#[derive(Default)]
+pub struct ReadGate {
+    state: Mutex<GateState>,
+}
+
+#[derive(Default)]
+struct GateState {
+    wedged: std::collections::BTreeSet<std::net::IpAddr>,
+    slow: std::collections::BTreeMap<std::net::IpAddr, std::time::Duration>,
+    wakers: Vec<std::task::Waker>,
+}
+
+impl ReadGate {
+    fn state(&self) -> MutexGuard<'_, GateState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Stops (`true`) or resumes reading from `remote`.
+    pub fn wedge(&self, remote: std::net::IpAddr, wedged: bool) {
+        let mut state = self.state();
+        if wedged {
+            state.wedged.insert(remote);
+        } else {
+            state.wedged.remove(&remote);
+            for waker in state.wakers.drain(..) {
+                waker.wake();
+            }
+        }
+    }
+
+    /// Reads from `remote` at most once per `every` (`None`: at full speed).
+    pub fn slow(&self, remote: std::net::IpAddr, every: Option<std::time::Duration>) {
+        let mut state = self.state();
+        match every {
+            Some(every) => state.slow.insert(remote, every),
+            None => state.slow.remove(&remote),
+        };
+    }
+}
+
+/// A read half that obeys a [`ReadGate`].
+struct GatedRead {
+    inner: SharedRead,
+    remote: std::net::IpAddr,
+    gate: Arc<ReadGate>,
+    /// After a read from a slow peer: no next read before this fires.
+    pause: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl AsyncRead for GatedRead {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if let Some(pause) = &mut self.pause {
+            std::task::ready!(pause.as_mut().poll(cx));
+            self.pause = None;
+        }
+        let slow = {
+            let mut state = self.gate.state();
+            if state.wedged.contains(&self.remote) {
+                if !state.wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                    state.wakers.push(cx.waker().clone());
+                }
+                return Poll::Pending;
+            }
+            state.slow.get(&self.remote).copied()
+        };
+        let before = buf.filled().len();
+        let read = std::task::ready!(Pin::new(&mut self.inner).poll_read(cx, buf));
+        if let Some(every) = slow.filter(|_| buf.filled().len() > before) {
+            self.pause = Some(Box::pin(tokio::time::sleep(every)));
+        }
+        Poll::Ready(read)
     }
 }
 

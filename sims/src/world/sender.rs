@@ -494,6 +494,7 @@ async fn local_main(
         Arc::new(TurmoilTcp {
             mss: p.mss as usize,
             tap: Some(tap),
+            gate: None,
         }),
         manager_config,
     )?;
