@@ -71,8 +71,9 @@ pub enum PlantedBug {
     NoTieBreak,
     /// #13: no heartbeat: nothing reads a generation's silence as death.
     /// Symptom: a silent squatter holds a node's name forever and a
-    /// half-open generation refuses every re-registration. Caught by the
-    /// silent-generation check and pair agreement (mesh world).
+    /// half-open generation refuses every re-registration and swallows the
+    /// EXITs dropped into it. Caught by the silent-generation check, pair
+    /// agreement and the death-signal check (mesh world).
     NoHeartbeat,
 }
 

@@ -355,6 +355,86 @@ fn simultaneous_dials_converge_on_one_connection() {
     );
 }
 
+/// Dials of one node from one node take turns: eight dials of `b` started
+/// in the same poll by `a` share one socket, so both ends hold the same
+/// connection and no generation goes down. Without the turns, two of those
+/// sockets can register in opposite orders on the two ends (the tie-break
+/// cannot order two dials from the same side), each end closes the one the
+/// other kept, and the pair ends with none: the mesh hunt found it (a
+/// keeper's dial racing the workload's).
+#[test]
+fn concurrent_dials_of_one_node_share_one_socket() {
+    for (flavour, runtime) in race_runtimes() {
+        runtime.block_on(async {
+            for round in 0..RACE_ROUNDS {
+                let a = node("a@test", config()).await;
+                let b = node("b@test", config()).await;
+                let dials = (0..8).map(|_| a.manager.dial(b.name(), &b.addr));
+                let dialed = tokio::time::timeout(BOUND, futures_join_all(dials))
+                    .await
+                    .expect("the dials hung");
+                let first = dialed[0].as_ref().expect("a dial").clone();
+                for other in &dialed {
+                    let other = other.as_ref().expect("a dial");
+                    assert!(
+                        Arc::ptr_eq(other, &first),
+                        "{flavour} round {round}: two dials made two connections: {}",
+                        describe(&a, &b)
+                    );
+                }
+                let settled = tokio::time::timeout(BOUND, async {
+                    loop {
+                        if agreed(&a, &b).is_some() {
+                            return;
+                        }
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                })
+                .await;
+                assert!(
+                    settled.is_ok(),
+                    "{flavour} round {round}: {}",
+                    describe(&a, &b)
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                assert!(
+                    a.downs().is_empty() && b.downs().is_empty(),
+                    "{flavour} round {round}: a generation went down: {}",
+                    describe(&a, &b)
+                );
+            }
+        });
+    }
+}
+
+/// Runs every future to its end, concurrently, in order.
+async fn futures_join_all<F: std::future::Future>(
+    futures: impl Iterator<Item = F>,
+) -> Vec<F::Output> {
+    let mut pending: Vec<_> = futures.map(Box::pin).collect();
+    let mut done: Vec<Option<F::Output>> = pending.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut all = true;
+        for (future, slot) in pending.iter_mut().zip(done.iter_mut()) {
+            if slot.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(value) => *slot = Some(value),
+                    std::task::Poll::Pending => all = false,
+                }
+            }
+        }
+        if all {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+    done.into_iter()
+        .map(|value| value.expect("finished"))
+        .collect()
+}
+
 /// With `NoTieBreak` a live incumbent always wins, at both ends: each node
 /// keeps the stream it registered first and refuses the other's. When both
 /// register their own first (every round on the current-thread runtime,

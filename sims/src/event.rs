@@ -544,6 +544,9 @@ pub enum Event {
         claimed: u64,
         socket: SocketAddr,
     },
+    /// Both ends of a pair sent their first dial in this instant (logged by
+    /// the lower-numbered node): a simultaneous connect with no fault.
+    MeshDialedTogether { a: u64, b: u64 },
     /// At the end: the socket of `node`'s live connection toward `peer`.
     MeshTableAtEnd {
         node: u64,

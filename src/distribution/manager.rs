@@ -48,7 +48,7 @@ use crate::planted::{Planted, PlantedBug};
 use crate::shim::net::{BoxRead, Connected, Listener, Transport};
 use crate::shim::probe::{mark, preempt_point, Mark, Point};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
-use crate::shim::sync::{Arc, Mutex, Weak};
+use crate::shim::sync::{Arc, AsyncMutex, Mutex, Weak};
 use crate::shim::time::{sleep, timeout, Instant};
 
 /// Default bound on a dial (connect plus hello).
@@ -237,6 +237,8 @@ struct ManagerShared {
     table: Mutex<Table>,
     down_hooks: Mutex<Vec<DownHook>>,
     up_hooks: Mutex<Vec<UpHook>>,
+    /// Per node with a dial in flight: the gate its dials take turns at.
+    dials: Mutex<BTreeMap<NodeName, Arc<AsyncMutex<()>>>>,
     on_frame: Option<FrameHook>,
     connect_timeout: Duration,
     max_frame: u64,
@@ -328,6 +330,7 @@ impl ConnectionManager {
                 table: Mutex::new(Table::default()),
                 down_hooks: Mutex::new(Vec::new()),
                 up_hooks: Mutex::new(Vec::new()),
+                dials: Mutex::new(BTreeMap::new()),
                 on_frame: config.on_frame,
                 connect_timeout: config.connect_timeout,
                 max_frame: config.max_frame,
@@ -550,6 +553,15 @@ impl ConnectionManager {
     /// The live connection to `node`, dialing `addr` if there is none. The
     /// dial is bounded by the connect timeout and announces us with a hello.
     ///
+    /// Dials of one node take turns: a dial that finds another in flight
+    /// waits for it and returns its connection if it made one. Two sockets
+    /// dialed by one node to another at once can register in opposite
+    /// orders on the two ends (each end keeps the one it saw first, the
+    /// tie-break cannot order two dials from the same side), and then each
+    /// end closes the socket the other kept: the mesh hunt found exactly
+    /// that (a keeper's dial racing the workload's), pinned by
+    /// `concurrent_dials_of_one_node_share_one_socket`.
+    ///
     /// # Errors
     /// When the connect or hello fails or times out.
     pub async fn dial(
@@ -558,6 +570,13 @@ impl ConnectionManager {
         addr: &str,
     ) -> Result<Arc<DistConnection>, DialError> {
         if let Some(connection) = self.get_connection(node) {
+            return Ok(connection);
+        }
+        let turn = DialTurn::take(&self.shared, node);
+        let _turn = turn.gate.lock().await;
+        // The dial we waited for may have connected.
+        if let Some(connection) = self.get_connection(node) {
+            mark(Mark::DialJoinedInFlight);
             return Ok(connection);
         }
         let hello = encode(HELLO, self.local.as_str().as_bytes()).expect("node names are short");
@@ -571,8 +590,8 @@ impl ConnectionManager {
             .await
             .map_err(|_| DialError::Timeout)?
             .map_err(DialError::Io)?;
-        // Another dial of the same node, its own dial of us, or a down of
-        // its generation, may land here: `register` decides under the
+        // Its own dial of us, a stream from a squatter, or a down of this
+        // node's generation may land here: `register` decides under the
         // table lock.
         preempt_point(Point::DialBeforeRegister).await;
         Ok(self
@@ -678,6 +697,36 @@ impl ConnectionManager {
             connection.mark_down(DownReason::ManualDisconnect);
         }
         connection.is_some()
+    }
+}
+
+/// One node's dial gate, shared by the dials of that node in flight; the
+/// entry leaves the table with the last of them (also when a dial is
+/// cancelled), so names dialed once do not accumulate.
+struct DialTurn {
+    shared: Arc<ManagerShared>,
+    node: NodeName,
+    gate: Arc<AsyncMutex<()>>,
+}
+
+impl DialTurn {
+    fn take(shared: &Arc<ManagerShared>, node: &NodeName) -> Self {
+        let gate = Arc::clone(shared.dials.lock().entry(node.clone()).or_default());
+        Self {
+            shared: Arc::clone(shared),
+            node: node.clone(),
+            gate,
+        }
+    }
+}
+
+impl Drop for DialTurn {
+    fn drop(&mut self) {
+        let mut dials = self.shared.dials.lock();
+        // The table's reference and ours: nobody else is waiting.
+        if Arc::strong_count(&self.gate) == 2 {
+            dials.remove(&self.node);
+        }
     }
 }
 

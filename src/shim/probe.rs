@@ -150,6 +150,9 @@ named! {
         SlotRemoved => "slot_removed",
         /// A connection wrote a keepalive.
         KeepaliveSent => "keepalive_sent",
+        /// A dial found another dial of its node in flight, waited, and
+        /// took the connection it made.
+        DialJoinedInFlight => "dial_joined_in_flight",
     }
 }
 

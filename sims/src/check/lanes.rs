@@ -167,6 +167,7 @@ impl Replay<'_> {
             | Event::MeshFault { .. }
             | Event::MeshSquat { .. }
             | Event::MeshTableAtEnd { .. }
+            | Event::MeshDialedTogether { .. }
             | Event::RunEnd { .. } => {}
         }
     }

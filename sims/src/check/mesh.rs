@@ -10,7 +10,8 @@
 //!
 //! - M1 pair agreement: at the end, every pair of live nodes holds one live
 //!   connection each way, and it is the same socket on both ends; and
-//!   after two nodes dial each other at once (a cross-dial), they agree on
+//!   after two nodes dial each other at once (a cross-dial, or first dials
+//!   in the same instant), they agree on
 //!   one live socket within [`convergence_bound`], with no redial: the
 //!   tie-break settles it in the dials' own round trips.
 //! - M2 no lost death signal: every link made is settled on the maker's
@@ -173,6 +174,9 @@ impl Model {
                         .push((index, (node, inc, peer, generation)));
                 }
                 Event::MeshFault { fault } => m.fault(index, at, fault),
+                // Converging after simultaneous first dials is the same
+                // duty as after a cross-dial.
+                Event::MeshDialedTogether { a, b } => m.cross_dials.push((index, at, a, b)),
                 Event::MeshSquat { socket, .. } => {
                     m.squats.insert(socket, index);
                 }

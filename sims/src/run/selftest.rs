@@ -50,7 +50,9 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         PlantedBug::DownHookNotOnceGuarded => &[Contract::S3],
         PlantedBug::DownEntryTreatedAsConnected => &[Contract::S8],
         PlantedBug::NoTieBreak => &[Contract::M1],
-        PlantedBug::NoHeartbeat => &[Contract::M5, Contract::M1],
+        // A half-open generation that never goes down also loses the
+        // EXITs dropped into it with no noconnection to make up (M2).
+        PlantedBug::NoHeartbeat => &[Contract::M5, Contract::M1, Contract::M2],
     }
 }
 

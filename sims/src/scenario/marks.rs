@@ -111,7 +111,8 @@ fn code_mark_world(mark: Mark) -> WorldKind {
         | Mark::ControlRefusedClosed
         | Mark::FrameBudgetRefused
         | Mark::SlotRemoved
-        | Mark::KeepaliveSent => WorldKind::Sender,
+        | Mark::KeepaliveSent
+        | Mark::DialJoinedInFlight => WorldKind::Sender,
         Mark::RegisterTieBreakWon
         | Mark::RegisterTieBreakLost
         | Mark::DownSimultaneousConnect

@@ -62,6 +62,8 @@ const SQUATTER: &str = "squatter";
 /// Largest inbound frame: links and exits are a few bytes, and a small cap
 /// turns a header garbled by a dropped segment into a prompt `ReadError`.
 const MAX_FRAME: u64 = 64 * 1024;
+/// turmoil's default largest message latency.
+const TURMOIL_MAX_LATENCY: Duration = Duration::from_millis(100);
 /// turmoil's segment size.
 const MSS: usize = 1460;
 
@@ -457,7 +459,16 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
             );
         }
         MeshFaultApplied::LatencyEnd { a, b } => {
+            // Back to turmoil's default (0 to 100 ms, its global curve), not
+            // a fixed zero: a link with no jitter makes two crossing dials
+            // perfectly symmetric, a case no other run reaches (found as an
+            // unremovable fault in a shrink).
             sim.set_link_latency(name(a).as_str(), name(b).as_str(), Duration::ZERO);
+            sim.set_link_max_message_latency(
+                name(a).as_str(),
+                name(b).as_str(),
+                TURMOIL_MAX_LATENCY,
+            );
         }
         MeshFaultApplied::Squat { a, b } => {
             mark(WorldMark::FaultSquat);
@@ -703,6 +714,10 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
             tokio::time::sleep_until(start + first).await;
             if simultaneous && index < peer && incarnation == 0 {
                 shared.probe.world(WorldMark::SimultaneousFirstDial);
+                shared.record(
+                    &node_name(index),
+                    Event::MeshDialedTogether { a: index, b: peer },
+                );
             }
             let node = NodeName::from(node_name(peer));
             let mut redialing = false;

@@ -6,6 +6,10 @@
 //! - `sender`: ConnectionManager + DistSender on a turmoil host, peers on
 //!   other hosts (`peer`), faults injected by the simulation driver, the
 //!   simulated TCP with a frame-start tap (`net`), frame tags (`tag`).
+//! - `mesh`: N production nodes (manager, sender, link tables) on turmoil
+//!   hosts, every one dialing and accepting; restarts, held partitions,
+//!   half-open links, squatters, cross-dials, wedged and slow readers (a
+//!   read gate in `net`).
 //!
 //! Each world installs a [`WorldProbe`](crate::coverage::WorldProbe) on its
 //! thread for the run: it counts coverage marks and answers the production
