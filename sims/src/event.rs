@@ -544,6 +544,20 @@ pub enum Event {
         claimed: u64,
         socket: SocketAddr,
     },
+    /// `node` offered data frame `seq` for `peer` to `enqueue`.
+    MeshDataSent {
+        node: u64,
+        peer: u64,
+        seq: u64,
+        outcome: DataOutcome,
+    },
+    /// Data frame `seq` from `peer` arrived at `node` on `node`'s generation.
+    MeshDataArrived {
+        node: u64,
+        peer: u64,
+        generation: u64,
+        seq: u64,
+    },
     /// Both ends of a pair sent their first dial in this instant (logged by
     /// the lower-numbered node): a simultaneous connect with no fault.
     MeshDialedTogether { a: u64, b: u64 },

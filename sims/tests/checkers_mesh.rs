@@ -1,4 +1,4 @@
-//! Each mesh checker (M1-M5) against a hand-made log that breaks exactly
+//! Each mesh checker (M1-M6) against a hand-made log that breaks exactly
 //! its contract (`*_detects_*`), the same log mended that breaks none, and
 //! the excuses each checker makes (a crashed maker, a fault on the pair).
 
@@ -9,12 +9,13 @@ use lanesim_sims::check::{check, CheckContext};
 use lanesim_sims::event::{Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side};
 use lanesim_sims::scenario::Contract;
 
-const ALL: [Contract; 5] = [
+const ALL: [Contract; 6] = [
     Contract::M1,
     Contract::M2,
     Contract::M3,
     Contract::M4,
     Contract::M5,
+    Contract::M6,
 ];
 
 fn at(ms: u64, event: Event) -> Record {
@@ -419,4 +420,40 @@ fn m1_excuses_a_cross_dial_under_latency_or_while_a_node_is_down_but_not_elsewhe
         fault(2500, MeshFaultApplied::LatencyEnd { a: 2, b: 0 }),
     ];
     assert_eq!(broken(&unconverged(elsewhere)), vec![Contract::M1]);
+}
+
+fn data(ms: u64, node: u64, peer: u64, generation: u64, seq: u64) -> Record {
+    at(
+        ms,
+        Event::MeshDataArrived {
+            node,
+            peer,
+            generation,
+            seq,
+        },
+    )
+}
+
+#[test]
+fn m6_detects_data_out_of_order_on_one_generation_and_a_frame_arriving_twice() {
+    let with = |arrivals: Vec<Record>| {
+        let mut log = healthy();
+        let len = log.len();
+        log.splice(len - 3..len - 3, arrivals);
+        log
+    };
+    // In order on one generation; a later frame on a new generation
+    // after an earlier one on the old is fine (a redial re-resolves data).
+    assert_eq!(
+        broken(&with(vec![data(400, 1, 0, 1, 1), data(410, 1, 0, 1, 2)])),
+        vec![]
+    );
+    assert_eq!(
+        broken(&with(vec![data(400, 1, 0, 1, 2), data(410, 1, 0, 1, 1)])),
+        vec![Contract::M6]
+    );
+    assert_eq!(
+        broken(&with(vec![data(400, 1, 0, 1, 1), data(410, 1, 0, 1, 1)])),
+        vec![Contract::M6]
+    );
 }

@@ -168,6 +168,8 @@ impl Replay<'_> {
             | Event::MeshSquat { .. }
             | Event::MeshTableAtEnd { .. }
             | Event::MeshDialedTogether { .. }
+            | Event::MeshDataSent { .. }
+            | Event::MeshDataArrived { .. }
             | Event::RunEnd { .. } => {}
         }
     }

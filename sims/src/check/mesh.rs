@@ -1,4 +1,4 @@
-//! The mesh contracts (M1-M5), decided over the mesh world's log.
+//! The mesh contracts (M1-M6), decided over the mesh world's log.
 //!
 //! Model. A generation is named by (node, incarnation, peer, generation):
 //! a restarted node's manager counts generations afresh, so the
@@ -25,6 +25,9 @@
 //! - M4 the down hook fires at most once per generation, only for one that
 //!   came up, and every generation that came up and is not a node's live
 //!   one at the end went down.
+//! - M6 FIFO per connection: the data frames one node sent that arrive on
+//!   one generation arrive in the order sent, and no frame arrives twice
+//!   anywhere.
 //! - M5 a generation that can hear nothing from its peer (a partition, a
 //!   half-open link, a crashed peer, a silent squatter) goes down within the
 //!   heartbeat tick plus slack ([`silence_slack`]).
@@ -326,6 +329,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     m3(&mut out, &model);
     m4(&mut out, &model);
     m5(&mut out, &model, context);
+    m6(&mut out, records);
     out.into_violations()
 }
 
@@ -610,6 +614,56 @@ fn m5(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                     &cited,
                 );
             }
+        }
+    }
+}
+
+fn m6(out: &mut Collector<'_>, records: &[Record]) {
+    // Per receiving generation (receiver, its incarnation, sender,
+    // generation): the last sequence number; per (sender, seq): the first
+    // arrival.
+    let mut incarnation: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut last: BTreeMap<Gen, (u64, usize)> = BTreeMap::new();
+    let mut seen: BTreeMap<(u64, u64), usize> = BTreeMap::new();
+    for (index, record) in records.iter().enumerate() {
+        match record.event {
+            Event::NodeStarted {
+                node,
+                incarnation: inc,
+            } => {
+                incarnation.insert(node, inc);
+            }
+            Event::MeshDataArrived {
+                node,
+                peer,
+                generation,
+                seq,
+            } => {
+                let inc = incarnation.get(&node).copied().unwrap_or(0);
+                let gen = (node, inc, peer, generation);
+                if let Some(&(previous, at)) = last.get(&gen) {
+                    if seq <= previous {
+                        out.violate(
+                            Contract::M6,
+                            format!(
+                                "node{node} read node{peer}'s data frame {seq:#x} after {previous:#x} on one generation: out of order"
+                            ),
+                            &[at, index],
+                        );
+                    }
+                }
+                last.insert(gen, (seq, index));
+                if let Some(&first) = seen.get(&(peer, seq)) {
+                    out.violate(
+                        Contract::M6,
+                        format!("node{peer}'s data frame {seq:#x} arrived twice"),
+                        &[first, index],
+                    );
+                } else {
+                    seen.insert((peer, seq), index);
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -134,7 +134,7 @@ fn set_lanes(p: &mut LanesParams, index: usize, v: u64) {
 }
 
 /// The mesh's genes before the per-fault ones.
-const MESH_GENES: usize = 8;
+const MESH_GENES: usize = 9;
 
 fn mesh_genes(p: &MeshParams) -> Vec<Gene> {
     let mut genes = vec![
@@ -156,6 +156,7 @@ fn mesh_genes(p: &MeshParams) -> Vec<Gene> {
             M_REDIAL_MS.0,
             M_REDIAL_MS.1,
         ),
+        gene("data", p.data, 0, M_DATA),
     ];
     debug_assert_eq!(genes.len(), MESH_GENES);
     for fault in &p.faults {
@@ -207,6 +208,7 @@ fn set_mesh(p: &mut MeshParams, index: usize, v: u64) {
         }
         6 => p.connect_timeout = d,
         7 => p.redial_after = d,
+        8 => p.data = v,
         _ => {
             let heartbeat = p.heartbeat;
             let fault = &mut p.faults[(index - MESH_GENES) / 2];
@@ -373,7 +375,7 @@ pub fn size(params: &Params) -> (u64, u64, usize) {
     match params {
         Params::Lanes(p) => (p.keys, p.producers * p.items_per_producer, 0),
         Params::Sender(p) => (p.peers, p.data_frames + p.links, p.faults.len()),
-        Params::Mesh(p) => (p.nodes, p.links, p.faults.len()),
+        Params::Mesh(p) => (p.nodes, p.links + p.data, p.faults.len()),
     }
 }
 

@@ -87,6 +87,8 @@ pub mod bounds {
     pub const M_NODES: u64 = 5;
     /// Links each mesh node makes.
     pub const M_LINKS: u64 = 12;
+    /// Data frames each mesh node sends.
+    pub const M_DATA: u64 = 30;
     /// The mesh workload window, ms.
     pub const M_WORKLOAD_MS: u64 = 3_000;
     /// How long a mesh link lives, ms.
@@ -368,7 +370,7 @@ pub fn mesh_permille(kind: MeshFaultKind, heartbeat: Duration, lasting: Duration
 pub fn mesh() -> impl Strategy<Value = MeshParams> {
     let workload = (
         2..=M_NODES,
-        0..=M_LINKS,
+        (0..=M_LINKS, 0..=M_DATA),
         1..=M_WORKLOAD_MS,
         (0..=M_HOLD_MS, 0..=M_HOLD_MS),
         // Per pair: both first dials, and whether they coincide.
@@ -392,7 +394,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
     );
     (workload, config).prop_map(
         |(
-            (nodes, links, workload_ms, hold, dials),
+            (nodes, (links, data), workload_ms, hold, dials),
             (tick_ms, connect_ms, redial_ms, sim_ms, faults),
         )| {
             let heartbeat = Duration::from_millis(tick_ms);
@@ -421,6 +423,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
             MeshParams {
                 nodes,
                 links,
+                data,
                 workload: Duration::from_millis(workload_ms),
                 hold: span((hold.0 * 1_000, hold.1 * 1_000)),
                 first_dials,

@@ -339,6 +339,15 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
         ));
     }
     count("mesh.links", &mesh.links, 0, problems);
+    if let Some(data) = &mesh.data {
+        count("mesh.data", data, 0, problems);
+        if data.bounds().1 > MAX_MESH_LINKS {
+            problems.push(problem(
+                "mesh.data",
+                format!("at most {MAX_MESH_LINKS} data frames per node"),
+            ));
+        }
+    }
     if mesh.links.bounds().1 > MAX_MESH_LINKS {
         problems.push(problem(
             "mesh.links",

@@ -43,6 +43,7 @@ pub struct MeshFault {
 pub struct MeshParams {
     pub nodes: u64,
     pub links: u64,
+    pub data: u64,
     pub workload: Duration,
     pub hold: (Duration, Duration),
     /// Per node, per other node: when its first dial leaves.
@@ -308,6 +309,7 @@ pub const HALF_OPEN_MIN_TICKS: f64 = 1.5;
 fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
     let nodes = spec.nodes.sample(rng);
     let links = spec.links.sample(rng);
+    let data = spec.data.map_or(0, |d| d.sample(rng));
     let hold = sub_span(&spec.hold, rng, exact);
     let cross = spec.cross_dial.map_or(0.0, |p| p.sample(rng));
     let spread = spec
@@ -399,6 +401,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
     MeshParams {
         nodes,
         links,
+        data,
         workload: spec.workload.0,
         hold,
         first_dials,
@@ -505,10 +508,11 @@ impl fmt::Display for Params {
                     .count();
                 write!(
                     f,
-                    "nodes={} links={} workload={} hold={} simultaneous_first_dials={} heartbeat={} \
+                    "nodes={} links={} data={} workload={} hold={} simultaneous_first_dials={} heartbeat={} \
                      connect_timeout={} redial_after={} tick={} faults=[{}]",
                     p.nodes,
                     p.links,
+                    p.data,
                     D(p.workload),
                     span(p.hold),
                     simultaneous,
@@ -593,6 +597,7 @@ impl MeshParams {
         MeshSpec {
             nodes: one(self.nodes),
             links: one(self.links),
+            data: Some(one(self.data)),
             workload: Dur(self.workload),
             hold: span_of(self.hold),
             cross_dial: None,

@@ -113,6 +113,9 @@ pub enum Contract {
     /// Mesh: a silent or half-open generation goes down within the
     /// heartbeat tick plus slack.
     M5,
+    /// Mesh: FIFO per connection: the data frames one node sent over one
+    /// socket arrive in the order sent, each at most once.
+    M6,
 }
 
 impl Contract {
@@ -143,11 +146,12 @@ impl Contract {
             Self::M3 => "M3",
             Self::M4 => "M4",
             Self::M5 => "M5",
+            Self::M6 => "M6",
         }
     }
 
     /// Every contract, in report order.
-    pub const ALL: [Contract; 23] = [
+    pub const ALL: [Contract; 24] = [
         Self::L1,
         Self::L2,
         Self::L3,
@@ -171,6 +175,7 @@ impl Contract {
         Self::M3,
         Self::M4,
         Self::M5,
+        Self::M6,
     ];
 
     /// Why no simulated world can decide this contract, if none can. A
@@ -196,7 +201,7 @@ impl Contract {
     pub fn world(self) -> WorldKind {
         match self {
             Self::L1 | Self::L2 | Self::L3 | Self::L4 | Self::L5 | Self::L6 => WorldKind::Lanes,
-            Self::M1 | Self::M2 | Self::M3 | Self::M4 | Self::M5 => WorldKind::Mesh,
+            Self::M1 | Self::M2 | Self::M3 | Self::M4 | Self::M5 | Self::M6 => WorldKind::Mesh,
             _ => WorldKind::Sender,
         }
     }
@@ -393,6 +398,10 @@ pub struct MeshSpec {
     /// Links each node makes (each sends a LINK control, and an EXIT
     /// control `hold` later, pinned to the generation it was made over).
     pub links: Sampled<u64>,
+    /// Data frames each node sends, to peers drawn at random, over the
+    /// workload window (best effort, resolved by node at write time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Sampled<u64>>,
     /// The window the links are made in.
     pub workload: Dur,
     /// How long a link lives before its EXIT (a per-run sub-range).

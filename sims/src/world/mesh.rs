@@ -89,6 +89,13 @@ fn link_id(node: u64, incarnation: u64, counter: u64) -> u64 {
     (node << 48) | (incarnation << 32) | counter
 }
 
+/// A data frame: `D` and its sequence number.
+fn data_frame(seq: u64) -> Arc<[u8]> {
+    let mut control = vec![b'D'];
+    control.extend_from_slice(&seq.to_be_bytes());
+    Arc::from(encode(&control, b"").expect("a few bytes"))
+}
+
 /// A LINK or EXIT control: the message and the link id.
 fn control(msg: LinkMsg, link: u64) -> Arc<[u8]> {
     let mut control = vec![match msg {
@@ -536,14 +543,29 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
             Arc::clone(&learned_cell),
         );
         move |frame: InboundFrame| {
-            let (Some((msg, link)), Some(peer)) =
-                (parse_control(&frame.control), node_index(&frame.node))
-            else {
+            let Some(peer) = node_index(&frame.node) else {
                 return;
             };
             if !shared.current(index, incarnation) {
                 return;
             }
+            if let Some((&b'D', seq)) = frame.control.split_first() {
+                if let Ok(seq) = seq.try_into() {
+                    shared.record(
+                        &node_name(index),
+                        Event::MeshDataArrived {
+                            node: index,
+                            peer,
+                            generation: frame.generation,
+                            seq: u64::from_be_bytes(seq),
+                        },
+                    );
+                }
+                return;
+            }
+            let Some((msg, link)) = parse_control(&frame.control) else {
+                return;
+            };
             shared.record(
                 &node_name(index),
                 Event::MeshArrived {
@@ -758,6 +780,39 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
                         tokio::spawn(dial(peer));
                     }
                 }
+            }
+        });
+    }
+
+    // Data frames at their times over the window, numbered per node and
+    // incarnation (the incarnation in the high bits), to random peers.
+    {
+        let mut times: Vec<(Duration, u64)> = (0..p.data)
+            .map(|_| {
+                let at = Duration::from_micros(rng.range(0, p.workload.as_micros() as u64));
+                (at, (index + rng.range(1, p.nodes - 1)) % p.nodes)
+            })
+            .collect();
+        times.sort();
+        let (shared, sender) = (Arc::clone(&shared), sender.clone());
+        let elapsed = turmoil::sim_elapsed().unwrap_or_default();
+        tokio::spawn(async move {
+            for (counter, (at, peer)) in times.into_iter().enumerate() {
+                if at < elapsed {
+                    continue;
+                }
+                tokio::time::sleep_until(start + (at - elapsed)).await;
+                let seq = (incarnation << 32) | counter as u64;
+                let outcome = sender.enqueue(NodeName::from(node_name(peer)), data_frame(seq));
+                shared.record(
+                    &node_name(index),
+                    Event::MeshDataSent {
+                        node: index,
+                        peer,
+                        seq,
+                        outcome: outcome.into(),
+                    },
+                );
             }
         });
     }
