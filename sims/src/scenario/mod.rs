@@ -414,6 +414,20 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
     }
     if let Some(redial) = &mesh.redial_after {
         span("mesh.redial_after", redial, true, problems);
+        if redial.bounds().1 .0 > std::time::Duration::from_secs(60) {
+            problems.push(problem("mesh.redial_after", "at most 60s"));
+        }
+    }
+    // A run costs its virtual time over the tick, times its hosts: a
+    // microsecond tick over minutes of workload would never end.
+    if mesh
+        .tick
+        .is_some_and(|t| t.0 < std::time::Duration::from_millis(1) && !t.0.is_zero())
+    {
+        problems.push(problem(
+            "mesh.tick",
+            "at least 1ms: every host is polled once per tick",
+        ));
     }
     if mesh.dial_spread.is_some_and(|d| d.0 > MAX_MESH_SPAN) {
         problems.push(problem(
