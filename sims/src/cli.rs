@@ -5,7 +5,6 @@
 //! first step, the determinism rule), which goes to stderr when stdout is a
 //! machine format.
 
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -27,7 +26,7 @@ use crate::run::bench::BenchReport;
 use crate::run::selftest::{self, catalogue_contracts, BugReport, TURMOIL_LAYER};
 use crate::run::{self, report, Divergence, RunResult, ScenarioReach, Verdict};
 use crate::scenario::WorldKind;
-use crate::scenario::{parse_seed_range, Scenario, MAX_SEEDS};
+use crate::scenario::{Scenario, SeedRange};
 
 /// The process exit codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,9 +108,10 @@ enum Command {
         /// One seed.
         #[arg(long, conflicts_with = "seeds")]
         seed: Option<u64>,
-        /// A seed range `A..B` (B excluded); default: each scenario's own.
+        /// A seed range `A..B` (B excluded) or `A..=B`, at most 1,000,000
+        /// seeds; default: each scenario's own.
         #[arg(long)]
-        seeds: Option<String>,
+        seeds: Option<SeedRange>,
         /// Parallel jobs (threads, 1 to 256); results are identical to `--jobs 1`.
         #[arg(long, default_value_t = 1, value_parser = jobs_parser())]
         jobs: u16,
@@ -144,9 +144,9 @@ enum Command {
         /// Scenario files or directories.
         #[arg(default_value = "scenarios")]
         paths: Vec<PathBuf>,
-        /// Seeds per scenario `A..B`; default: each scenario's own.
+        /// Seeds per scenario `A..B` or `A..=B`; default: each scenario's own.
         #[arg(long)]
-        seeds: Option<String>,
+        seeds: Option<SeedRange>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
@@ -159,7 +159,7 @@ enum Command {
         paths: Vec<PathBuf>,
         /// Seeds per scenario.
         #[arg(long, default_value = "0..200")]
-        seeds: String,
+        seeds: SeedRange,
         /// Skip the 5 s real loopback exchange.
         #[arg(long)]
         no_real: bool,
@@ -170,7 +170,7 @@ enum Command {
         detection: bool,
         /// `--detection`: the hunt seeds `A..B`.
         #[arg(long, default_value = "1..6")]
-        hunt_seeds: String,
+        hunt_seeds: SeedRange,
         /// `--detection`: each hunt's wall budget.
         #[arg(long, default_value = "60s", value_parser = parse_wall)]
         hunt_for: Duration,
@@ -235,9 +235,9 @@ enum Command {
         /// Scenario files or directories.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// Seed range `A..B`.
+        /// Seed range `A..B` or `A..=B`.
         #[arg(long, default_value = "0..8")]
-        seeds: String,
+        seeds: SeedRange,
     },
 }
 
@@ -380,7 +380,7 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
         } => run(
             &paths,
             seed,
-            seeds.as_deref(),
+            seeds,
             usize::from(jobs),
             format,
             verbose,
@@ -391,13 +391,13 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             paths,
             seeds,
             format,
-        } => selftest(&paths, seeds.as_deref(), format),
+        } => selftest(&paths, seeds, format),
         Command::Bench {
             detection: true,
             hunt_seeds,
             hunt_for,
             ..
-        } => detection_bench(&hunt_seeds, hunt_for),
+        } => detection_bench(hunt_seeds, hunt_for),
         Command::Bench {
             paths,
             seeds,
@@ -405,10 +405,10 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             ..
         } => Ok(Outcome::Bench(run::bench::report(
             &load_all(&paths)?,
-            seed_range("--seeds", &seeds)?,
+            seeds,
             no_real,
         ))),
-        Command::Audit { paths, seeds } => audit(&paths, &seeds),
+        Command::Audit { paths, seeds } => audit(&paths, seeds),
         Command::Hunt {
             world,
             for_,
@@ -533,24 +533,21 @@ fn hunt(config: &HuntConfig) -> Outcome {
     }
 }
 
-fn detection_bench(seeds: &str, wall: Duration) -> Result<Outcome, String> {
+fn detection_bench(seeds: SeedRange, wall: Duration) -> Result<Outcome, String> {
     if CATALOGUE.is_empty() {
         return Err(
             "bench --detection needs planted bugs: use `cargo run --release --features planted-bugs -- bench --detection`"
                 .into(),
         );
     }
-    let seeds = seed_range("--hunt-seeds", seeds)?;
-    if seeds.end - seeds.start > 100 {
+    if seeds.len() > 100 {
         return Err("--hunt-seeds: at most 100 hunts per bug and mode".into());
     }
     announce(
         Format::Human,
         &format!(
-            "detection: {} bugs x hunt seeds {}..{} x guided/unguided, {wall:?} each",
+            "detection: {} bugs x hunt seeds {seeds} x guided/unguided, {wall:?} each",
             TURMOIL_LAYER.len(),
-            seeds.start,
-            seeds.end
         ),
     );
     let chases = hunt::bench::detection(&TURMOIL_LAYER, seeds, wall, &|bug, chase| {
@@ -595,12 +592,6 @@ fn shrink(path: &Path, seed: u64, out: &Path, bug: Option<&str>) -> Result<Outco
     })
 }
 
-fn seed_range(flag: &str, text: &str) -> Result<Range<u64>, String> {
-    parse_seed_range(text).ok_or(format!(
-        "{flag}: expected A..B with A < B and at most {MAX_SEEDS} seeds, got {text}"
-    ))
-}
-
 /// Says what is about to run: on stdout for people, stderr for machines.
 fn announce(format: Format, line: &str) {
     match format {
@@ -622,7 +613,7 @@ fn list(paths: &[PathBuf]) -> Result<Outcome, String> {
 fn run(
     paths: &[PathBuf],
     seed: Option<u64>,
-    seeds: Option<&str>,
+    seeds: Option<SeedRange>,
     jobs: usize,
     format: Format,
     verbose: bool,
@@ -631,24 +622,21 @@ fn run(
     let planted = planted(bug)?;
     let scenarios = load_all(paths)?;
     let explicit = match (seed, seeds) {
-        (Some(seed), _) => Some(seed..seed.saturating_add(1)),
-        (None, Some(text)) => Some(seed_range("--seeds", text)?),
-        (None, None) => None,
+        (Some(seed), _) => Some(SeedRange::one(seed)),
+        (None, seeds) => seeds,
     };
     let mut work = Vec::new();
     for scenario in &scenarios {
-        let seeds = explicit.clone().unwrap_or_else(|| scenario.default_seeds());
+        let seeds = explicit.unwrap_or_else(|| scenario.default_seeds());
         announce(
             format,
             &format!(
-                "{} ({}): seeds {}..{}",
+                "{} ({}): seeds {seeds}",
                 scenario.name,
                 scenario.path.display(),
-                seeds.start,
-                seeds.end
             ),
         );
-        let single = seeds.end - seeds.start == 1;
+        let single = seeds.len() == 1;
         for seed in seeds {
             if verbose || single {
                 announce(format, &format!("  seed {seed}: {}", scenario.sample(seed)));
@@ -691,14 +679,17 @@ fn replay(path: &Path, seed: u64, bug: Option<&str>) -> Result<Outcome, String> 
     })
 }
 
-fn selftest(paths: &[PathBuf], seeds: Option<&str>, format: Format) -> Result<Outcome, String> {
+fn selftest(
+    paths: &[PathBuf],
+    seeds: Option<SeedRange>,
+    format: Format,
+) -> Result<Outcome, String> {
     if CATALOGUE.is_empty() {
         return Err(
             "selftest needs planted bugs: use `cargo run --features planted-bugs -- selftest`"
                 .into(),
         );
     }
-    let seeds = seeds.map(|s| seed_range("--seeds", s)).transpose()?;
     let scenarios = load_all(paths)?;
     let bugs: Vec<PlantedBug> = CATALOGUE
         .iter()
@@ -715,8 +706,7 @@ fn selftest(paths: &[PathBuf], seeds: Option<&str>, format: Format) -> Result<Ou
     })
 }
 
-fn audit(paths: &[PathBuf], seeds: &str) -> Result<Outcome, String> {
-    let seeds = seed_range("--seeds", seeds)?;
+fn audit(paths: &[PathBuf], seeds: SeedRange) -> Result<Outcome, String> {
     let scenarios = load_all(paths)?;
     Ok(Outcome::Audit(
         scenarios
@@ -724,8 +714,8 @@ fn audit(paths: &[PathBuf], seeds: &str) -> Result<Outcome, String> {
             .map(|scenario| {
                 (
                     scenario.name.clone(),
-                    seeds.end - seeds.start,
-                    run::audit(scenario, seeds.clone(), Planted::none()),
+                    seeds.len(),
+                    run::audit(scenario, seeds, Planted::none()),
                 )
             })
             .collect(),

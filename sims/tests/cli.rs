@@ -500,3 +500,30 @@ fn a_hunts_failure_is_saved_and_replayed_first_by_the_next_hunt() {
     );
     let _ = std::fs::remove_file(&regressions);
 }
+
+/// `u64::MAX` is a seed like any other: `--seed` runs exactly it (a
+/// half-open range once ran nothing and exited 0), and `A..=B` names a
+/// range ending there.
+#[test]
+fn the_last_seed_runs_exactly_once() {
+    let out = lanesim(&[
+        "run",
+        "scenarios/lanes_order.toml",
+        "--seed",
+        "18446744073709551615",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("seed 18446744073709551615:"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("summary: 1 runs"), "{}", stdout(&out));
+    let out = lanesim(&[
+        "run",
+        "scenarios/lanes_order.toml",
+        "--seeds",
+        "18446744073709551614..=18446744073709551615",
+    ]);
+    assert!(stdout(&out).contains("summary: 2 runs"), "{}", stdout(&out));
+}

@@ -191,7 +191,10 @@ mod planted {
                 shrunk.params
             );
             let scenario = Scenario::load(path).expect("the shrunk file loads");
-            assert_eq!(scenario.default_seeds(), found.seed..found.seed + 1);
+            assert_eq!(
+                scenario.default_seeds(),
+                lanesim_sims::scenario::SeedRange::one(found.seed)
+            );
             assert_eq!(scenario.sample(found.seed), shrunk.params);
             let result = execute(&scenario, found.seed, planted);
             assert!(

@@ -125,7 +125,7 @@ fn chase(bug: PlantedBug, planted: Planted, seed: u64, guided: bool, wall: Durat
 #[must_use]
 pub fn detection(
     bugs: &[PlantedBug],
-    seeds: std::ops::Range<u64>,
+    seeds: crate::scenario::SeedRange,
     wall: Duration,
     progress: &dyn Fn(PlantedBug, &Chase),
 ) -> Vec<BugChases> {
@@ -133,7 +133,7 @@ pub fn detection(
         .filter_map(|&bug| Some((bug, Planted::select(bug)?)))
         .map(|(bug, planted)| {
             let mut chases = Vec::new();
-            for seed in seeds.clone() {
+            for seed in seeds {
                 // Alternate which mode runs first.
                 let order = if seed % 2 == 0 {
                     [true, false]

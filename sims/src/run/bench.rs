@@ -40,8 +40,8 @@ pub struct ScenarioBench {
 
 /// Runs `seeds` of `scenario` serially and times them.
 #[must_use]
-pub fn scenario(scenario: &Scenario, seeds: std::ops::Range<u64>) -> ScenarioBench {
-    let count = seeds.end - seeds.start;
+pub fn scenario(scenario: &Scenario, seeds: crate::scenario::SeedRange) -> ScenarioBench {
+    let count = seeds.len();
     let started = Instant::now(); // wall-clock: ok (benchmark)
     let mut simulated = Duration::ZERO;
     for seed in seeds {
@@ -280,11 +280,12 @@ pub struct BenchReport {
 
 /// Runs the whole benchmark.
 #[must_use]
-pub fn report(scenarios: &[Scenario], seeds: std::ops::Range<u64>, no_real: bool) -> BenchReport {
-    let per_scenario = scenarios
-        .iter()
-        .map(|s| scenario(s, seeds.clone()))
-        .collect();
+pub fn report(
+    scenarios: &[Scenario],
+    seeds: crate::scenario::SeedRange,
+    no_real: bool,
+) -> BenchReport {
+    let per_scenario = scenarios.iter().map(|s| scenario(s, seeds)).collect();
     // Medians of 7: these machines are shared and noisy.
     let exchange = [1, 10, 50, 100]
         .into_iter()
@@ -303,7 +304,7 @@ pub fn report(scenarios: &[Scenario], seeds: std::ops::Range<u64>, no_real: bool
         .map(|s| {
             let mut with = Duration::ZERO;
             let mut bare = Duration::ZERO;
-            for seed in seeds.clone().take(20) {
+            for seed in seeds.iter().take(20) {
                 let started = Instant::now(); // wall-clock: ok (benchmark)
                 let _ = execute(s, seed, Planted::none());
                 with += started.elapsed();

@@ -369,7 +369,7 @@ pub struct Divergence {
 #[must_use]
 pub fn audit(
     scenario: &Scenario,
-    seeds: std::ops::Range<u64>,
+    seeds: crate::scenario::SeedRange,
     planted: Planted,
 ) -> Vec<Divergence> {
     let mut divergences = Vec::new();

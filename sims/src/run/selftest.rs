@@ -5,13 +5,12 @@
 //! bug, in what share of their seeds, and after how many seeds and how much
 //! wall time.
 
-use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use lanesim::planted::{Planted, PlantedBug};
 
 use super::{execute, Verdict};
-use crate::scenario::{Contract, Scenario, WorldKind};
+use crate::scenario::{Contract, Scenario, SeedRange, WorldKind};
 
 /// The bugs a single-threaded simulated world can reach (DESIGN.md's
 /// "layer" column, widened by the preemption points: `lane.reaped_before_exit`
@@ -103,7 +102,7 @@ impl BugReport {
 pub fn selftest(
     bugs: &[PlantedBug],
     scenarios: &[Scenario],
-    seeds: Option<Range<u64>>,
+    seeds: Option<SeedRange>,
 ) -> Vec<BugReport> {
     bugs.iter()
         .map(|&bug| {
@@ -117,7 +116,7 @@ pub fn selftest(
                         scenario,
                         planted(bug),
                         contracts,
-                        seeds.clone().unwrap_or_else(|| scenario.default_seeds()),
+                        seeds.unwrap_or_else(|| scenario.default_seeds()),
                     )
                 })
                 .collect();
@@ -134,7 +133,7 @@ fn detect(
     scenario: &Scenario,
     planted: Planted,
     contracts: &[Contract],
-    seeds: Range<u64>,
+    seeds: SeedRange,
 ) -> Detection {
     let started = Instant::now(); // wall-clock: ok (a report of wall time, not simulated code)
     let mut detection = Detection {

@@ -580,7 +580,7 @@ impl Params {
             description,
             world,
             checks: self.contracts(),
-            seeds: Some(format!("{seed}..{}", seed.saturating_add(1))),
+            seeds: Some(super::SeedRange::one(seed)),
             budget: Some(Dur(budget)),
             exact: true,
             reaches: Vec::new(),

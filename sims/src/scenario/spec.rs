@@ -19,9 +19,10 @@ pub struct ScenarioFile {
     pub world: WorldKind,
     /// The contracts this scenario checks (e.g. `["L1", "L3"]`).
     pub checks: Vec<Contract>,
-    /// Seeds `run` uses without `--seed`/`--seeds`: `"A..B"` (B excluded).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seeds: Option<String>,
+    /// Seeds `run` uses without `--seed`/`--seeds`: `"A..B"` (B excluded)
+    /// or `"A..=B"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<super::SeedRange>,
     /// Virtual-time budget; a run still going then is a liveness failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<Dur>,
