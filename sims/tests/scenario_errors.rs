@@ -273,3 +273,36 @@ fn every_shipped_scenario_round_trips_through_toml() {
     }
     assert!(count >= 21);
 }
+
+/// Values that once passed validation and then crashed a run or exhausted
+/// memory (issue 10's list) are refused at their line, naming the key and
+/// the bound.
+#[test]
+fn values_that_once_crashed_a_run_are_refused_with_their_bound() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad");
+    for (file, expected) in [
+        (
+            "huge_tcp_capacity.toml",
+            "sender.tcp_capacity: at most 65536",
+        ),
+        ("huge_chaos.toml", "sender.chaos: at most 64"),
+        ("billions_of_items.toml", "lanes.producers: at most 1000"),
+        (
+            "frame_over_the_cap.toml",
+            "sender.frame_bytes: at most 16777216",
+        ),
+        ("microsecond_tick.toml", "sender.tick: at least 100us"),
+        (
+            "fault_after_budget.toml",
+            "sender.fault[0].at: 20s is not before the run's budget (10s)",
+        ),
+        (
+            "empty_chaos_kinds.toml",
+            "sender.chaos_kinds: name at least one kind",
+        ),
+        ("mesh_microsecond_tick.toml", "mesh.tick: at least 1ms"),
+    ] {
+        let error = Scenario::load(&dir.join(file)).unwrap_err().to_string();
+        assert!(error.contains(expected), "{file}: {error}");
+    }
+}

@@ -290,6 +290,12 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
     if file.budget.is_some_and(|budget| budget.0.is_zero()) {
         problems.push(problem("budget", "must be greater than zero"));
     }
+    if file.budget.is_some_and(|budget| budget.0 > limits::BUDGET) {
+        problems.push(problem(
+            "budget",
+            format!("at most {}", Dur(limits::BUDGET)),
+        ));
+    }
     if let Some(lanes) = &file.lanes {
         validate_lanes(lanes, &mut problems);
     }
@@ -298,6 +304,36 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
     }
     if let Some(mesh) = &file.mesh {
         validate_mesh(mesh, file.exact, &mut problems);
+    }
+    // A fault scheduled after the budget would silently never happen.
+    let budget = file
+        .budget
+        .map_or(std::time::Duration::from_secs(120), |b| b.0);
+    let ats = file
+        .sender
+        .iter()
+        .flat_map(|s| s.fault.iter().map(|f| ("sender", f.at)))
+        .chain(
+            file.mesh
+                .iter()
+                .flat_map(|m| m.fault.iter().map(|f| ("mesh", f.at))),
+        );
+    for (index, (world, at)) in ats.enumerate() {
+        if at.bounds().1 .0 >= budget {
+            let index = if world == "mesh" {
+                index - file.sender.as_ref().map_or(0, |s| s.fault.len())
+            } else {
+                index
+            };
+            problems.push(problem(
+                format!("{world}.fault[{index}].at"),
+                format!(
+                    "{} is not before the run's budget ({}): the fault would never happen",
+                    at.bounds().1,
+                    Dur(budget)
+                ),
+            ));
+        }
     }
     problems
 }
@@ -498,6 +534,62 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
     }
 }
 
+/// Upper bounds on what a file may ask for, chosen so one run fits in a
+/// small machine's memory and finishes in seconds to minutes: each is the
+/// most a run is sized by (items, frames, queue slots, segments, bytes),
+/// and every event costs a log record.
+pub mod limits {
+    use std::time::Duration;
+
+    /// Virtual-time budget of one run.
+    pub const BUDGET: Duration = Duration::from_secs(3_600);
+    /// Lanes: keys.
+    pub const KEYS: u64 = 100_000;
+    /// Lanes: producer tasks.
+    pub const PRODUCERS: u64 = 1_000;
+    /// Lanes: items in all (producers x items per producer).
+    pub const ITEMS: u64 = 2_000_000;
+    /// Lanes: a lane's capacity, and a burst.
+    pub const CAPACITY: u64 = 1_000_000;
+    /// Sender: data frames, and links.
+    pub const FRAMES: u64 = 1_000_000;
+    /// Sender: a frame's payload, well under the 64 MiB frame cap.
+    pub const FRAME_BYTES: u64 = 16 * 1024 * 1024;
+    /// Sender: a lane's depth.
+    pub const QUEUE: u64 = 1_000_000;
+    /// Sender: the simulated socket's segment size and segment credit.
+    pub const SEGMENTS: u64 = 65_536;
+    /// Sender: the simulation's tick, at least (every host is polled once
+    /// per tick: a microsecond tick over an hour would never end).
+    pub const MIN_TICK: Duration = Duration::from_micros(100);
+    /// Faults, scripted or chaos.
+    pub const FAULTS: u64 = 64;
+    /// Any time in a file other than the budget.
+    pub const SPAN: Duration = Duration::from_secs(3_600);
+}
+
+/// `value`'s upper bound is at most `max`.
+fn at_most(key: &str, value: &Sampled<u64>, max: u64, problems: &mut Vec<Problem>) {
+    if value.bounds().1 > max {
+        problems.push(problem(
+            key,
+            format!("at most {max} (got {})", value.bounds().1),
+        ));
+    }
+}
+
+/// `value`'s upper bound is at most `max`.
+fn no_longer(
+    key: &str,
+    value: &Sampled<Dur>,
+    max: std::time::Duration,
+    problems: &mut Vec<Problem>,
+) {
+    if value.bounds().1 .0 > max {
+        problems.push(problem(key, format!("at most {}", Dur(max))));
+    }
+}
+
 fn count(key: &str, value: &Sampled<u64>, min: u64, problems: &mut Vec<Problem>) {
     let (lo, hi) = value.bounds();
     if !value.ordered() {
@@ -539,6 +631,42 @@ fn validate_lanes(lanes: &LanesSpec, problems: &mut Vec<Problem>) {
         problems,
     );
     count("lanes.burst", &lanes.burst, 1, problems);
+    at_most("lanes.keys", &lanes.keys, limits::KEYS, problems);
+    at_most(
+        "lanes.producers",
+        &lanes.producers,
+        limits::PRODUCERS,
+        problems,
+    );
+    at_most("lanes.burst", &lanes.burst, limits::CAPACITY, problems);
+    let items = lanes
+        .producers
+        .bounds()
+        .1
+        .saturating_mul(lanes.items_per_producer.bounds().1);
+    if items > limits::ITEMS {
+        problems.push(problem(
+            "lanes.items_per_producer",
+            format!(
+                "producers x items_per_producer may reach {items}: at most {} items in all",
+                limits::ITEMS
+            ),
+        ));
+    }
+    for (key, value) in [
+        ("lanes.gap", Some(&lanes.gap)),
+        ("lanes.pause", Some(&lanes.pause)),
+        ("lanes.handler", Some(&lanes.handler)),
+        ("lanes.idle_ttl", lanes.idle_ttl.as_ref()),
+        ("lanes.drop_router_at", lanes.drop_router_at.as_ref()),
+    ] {
+        if let Some(value) = value {
+            no_longer(key, value, limits::SPAN, problems);
+        }
+    }
+    if let Some(capacity) = &lanes.capacity {
+        at_most("lanes.capacity", capacity, limits::CAPACITY, problems);
+    }
     span("lanes.gap", &lanes.gap, false, problems);
     span("lanes.pause", &lanes.pause, false, problems);
     span("lanes.handler", &lanes.handler, false, problems);
@@ -622,6 +750,79 @@ fn validate_sender(sender: &SenderSpec, problems: &mut Vec<Problem>) {
     count("sender.links", &sender.links, 0, problems);
     count("sender.frame_bytes", &sender.frame_bytes, 0, problems);
     span("sender.gap", &sender.gap, false, problems);
+    at_most(
+        "sender.data_frames",
+        &sender.data_frames,
+        limits::FRAMES,
+        problems,
+    );
+    at_most("sender.links", &sender.links, limits::FRAMES, problems);
+    at_most(
+        "sender.frame_bytes",
+        &sender.frame_bytes,
+        limits::FRAME_BYTES,
+        problems,
+    );
+    no_longer("sender.gap", &sender.gap, limits::SPAN, problems);
+    for (key, value, max) in [
+        ("sender.data_capacity", &sender.data_capacity, limits::QUEUE),
+        (
+            "sender.control_capacity",
+            &sender.control_capacity,
+            limits::QUEUE,
+        ),
+        ("sender.mss", &sender.mss, limits::SEGMENTS),
+        (
+            "sender.tcp_capacity",
+            &sender.tcp_capacity,
+            limits::SEGMENTS,
+        ),
+        ("sender.chaos", &sender.chaos, limits::FAULTS),
+    ] {
+        if let Some(value) = value {
+            at_most(key, value, max, problems);
+        }
+    }
+    for (key, value) in [
+        ("sender.write_timeout", sender.write_timeout.as_ref()),
+        ("sender.connect_timeout", sender.connect_timeout.as_ref()),
+        ("sender.redial_after", sender.redial_after.as_ref()),
+        ("sender.shutdown_at", sender.shutdown_at.as_ref()),
+    ] {
+        if let Some(value) = value {
+            no_longer(key, value, limits::SPAN, problems);
+        }
+    }
+    if sender
+        .tick
+        .is_some_and(|tick| !tick.0.is_zero() && tick.0 < limits::MIN_TICK)
+    {
+        problems.push(problem(
+            "sender.tick",
+            format!(
+                "at least {}: every host is polled once per tick",
+                Dur(limits::MIN_TICK)
+            ),
+        ));
+    }
+    if sender
+        .tick
+        .is_some_and(|tick| tick.0 > std::time::Duration::from_secs(1))
+    {
+        problems.push(problem("sender.tick", "at most 1s"));
+    }
+    if sender.chaos_kinds.as_ref().is_some_and(Vec::is_empty) {
+        problems.push(problem(
+            "sender.chaos_kinds",
+            "name at least one kind (or leave it out for all)",
+        ));
+    }
+    if sender.fault.len() as u64 > limits::FAULTS {
+        problems.push(problem(
+            "sender.fault",
+            format!("at most {} scripted faults", limits::FAULTS),
+        ));
+    }
     for (key, value) in [
         ("sender.data_capacity", &sender.data_capacity),
         ("sender.control_capacity", &sender.control_capacity),
