@@ -306,3 +306,26 @@ fn values_that_once_crashed_a_run_are_refused_with_their_bound() {
         assert!(error.contains(expected), "{file}: {error}");
     }
 }
+
+/// Messages point at the problem: a missing field is named with its table,
+/// a non-UTF-8 byte has its line, column and value.
+#[test]
+fn a_missing_field_and_a_non_utf8_byte_are_named_where_they_are() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad");
+    let error = Scenario::load(&dir.join("missing_description.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.ends_with(":1:1: description: missing field `description`"),
+        "{error}"
+    );
+    let error = Scenario::load(&dir.join("binary.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains(":1:2: not UTF-8: byte 0xff"), "{error}");
+    let error = sender_error("peers = 2\n", "").to_string();
+    assert!(
+        error.contains("sender.peers: missing field `peers`"),
+        "{error}"
+    );
+}

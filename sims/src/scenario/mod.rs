@@ -135,12 +135,29 @@ impl Scenario {
     /// Unreadable file, malformed TOML, unknown keys, wrong types or
     /// impossible values.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
-        let source = std::fs::read_to_string(path).map_err(|error| ScenarioError {
+        let bytes = std::fs::read(path).map_err(|error| ScenarioError {
             file: path.to_path_buf(),
             line: 0,
             col: 0,
             key: None,
             message: format!("cannot read: {error}"),
+        })?;
+        // Point at the first byte that is not UTF-8, not at 0:0.
+        let source = String::from_utf8(bytes).map_err(|error| {
+            let valid = error.utf8_error().valid_up_to();
+            let bytes = error.as_bytes();
+            let text = String::from_utf8_lossy(&bytes[..valid]);
+            let (line, col) = line_col(&text, valid);
+            ScenarioError {
+                file: path.to_path_buf(),
+                line,
+                col,
+                key: None,
+                message: format!(
+                    "not UTF-8: byte {:#04x} at offset {valid}",
+                    bytes.get(valid).copied().unwrap_or_default()
+                ),
+            }
         })?;
         Self::parse(path, &source)
     }
@@ -914,6 +931,19 @@ fn line_col(source: &str, offset: usize) -> (usize, usize) {
 /// The dotted key whose line holds `span`, from the source text (`key =`
 /// under the nearest table header), or the field a message names.
 fn key_at(source: &str, span: &Range<usize>, message: &str) -> Option<String> {
+    // serde names the missing field itself; the span is the whole table.
+    if let Some(field) = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        // Inside a table the span starts at its header.
+        let start = span.start.min(source.len());
+        let header = source[start..].lines().next().unwrap_or("").trim();
+        return Some(match header.strip_prefix('[') {
+            Some(table) => format!("{}.{field}", table.trim_matches(|c| c == '[' || c == ']')),
+            None => field.to_string(),
+        });
+    }
     let start = span.start.min(source.len());
     let line_start = source[..start].rfind('\n').map_or(0, |nl| nl + 1);
     let line = source[line_start..].lines().next().unwrap_or("");
