@@ -1190,8 +1190,13 @@ fn detection_table(bugs: &[BugChases], wall: Duration) -> String {
 fn init_tracing(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Colour only for a person at a terminal, and never under NO_COLOR
+    // (no-color.org): escape codes in a redirected log are noise.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr)
         .with_timer(crate::world::VirtualTime)
         .with_target(false)

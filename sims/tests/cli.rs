@@ -527,3 +527,14 @@ fn the_last_seed_runs_exactly_once() {
     ]);
     assert!(stdout(&out).contains("summary: 2 runs"), "{}", stdout(&out));
 }
+
+/// A log written to a file or pipe carries no colour codes (colour is for
+/// a terminal, and `NO_COLOR` turns it off there too).
+#[test]
+fn a_redirected_replay_log_has_no_colour_codes() {
+    let out = lanesim(&["replay", "scenarios/lanes_order.toml", "--seed", "1"]);
+    assert_eq!(out.status.code(), Some(0));
+    let log = stderr(&out);
+    assert!(log.contains("Routed"), "no events logged: {log}");
+    assert!(!log.contains('\u{1b}'), "escape codes in a redirected log");
+}
