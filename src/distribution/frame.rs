@@ -11,6 +11,8 @@ use std::io;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::shim::sync::Counter;
+
 /// Header size in bytes.
 pub const HEADER_LEN: usize = 8;
 /// Largest body (control + payload) the read side accepts unless configured.
@@ -135,11 +137,11 @@ pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
 /// reader (the newest offender), not the ones already holding bytes.
 /// Pinned by `frame_budget_refuses_the_reader_that_would_cross_it`.
 ///
-/// The counter is a plain atomic, not a shim one: it is accounting, never
-/// a synchronisation point, so the model checkers need not explore it.
+/// The count is a shim `Counter`: accounting, never a synchronisation
+/// point, so the model checkers need not explore it.
 #[derive(Debug)]
 pub struct FrameBudget {
-    used: std::sync::atomic::AtomicU64,
+    used: Counter,
     limit: u64,
 }
 
@@ -148,7 +150,7 @@ impl FrameBudget {
     #[must_use]
     pub fn new(limit: u64) -> Self {
         Self {
-            used: std::sync::atomic::AtomicU64::new(0),
+            used: Counter::new(0),
             limit,
         }
     }
@@ -162,7 +164,7 @@ impl FrameBudget {
     /// Bytes now held in partly read frames.
     #[must_use]
     pub fn used(&self) -> u64 {
-        self.used.load(std::sync::atomic::Ordering::Acquire)
+        self.used.get()
     }
 
     /// The limit.
@@ -172,17 +174,11 @@ impl FrameBudget {
     }
 
     fn try_charge(&self, bytes: u64) -> bool {
-        use std::sync::atomic::Ordering;
-        self.used
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
-                used.checked_add(bytes).filter(|total| *total <= self.limit)
-            })
-            .is_ok()
+        self.used.add_within(bytes, self.limit)
     }
 
     fn release(&self, bytes: u64) {
-        self.used
-            .fetch_sub(bytes, std::sync::atomic::Ordering::AcqRel);
+        self.used.sub(bytes);
     }
 }
 

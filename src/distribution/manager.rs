@@ -48,7 +48,7 @@ use crate::planted::{Planted, PlantedBug};
 use crate::shim::net::{BoxRead, Connected, Listener, Transport};
 use crate::shim::probe::{mark, preempt_point, Mark, Point};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
-use crate::shim::sync::{Arc, AsyncMutex, Mutex, Weak};
+use crate::shim::sync::{Arc, AsyncMutex, Counter, Mutex, Weak};
 use crate::shim::time::{sleep, timeout, Instant};
 
 /// Default bound on a dial (connect plus hello).
@@ -89,16 +89,6 @@ pub enum Registered {
 
 impl Registered {
     /// The node's live connection after the registration.
-    #[must_use]
-    pub fn connection(&self) -> &Arc<DistConnection> {
-        match self {
-            Self::New(connection)
-            | Self::IncumbentKept(connection)
-            | Self::SimultaneousAbort(connection) => connection,
-        }
-    }
-
-    /// [`Self::connection`], owned.
     #[must_use]
     pub fn into_connection(self) -> Arc<DistConnection> {
         match self {
@@ -875,20 +865,19 @@ async fn silent_for(tick: Option<Duration>, progress: &Progress) {
 /// When a read half last delivered bytes.
 struct Progress {
     base: Instant,
-    /// Nanoseconds after `base`. A plain atomic: the read loop is the only
-    /// task that touches it (accounting, not synchronisation).
-    last: std::sync::atomic::AtomicU64,
+    /// Nanoseconds after `base`. Only the read loop's task touches it.
+    last: Counter,
 }
 
 impl Progress {
     fn quiet_for(&self) -> Duration {
-        let last = Duration::from_nanos(self.last.load(std::sync::atomic::Ordering::Relaxed));
+        let last = Duration::from_nanos(self.last.get());
         self.base.elapsed().saturating_sub(last)
     }
 
     fn touch(&self) {
         let now = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.last.store(now, std::sync::atomic::Ordering::Relaxed);
+        self.last.set(now);
     }
 }
 
@@ -904,7 +893,7 @@ impl Watched {
             inner,
             progress: Arc::new(Progress {
                 base: Instant::now(),
-                last: std::sync::atomic::AtomicU64::new(0),
+                last: Counter::new(0),
             }),
         }
     }

@@ -64,3 +64,39 @@ mod imp {
 }
 
 pub(crate) use imp::*;
+
+/// A counter kept for accounting (bytes held in partly read frames, when a
+/// read half last delivered), never a synchronisation point: nothing waits
+/// on it or orders other memory by it, so the model checkers need not
+/// explore it and it is std's atomic in every build.
+#[derive(Debug, Default)]
+pub(crate) struct Counter(std::sync::atomic::AtomicU64);
+
+impl Counter {
+    pub(crate) const fn new(value: u64) -> Self {
+        Self(std::sync::atomic::AtomicU64::new(value))
+    }
+
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    pub(crate) fn set(&self, value: u64) {
+        self.0.store(value, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Adds `amount` unless the total would pass `limit`; whether it did.
+    pub(crate) fn add_within(&self, amount: u64, limit: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |now| {
+                now.checked_add(amount).filter(|total| *total <= limit)
+            })
+            .is_ok()
+    }
+
+    pub(crate) fn sub(&self, amount: u64) {
+        self.0
+            .fetch_sub(amount, std::sync::atomic::Ordering::AcqRel);
+    }
+}

@@ -66,6 +66,40 @@ pub fn convergence_bound(context: &CheckContext) -> Duration {
     context.connect_timeout + Duration::from_millis(400) + context.tick * 4
 }
 
+/// What a lasting fault does to what the two ends hear of each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Silence {
+    /// Nothing crosses either way (a held partition).
+    Both,
+    /// Nothing crosses from `a` to `b` (a half-open link).
+    FromAToB,
+    /// Everything still crosses (latency, a wedged or slow reader).
+    None,
+}
+
+/// A lasting fault on a pair.
+#[derive(Clone, Copy, Debug)]
+struct Lasting {
+    a: u64,
+    b: u64,
+    silence: Silence,
+    start: Duration,
+    end: Option<Duration>,
+    /// The record that began it.
+    cause: usize,
+}
+
+impl Lasting {
+    /// Whether `to` hears nothing from `from` while it lasts.
+    fn silences(&self, from: u64, to: u64) -> bool {
+        match self.silence {
+            Silence::Both => (from, to) == (self.a, self.b) || (from, to) == (self.b, self.a),
+            Silence::FromAToB => (from, to) == (self.a, self.b),
+            Silence::None => false,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Model {
     /// Per (node, peer): (record, time, live socket after it).
@@ -74,10 +108,10 @@ struct Model {
     current: BTreeMap<(u64, u64), Gen>,
     /// Cross-dials: (record, time, a, b).
     cross_dials: Vec<(usize, Duration, u64, u64)>,
-    /// Lasting faults on a pair (partition, half-open, latency, wedge,
-    /// slow): (a, b, start, end).
-    lasting: Vec<(u64, u64, Duration, Option<Duration>)>,
-    open_lasting: BTreeMap<(u64, u64), Duration>,
+    /// Lasting faults on a pair, ended or not. The world runs at most one
+    /// per link at a time, so one may be open per pair.
+    lasting: Vec<Lasting>,
+    open_lasting: BTreeMap<(u64, u64), Lasting>,
     /// Restarts: (node, time of the bounce).
     bounced: Vec<(u64, Duration)>,
     /// Every fault: (record, time, nodes it touches).
@@ -88,14 +122,12 @@ struct Model {
     crashed: BTreeMap<Incarnation, Duration>,
     /// (maker incarnation, link) -> (record, generation made over).
     linked: Vec<(usize, Gen, u64)>,
+    /// Data arrivals: (record, receiving generation, sequence number).
+    data: Vec<(usize, Gen, u64)>,
     /// Arrivals: (learner gen, link, msg) with the record.
     arrived: Vec<(usize, Gen, u64, LinkMsg)>,
     /// (node, incarnation, link, side) -> records.
     noconnections: BTreeMap<Delivery, Vec<(usize, Gen)>>,
-    /// Silences: (from, to, start, end).
-    silences: Vec<(u64, u64, Duration, Option<Duration>, usize)>,
-    open_partitions: BTreeMap<(u64, u64), (Duration, usize)>,
-    open_half: BTreeMap<(u64, u64), (Duration, usize)>,
     squats: BTreeMap<SocketAddr, usize>,
     table: BTreeMap<(u64, u64), (usize, Option<SocketAddr>)>,
     end: Duration,
@@ -176,6 +208,14 @@ impl Model {
                         .or_default()
                         .push((index, (node, inc, peer, generation)));
                 }
+                Event::MeshDataArrived {
+                    node,
+                    peer,
+                    generation,
+                    seq,
+                } => m
+                    .data
+                    .push((index, (node, m.inc(node), peer, generation), seq)),
                 Event::MeshFault { fault } => m.fault(index, at, fault),
                 // Converging after simultaneous first dials is the same
                 // duty as after a cross-dial.
@@ -193,16 +233,8 @@ impl Model {
                 _ => {}
             }
         }
-        for ((a, b), (start, index)) in std::mem::take(&mut m.open_partitions) {
-            m.silences.push((a, b, start, None, index));
-            m.silences.push((b, a, start, None, index));
-        }
-        for ((from, to), (start, index)) in std::mem::take(&mut m.open_half) {
-            m.silences.push((from, to, start, None, index));
-        }
-        for ((a, b), start) in std::mem::take(&mut m.open_lasting) {
-            m.lasting.push((a, b, start, None));
-        }
+        let open = std::mem::take(&mut m.open_lasting);
+        m.lasting.extend(open.into_values());
         m
     }
 
@@ -225,26 +257,36 @@ impl Model {
         };
         self.touches.push((index, at, a, b));
         let pair = (a.min(b), a.max(b));
-        let (starts, stops) = match fault {
-            MeshFaultApplied::Partition { .. }
-            | MeshFaultApplied::HalfOpen { .. }
-            | MeshFaultApplied::Latency { .. }
+        let starts = match fault {
+            MeshFaultApplied::Partition { .. } => Some(Silence::Both),
+            MeshFaultApplied::HalfOpen { .. } => Some(Silence::FromAToB),
+            MeshFaultApplied::Latency { .. }
             | MeshFaultApplied::Wedge { .. }
-            | MeshFaultApplied::Slow { .. } => (true, false),
-            MeshFaultApplied::Heal { .. }
-            | MeshFaultApplied::HalfOpenHealed { .. }
-            | MeshFaultApplied::LatencyEnd { .. }
-            | MeshFaultApplied::Unwedge { .. }
-            | MeshFaultApplied::SlowEnd { .. } => (false, true),
-            _ => (false, false),
+            | MeshFaultApplied::Slow { .. } => Some(Silence::None),
+            _ => None,
         };
-        if starts {
-            self.open_lasting.insert(pair, at);
+        if let Some(silence) = starts {
+            let lasting = Lasting {
+                a,
+                b,
+                silence,
+                start: at,
+                end: None,
+                cause: index,
+            };
+            self.open_lasting.insert(pair, lasting);
         }
-        if stops {
-            if let Some(start) = self.open_lasting.remove(&pair) {
-                self.lasting.push((pair.0, pair.1, start, Some(at)));
-            }
+        let stops = matches!(
+            fault,
+            MeshFaultApplied::Heal { .. }
+                | MeshFaultApplied::HalfOpenHealed { .. }
+                | MeshFaultApplied::LatencyEnd { .. }
+                | MeshFaultApplied::Unwedge { .. }
+                | MeshFaultApplied::SlowEnd { .. }
+        );
+        if let Some(mut lasting) = stops.then(|| self.open_lasting.remove(&pair)).flatten() {
+            lasting.end = Some(at);
+            self.lasting.push(lasting);
         }
         match fault {
             MeshFaultApplied::Crash { node } => {
@@ -260,25 +302,11 @@ impl Model {
             }
             MeshFaultApplied::CrossDial { a, b } => self.cross_dials.push((index, at, a, b)),
             MeshFaultApplied::Bounce { node } => self.bounced.push((node, at)),
-            MeshFaultApplied::Partition { a, b } => {
-                self.open_partitions
-                    .insert((a.min(b), a.max(b)), (at, index));
-            }
-            MeshFaultApplied::Heal { a, b } => {
-                if let Some((start, i)) = self.open_partitions.remove(&(a.min(b), a.max(b))) {
-                    self.silences.push((a, b, start, Some(at), i));
-                    self.silences.push((b, a, start, Some(at), i));
-                }
-            }
-            MeshFaultApplied::HalfOpen { from, to } => {
-                self.open_half.insert((from, to), (at, index));
-            }
-            MeshFaultApplied::HalfOpenHealed { from, to } => {
-                if let Some((start, i)) = self.open_half.remove(&(from, to)) {
-                    self.silences.push((from, to, start, Some(at), i));
-                }
-            }
-            MeshFaultApplied::Kill { .. }
+            MeshFaultApplied::Partition { .. }
+            | MeshFaultApplied::Heal { .. }
+            | MeshFaultApplied::HalfOpen { .. }
+            | MeshFaultApplied::HalfOpenHealed { .. }
+            | MeshFaultApplied::Kill { .. }
             | MeshFaultApplied::Latency { .. }
             | MeshFaultApplied::LatencyEnd { .. }
             | MeshFaultApplied::Squat { .. }
@@ -329,7 +357,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     m3(&mut out, &model);
     m4(&mut out, &model);
     m5(&mut out, &model, context);
-    m6(&mut out, records);
+    m6(&mut out, &model);
     out.into_violations()
 }
 
@@ -384,10 +412,10 @@ fn m1_convergence(out: &mut Collector<'_>, model: &Model, context: &CheckContext
                 && t + bound >= at
                 && t <= due
                 && (pair(x, y) || (x == y && (x == a || x == b)))
-        }) || model.lasting.iter().any(|&(x, y, start, end)| {
+        }) || model.lasting.iter().any(|l| {
             // A partition, half-open link, latency, wedge or slow reader
             // between them over the window.
-            pair(x, y) && start <= due && end.is_none_or(|end| end + bound >= at)
+            pair(l.a, l.b) && l.start <= due && l.end.is_none_or(|end| end + bound >= at)
         }) || [a, b].iter().any(|&node| !model.alive_at(node, at));
         if disturbed {
             continue;
@@ -574,10 +602,10 @@ fn m5(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
         let (node, inc, peer, generation) = *gen;
         // Every silence this generation lived through: (start, end, cause).
         let mut silences: Vec<(Duration, Option<Duration>, usize)> = model
-            .silences
+            .lasting
             .iter()
-            .filter(|&&(from, to, _, _, _)| from == peer && to == node)
-            .map(|&(_, _, start, end, cause)| (start.max(up_at), end, cause))
+            .filter(|l| l.silences(peer, node))
+            .map(|l| (l.start.max(up_at), l.end, l.cause))
             .collect();
         // A crashed peer: the sockets it had are silent from its crash.
         for (&(crashed, _), &at) in &model.crashed {
@@ -618,52 +646,33 @@ fn m5(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     }
 }
 
-fn m6(out: &mut Collector<'_>, records: &[Record]) {
-    // Per receiving generation (receiver, its incarnation, sender,
-    // generation): the last sequence number; per (sender, seq): the first
-    // arrival.
-    let mut incarnation: BTreeMap<u64, u64> = BTreeMap::new();
+fn m6(out: &mut Collector<'_>, model: &Model) {
+    // Per receiving generation: the last sequence number read; per
+    // (sender, seq): the first arrival.
     let mut last: BTreeMap<Gen, (u64, usize)> = BTreeMap::new();
     let mut seen: BTreeMap<(u64, u64), usize> = BTreeMap::new();
-    for (index, record) in records.iter().enumerate() {
-        match record.event {
-            Event::NodeStarted {
-                node,
-                incarnation: inc,
-            } => {
-                incarnation.insert(node, inc);
+    for &(index, gen, seq) in &model.data {
+        let (node, _, peer, _) = gen;
+        if let Some(&(previous, at)) = last.get(&gen) {
+            if seq <= previous {
+                out.violate(
+                    Contract::M6,
+                    format!(
+                        "node{node} read node{peer}'s data frame {seq:#x} after {previous:#x} on one generation: out of order"
+                    ),
+                    &[at, index],
+                );
             }
-            Event::MeshDataArrived {
-                node,
-                peer,
-                generation,
-                seq,
-            } => {
-                let inc = incarnation.get(&node).copied().unwrap_or(0);
-                let gen = (node, inc, peer, generation);
-                if let Some(&(previous, at)) = last.get(&gen) {
-                    if seq <= previous {
-                        out.violate(
-                            Contract::M6,
-                            format!(
-                                "node{node} read node{peer}'s data frame {seq:#x} after {previous:#x} on one generation: out of order"
-                            ),
-                            &[at, index],
-                        );
-                    }
-                }
-                last.insert(gen, (seq, index));
-                if let Some(&first) = seen.get(&(peer, seq)) {
-                    out.violate(
-                        Contract::M6,
-                        format!("node{peer}'s data frame {seq:#x} arrived twice"),
-                        &[first, index],
-                    );
-                } else {
-                    seen.insert((peer, seq), index);
-                }
-            }
-            _ => {}
+        }
+        last.insert(gen, (seq, index));
+        if let Some(&first) = seen.get(&(peer, seq)) {
+            out.violate(
+                Contract::M6,
+                format!("node{peer}'s data frame {seq:#x} arrived twice"),
+                &[first, index],
+            );
+        } else {
+            seen.insert((peer, seq), index);
         }
     }
 }

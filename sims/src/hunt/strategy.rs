@@ -323,18 +323,6 @@ pub fn sender() -> impl Strategy<Value = SenderParams> {
     )
 }
 
-const MESH_KINDS: [MeshFaultKind; 9] = [
-    MeshFaultKind::Restart,
-    MeshFaultKind::Partition,
-    MeshFaultKind::HalfOpen,
-    MeshFaultKind::Kill,
-    MeshFaultKind::Latency,
-    MeshFaultKind::Squat,
-    MeshFaultKind::CrossDial,
-    MeshFaultKind::Wedge,
-    MeshFaultKind::Slow,
-];
-
 /// How long a mesh fault of `kind` lasts for a length in thousandths: a
 /// half-open drop always outlasts 1.5 ticks (shorter ones lose bytes no
 /// real TCP would), the rest up to three ticks.
@@ -383,7 +371,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
         prop_oneof![Just(1u64), Just(5), Just(10)],
         prop::collection::vec(
             (
-                0..MESH_KINDS.len(),
+                0..MeshFaultKind::ALL.len(),
                 0..8u64,
                 1..8u64,
                 0..=M_WORKLOAD_MS,
@@ -408,7 +396,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
             let mut faults: Vec<MeshFault> = faults
                 .into_iter()
                 .map(|(kind, a, step, at_ms, permille)| {
-                    let kind = MESH_KINDS[kind];
+                    let kind = MeshFaultKind::ALL[kind];
                     let a = a % nodes;
                     MeshFault {
                         kind,

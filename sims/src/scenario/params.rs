@@ -289,18 +289,6 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
     }
 }
 
-const ALL_MESH_FAULTS: [MeshFaultKind; 9] = [
-    MeshFaultKind::Restart,
-    MeshFaultKind::Partition,
-    MeshFaultKind::HalfOpen,
-    MeshFaultKind::Kill,
-    MeshFaultKind::Latency,
-    MeshFaultKind::Squat,
-    MeshFaultKind::CrossDial,
-    MeshFaultKind::Wedge,
-    MeshFaultKind::Slow,
-];
-
 /// A half-open drop must outlast the heartbeat by this factor: a shorter
 /// drop can lose a whole frame from a stream that then goes on, which no
 /// real TCP does (it retransmits).
@@ -370,7 +358,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
     let kinds = spec
         .chaos_kinds
         .clone()
-        .unwrap_or_else(|| ALL_MESH_FAULTS.to_vec());
+        .unwrap_or_else(|| MeshFaultKind::ALL.to_vec());
     let window = spec.workload.0.as_micros() as u64;
     for _ in 0..chaos {
         if kinds.is_empty() {

@@ -473,6 +473,19 @@ pub enum MeshFaultKind {
 }
 
 impl MeshFaultKind {
+    /// Every kind: what chaos and the hunt draw from.
+    pub const ALL: [MeshFaultKind; 9] = [
+        Self::Restart,
+        Self::Partition,
+        Self::HalfOpen,
+        Self::Kill,
+        Self::Latency,
+        Self::Squat,
+        Self::CrossDial,
+        Self::Wedge,
+        Self::Slow,
+    ];
+
     /// Whether the fault takes a `for`.
     #[must_use]
     pub fn lasts(self) -> bool {

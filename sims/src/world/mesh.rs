@@ -208,12 +208,11 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
         Ok(())
     });
 
-    let mut steps = schedule(params);
+    let steps = schedule(params);
     let mut next = 0;
     let mut busy: std::collections::BTreeMap<(u64, u64), usize> = std::collections::BTreeMap::new();
     let mut skipped = std::collections::BTreeSet::new();
-    let finished = loop {
-        let now = sim.elapsed();
+    let finished = super::drive(&mut sim, budget, |sim, now| {
         while next < steps.len() && steps[next].0 <= now {
             let (_, step) = steps[next];
             next += 1;
@@ -230,18 +229,9 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
                     continue;
                 }
             }
-            apply(&mut sim, &shared, step.applied);
+            apply(sim, &shared, step.applied);
         }
-        match sim.step() {
-            Ok(true) => break true,
-            Ok(false) => {}
-            Err(error) => panic!("turmoil: {error}"),
-        }
-        if sim.elapsed() > budget {
-            break false;
-        }
-    };
-    steps.clear();
+    });
     let at = sim.elapsed();
     if finished {
         shared.log.push(at, "driver", Event::WorkloadDone);

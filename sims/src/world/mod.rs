@@ -58,6 +58,33 @@ pub fn run(scenario: &Scenario, params: &Params, seed: u64, planted: Planted) ->
     }
 }
 
+/// Steps a turmoil simulation until its clients are done (`true`) or its
+/// virtual time passes `budget` (`false`), calling `due` before each step
+/// with the time now, so the driver applies what is due at that instant.
+/// The one loop the turmoil worlds share.
+///
+/// # Panics
+/// When turmoil reports an error (a bug in the testbed: the runner reports
+/// it as a crash).
+pub(crate) fn drive(
+    sim: &mut turmoil::Sim<'_>,
+    budget: Duration,
+    mut due: impl FnMut(&mut turmoil::Sim<'_>, Duration),
+) -> bool {
+    loop {
+        let now = sim.elapsed();
+        due(sim, now);
+        match sim.step() {
+            Ok(true) => return true,
+            Ok(false) => {}
+            Err(error) => panic!("turmoil: {error}"),
+        }
+        if sim.elapsed() > budget {
+            return false;
+        }
+    }
+}
+
 thread_local! {
     /// When the lanes world running on this thread started (its clock is
     /// the paused runtime's).

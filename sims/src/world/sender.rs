@@ -173,24 +173,11 @@ pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted)
     );
 
     let mut steps = timeline(&params.faults).into_iter().peekable();
-    let finished = loop {
-        let now = sim.elapsed();
-        while let Some(&(at, peer, action)) = steps.peek() {
-            if at > now {
-                break;
-            }
-            steps.next();
-            apply(&mut sim, &shared, &disconnect_tx, peer, action);
+    let finished = super::drive(&mut sim, budget, |sim, now| {
+        while let Some((_, peer, action)) = steps.next_if(|&(at, _, _)| at <= now) {
+            apply(sim, &shared, &disconnect_tx, peer, action);
         }
-        match sim.step() {
-            Ok(true) => break true,
-            Ok(false) => {}
-            Err(error) => panic!("turmoil: {error}"),
-        }
-        if sim.elapsed() > budget {
-            break false;
-        }
-    };
+    });
     shared
         .log
         .push(sim.elapsed(), "driver", Event::RunEnd { finished });
