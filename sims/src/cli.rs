@@ -24,6 +24,7 @@ use crate::hunt::strategy::HuntWorld;
 use crate::hunt::{self, Found, HuntConfig, HuntReport, Origin, Stop};
 use crate::run::bench::BenchReport;
 use crate::run::selftest::{self, catalogue_contracts, BugReport, TURMOIL_LAYER};
+use crate::run::sweep::{self, Failure, Plan, Shard, SweepReport, Tally, Watch};
 use crate::run::{self, report, Divergence, RunResult, ScenarioReach, Verdict};
 use crate::scenario::WorldKind;
 use crate::scenario::{Scenario, SeedRange};
@@ -62,6 +63,17 @@ impl Exit {
         }
     }
 
+    /// The exit code of a sweep: its worst verdict, else coverage missed.
+    #[must_use]
+    pub fn of_sweep(report: &SweepReport) -> Self {
+        let worst = report.verdicts().worst();
+        if worst == Verdict::Pass && report.reaches().iter().any(ScenarioReach::fell_short) {
+            Self::NotReached
+        } else {
+            Self::of(worst)
+        }
+    }
+
     /// The exit code of a failure found by `hunt` or shrunk by `shrink`.
     #[must_use]
     pub fn failed(expect: Expect) -> Self {
@@ -87,8 +99,11 @@ struct Cli {
 pub enum Format {
     /// For people.
     Human,
-    /// One JSON document on stdout.
+    /// One JSON document on stdout (human lines go to stderr).
     Json,
+    /// `run`: one JSON object per run on stdout, streamed as runs finish
+    /// (the summary goes to stderr).
+    Jsonl,
 }
 
 #[derive(Subcommand, Debug)]
@@ -108,22 +123,48 @@ enum Command {
         /// One seed.
         #[arg(long, conflicts_with = "seeds")]
         seed: Option<u64>,
-        /// A seed range `A..B` (B excluded) or `A..=B`, at most 1,000,000
-        /// seeds; default: each scenario's own.
+        /// A seed range `A..B` (B excluded) or `A..=B`, at most 10^15
+        /// seeds, run lazily in bounded memory; default: each scenario's own.
         #[arg(long)]
         seeds: Option<SeedRange>,
         /// Parallel jobs (threads, 1 to 256); results are identical to `--jobs 1`.
         #[arg(long, default_value_t = 1, value_parser = jobs_parser())]
         jobs: u16,
+        /// Stop starting runs after this much wall time (`90s`, `10m`, `2h`;
+        /// at most 7 days) and report how far the sweep got.
+        #[arg(long = "for", value_name = "DURATION", value_parser = parse_wall)]
+        for_: Option<Duration>,
+        /// Run shard I of N (`0/4` .. `3/4`): job g of the sweep is shard
+        /// g mod N's. `lanesim merge` folds the shards' `--format json`
+        /// outputs into the whole sweep's report.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<Shard>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+        /// Also write JUnit XML here: a test case per scenario and one per
+        /// failed seed, with its repro line.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
         /// Print every run's seed and sampled parameters before it starts.
         #[arg(long, short)]
         verbose: bool,
         /// Plant this bug (needs a `--features planted-bugs` build).
         #[arg(long)]
         bug: Option<String>,
+    },
+    /// Fold the `--format json` reports of a sweep's shards into the report
+    /// of the whole sweep, with the exit code the unsharded run would have.
+    Merge {
+        /// The shards' JSON reports (every shard of one sweep, once).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Also write JUnit XML here.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
     },
     /// Re-run one seed, printing its parameters, its events (RUST_LOG
     /// filters them, default `lanesim::event=debug`), its marks and verdict.
@@ -245,14 +286,10 @@ enum Command {
 pub enum Outcome {
     /// `list`.
     List(Vec<Scenario>),
-    /// `run`.
+    /// `run` and `merge`.
     Run {
-        /// Every run, in job order.
-        results: Vec<RunResult>,
-        /// Per scenario, its marks.
-        reaches: Vec<ScenarioReach>,
-        /// The bug planted.
-        planted: Planted,
+        /// What the sweep found.
+        report: SweepReport,
         /// How to print.
         format: Format,
     },
@@ -298,20 +335,7 @@ impl Outcome {
     pub fn exit(&self) -> Exit {
         match self {
             Self::List(_) | Self::Bench(_) | Self::Detection(..) => Exit::Pass,
-            Self::Run {
-                results, reaches, ..
-            } => {
-                let worst = results
-                    .iter()
-                    .map(|r| r.verdict)
-                    .max()
-                    .unwrap_or(Verdict::Pass);
-                if worst == Verdict::Pass && reaches.iter().any(ScenarioReach::fell_short) {
-                    Exit::NotReached
-                } else {
-                    Exit::of(worst)
-                }
-            }
+            Self::Run { report, .. } => Exit::of_sweep(report),
             Self::Replay { result, .. } => Exit::of(result.verdict),
             Self::Selftest { reports, .. } => {
                 if reports.iter().any(BugReport::escaped) {
@@ -374,18 +398,28 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             seed,
             seeds,
             jobs,
+            for_,
+            shard,
             format,
+            junit,
             verbose,
             bug,
-        } => run(
-            &paths,
-            seed,
-            seeds,
-            usize::from(jobs),
+        } => run(&RunArgs {
+            paths,
+            seeds: seed.map(SeedRange::one).or(seeds),
+            jobs: usize::from(jobs),
+            wall: for_,
+            shard: shard.unwrap_or(Shard::ALL),
             format,
+            junit,
             verbose,
-            bug.as_deref(),
-        ),
+            bug,
+        }),
+        Command::Merge {
+            files,
+            format,
+            junit,
+        } => merge(&files, format, junit.as_deref()),
         Command::Replay { path, seed, bug } => replay(&path, seed, bug.as_deref()),
         Command::Selftest {
             paths,
@@ -596,7 +630,7 @@ fn shrink(path: &Path, seed: u64, out: &Path, bug: Option<&str>) -> Result<Outco
 fn announce(format: Format, line: &str) {
     match format {
         Format::Human => println!("{line}"),
-        Format::Json => eprintln!("{line}"),
+        Format::Json | Format::Jsonl => eprintln!("{line}"),
     }
 }
 
@@ -610,57 +644,157 @@ fn list(paths: &[PathBuf]) -> Result<Outcome, String> {
     Ok(Outcome::List(load_all(paths)?))
 }
 
-fn run(
-    paths: &[PathBuf],
-    seed: Option<u64>,
+/// `run`'s arguments.
+struct RunArgs {
+    paths: Vec<PathBuf>,
     seeds: Option<SeedRange>,
     jobs: usize,
+    wall: Option<Duration>,
+    shard: Shard,
+    format: Format,
+    junit: Option<PathBuf>,
+    verbose: bool,
+    bug: Option<String>,
+}
+
+/// What a `run` shows while it goes: the seeds and parameters of runs
+/// about to start (when asked, or when there is one), each run as a JSON
+/// line (`--format jsonl`), and a progress bar on a terminal.
+struct RunWatch {
     format: Format,
     verbose: bool,
-    bug: Option<&str>,
-) -> Result<Outcome, String> {
-    let planted = planted(bug)?;
-    let scenarios = load_all(paths)?;
-    let explicit = match (seed, seeds) {
-        (Some(seed), _) => Some(SeedRange::one(seed)),
-        (None, seeds) => seeds,
+    planted: Planted,
+    bar: ProgressBar,
+}
+
+impl Watch for RunWatch {
+    fn starting(&mut self, scenario: &Scenario, seed: u64) {
+        if self.verbose {
+            self.bar.suspend(|| {
+                announce(
+                    self.format,
+                    &format!("  seed {seed}: {}", scenario.sample(seed)),
+                );
+            });
+        }
+    }
+
+    fn folded(&mut self, result: &RunResult, _: &Tally) {
+        if self.format == Format::Jsonl {
+            println!("{}", report::jsonl(result, self.planted));
+        }
+        self.bar.inc(1);
+    }
+}
+
+fn run(args: &RunArgs) -> Result<Outcome, String> {
+    let planted = planted(args.bug.as_deref())?;
+    let scenarios = load_all(&args.paths)?;
+    let plan = Plan {
+        scenarios: &scenarios,
+        seeds: args.seeds,
+        shard: args.shard,
+        wall: args.wall,
+        jobs: args.jobs,
+        planted,
     };
-    let mut work = Vec::new();
+    let mut single = true;
     for scenario in &scenarios {
-        let seeds = explicit.unwrap_or_else(|| scenario.default_seeds());
+        let seeds = plan.seeds_of(scenario);
+        single &= seeds.len() == 1;
+        let shard = if args.shard == Shard::ALL {
+            String::new()
+        } else {
+            format!(", shard {}", args.shard)
+        };
         announce(
-            format,
+            args.format,
             &format!(
-                "{} ({}): seeds {seeds}",
+                "{} ({}): seeds {seeds}{shard}",
                 scenario.name,
                 scenario.path.display(),
             ),
         );
-        let single = seeds.len() == 1;
-        for seed in seeds {
-            if verbose || single {
-                announce(format, &format!("  seed {seed}: {}", scenario.sample(seed)));
-            }
-            work.push((scenario, seed));
-        }
     }
-    let results = run::sweep(&work, jobs, planted, false);
-    let reaches = scenarios
+    let total: u64 = scenarios
         .iter()
-        .map(|scenario| {
-            let mine: Vec<&RunResult> = results
-                .iter()
-                .filter(|r| r.path == scenario.path.display().to_string())
-                .collect();
-            run::reach(scenario, &mine)
+        .scan(0u64, |start, scenario| {
+            let len = plan.seeds_of(scenario).len();
+            let share = args.shard.share(*start, len);
+            *start += len;
+            Some(share)
         })
-        .collect();
-    Ok(Outcome::Run {
-        results,
-        reaches,
+        .sum();
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(4));
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} {elapsed} {human_pos}/{human_len} runs {per_sec} ({eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut watch = RunWatch {
+        format: args.format,
+        verbose: args.verbose || single,
         planted,
-        format,
+        bar,
+    };
+    let report = sweep::sweep(&plan, &mut watch);
+    watch.bar.finish_and_clear();
+    if let Some(path) = &args.junit {
+        write_junit(path, &report)?;
+    }
+    Ok(Outcome::Run {
+        report,
+        format: args.format,
     })
+}
+
+fn write_junit(path: &Path, report: &SweepReport) -> Result<(), String> {
+    let xml = report::junit(report).map_err(|e| format!("--junit: {e}"))?;
+    std::fs::write(path, xml).map_err(|e| format!("--junit {}: {e}", path.display()))
+}
+
+fn merge(files: &[PathBuf], format: Format, junit: Option<&Path>) -> Result<Outcome, String> {
+    let mut shards = Vec::with_capacity(files.len());
+    for file in files {
+        let text = read_bounded(file, MAX_REPORT_BYTES)?;
+        let shard: SweepReport = serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{}:{}:{}: not a `lanesim run --format json` report: {e}",
+                file.display(),
+                e.line(),
+                e.column()
+            )
+        })?;
+        shards.push((file.display().to_string(), shard));
+    }
+    let report = sweep::merge(shards)?;
+    if let Some(path) = junit {
+        write_junit(path, &report)?;
+    }
+    Ok(Outcome::Run { report, format })
+}
+
+/// The largest shard report `merge` reads: a report holds at most
+/// [`sweep::KEPT_FAILURES`] failures per scenario, so a real one is far
+/// smaller.
+const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads `path` as UTF-8 text of at most `max` bytes.
+fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "{}: larger than {max} bytes; not a shard report",
+            path.display()
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8: {e}", path.display()))
 }
 
 fn replay(path: &Path, seed: u64, bug: Option<&str>) -> Result<Outcome, String> {
@@ -689,6 +823,9 @@ fn selftest(
             "selftest needs planted bugs: use `cargo run --features planted-bugs -- selftest`"
                 .into(),
         );
+    }
+    if format == Format::Jsonl {
+        return Err("selftest --format: jsonl streams a run's results; use json or human".into());
     }
     let scenarios = load_all(paths)?;
     let bugs: Vec<PlantedBug> = CATALOGUE
@@ -727,24 +864,24 @@ pub fn print(outcome: &Outcome) {
     match outcome {
         Outcome::List(scenarios) => print!("{}", listing(scenarios)),
         Outcome::Run {
-            results,
-            reaches,
-            planted,
+            report,
             format: Format::Human,
-        } => print!("{}", report::human(results, reaches, *planted)),
+        } => print!("{}", report::human(report)),
         Outcome::Run {
-            results,
-            reaches,
-            planted,
+            report,
             format: Format::Json,
-        } => println!("{}", report::json(results, reaches, *planted)),
+        } => println!("{}", report::json(report, Exit::of_sweep(report) as u8)),
+        Outcome::Run {
+            report,
+            format: Format::Jsonl,
+        } => eprint!("{}", report::human(report)),
         Outcome::Replay { result, planted } => {
             let reach = ScenarioReachLine(result);
             if result.verdict == Verdict::Pass {
                 println!("PASS {} seed {}", result.scenario, result.seed);
             } else {
                 let mut text = String::new();
-                report::failure(&mut text, result, *planted);
+                report::failure(&mut text, &Failure::of(result, *planted));
                 print!("{text}");
             }
             println!("{reach}");
@@ -760,7 +897,7 @@ pub fn print(outcome: &Outcome) {
         } => print!("{}", selftest_table(reports)),
         Outcome::Selftest {
             reports,
-            format: Format::Json,
+            format: Format::Json | Format::Jsonl,
         } => println!("{}", selftest_json(reports)),
         Outcome::Bench(bench) => print!("{}", bench_table(bench)),
         Outcome::Detection(chases, wall) => print!("{}", detection_table(chases, *wall)),

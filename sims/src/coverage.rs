@@ -190,6 +190,22 @@ impl fmt::Display for CoverMark {
     }
 }
 
+/// A mark is written by its printed name in reports (a JSON map key), and
+/// read back by it (`lanesim merge`).
+impl serde::Serialize for CoverMark {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CoverMark {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Self::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown coverage mark `{name}`")))
+    }
+}
+
 /// How often a run hit each mark (marks it never hit are absent).
 pub type Coverage = BTreeMap<CoverMark, u64>;
 

@@ -5,8 +5,22 @@
 use std::path::Path;
 
 use lanesim::planted::Planted;
-use lanesim_sims::run::{execute, sweep, Verdict};
-use lanesim_sims::scenario::Scenario;
+use lanesim_sims::run::sweep::{merge, sweep, Plan, Shard, SweepReport, Unwatched};
+use lanesim_sims::run::{execute, Verdict};
+use lanesim_sims::scenario::{Scenario, SeedRange};
+
+/// Sweeps `scenarios` over `seeds` on `jobs` threads, one shard of it.
+fn sweep_of(scenarios: &[Scenario], seeds: &str, jobs: usize, shard: Shard) -> SweepReport {
+    let plan = Plan {
+        scenarios,
+        seeds: Some(seeds.parse::<SeedRange>().unwrap()),
+        shard,
+        wall: None,
+        jobs,
+        planted: Planted::none(),
+    };
+    sweep(&plan, &mut Unwatched)
+}
 
 /// The written scenarios (`scenarios/*.toml`).
 fn scenarios() -> Vec<Scenario> {
@@ -43,25 +57,23 @@ fn scenario(name: &str) -> Scenario {
 fn every_scenario_passes_on_its_ci_seeds() {
     let scenarios = scenarios();
     assert!(scenarios.len() >= 21, "scenarios went missing");
-    let work: Vec<(&Scenario, u64)> = scenarios
+    let report = sweep_of(&scenarios, "0..8", 2, Shard::ALL);
+    assert_eq!(report.ran(), 8 * scenarios.len() as u64);
+    let failed: Vec<String> = report
+        .scenarios
         .iter()
-        .flat_map(|s| (0..8).map(move |seed| (s, seed)))
-        .collect();
-    let results = sweep(&work, 2, Planted::none(), false);
-    let failed: Vec<String> = results
-        .iter()
-        .filter(|r| r.verdict != Verdict::Pass)
-        .map(|r| {
+        .flat_map(|t| &t.failures)
+        .map(|f| {
             format!(
                 "{} seed {}: {:?} {:?}",
-                r.scenario,
-                r.seed,
-                r.verdict,
-                r.violations.first().map(|v| &v.message)
+                f.scenario,
+                f.seed,
+                f.verdict,
+                f.violations.first().map(|v| &v.message)
             )
         })
         .collect();
-    assert!(failed.is_empty(), "{failed:#?}");
+    assert_eq!(report.verdicts().pass, report.ran(), "{failed:#?}");
 }
 
 /// Every failure a hunt found, shrunk and kept, passes now on its own seed.
@@ -98,17 +110,32 @@ fn every_scenario_names_the_marks_it_exists_to_reach() {
 #[test]
 fn a_parallel_sweep_gives_exactly_the_serial_results() {
     let scenarios = scenarios();
-    let work: Vec<(&Scenario, u64)> = scenarios
-        .iter()
-        .flat_map(|s| (0..3).map(move |seed| (s, seed)))
+    let serial = sweep_of(&scenarios, "0..3", 1, Shard::ALL);
+    assert_eq!(serial.ran(), 3 * scenarios.len() as u64);
+    assert_eq!(serial, sweep_of(&scenarios, "0..3", 2, Shard::ALL));
+}
+
+/// `--shard I/N` splits a sweep: every run is in exactly one shard, and
+/// `merge` of the shards' reports (through their JSON, as `lanesim merge`
+/// reads them) is the unsharded report, digest of every log included.
+#[test]
+fn the_union_of_shards_is_the_unsharded_sweep() {
+    let scenarios = scenarios();
+    let whole = sweep_of(&scenarios, "0..4", 2, Shard::ALL);
+    let shards: Vec<(String, SweepReport)> = (0..3)
+        .map(|index| {
+            let shard = sweep_of(&scenarios, "0..4", 2, Shard { index, count: 3 });
+            assert!(shard.ran() < whole.ran());
+            let json = serde_json::to_string(&shard).unwrap();
+            (
+                format!("shard {index}"),
+                serde_json::from_str(&json).unwrap(),
+            )
+        })
         .collect();
-    let summary = |jobs| -> Vec<(String, u64, u64, Verdict)> {
-        sweep(&work, jobs, Planted::none(), false)
-            .into_iter()
-            .map(|r| (r.scenario, r.seed, r.hash, r.verdict))
-            .collect()
-    };
-    assert_eq!(summary(1), summary(2));
+    let sizes: Vec<u64> = shards.iter().map(|(_, s)| s.ran()).collect();
+    assert_eq!(sizes.iter().sum::<u64>(), whole.ran(), "{sizes:?}");
+    assert_eq!(merge(shards).unwrap(), whole);
 }
 
 /// Found while writing the chaos sampler: a "slow" peer drew a read interval

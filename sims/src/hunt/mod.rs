@@ -5,9 +5,9 @@
 //! Model. A case is a run's parameters and seed (`scenario::Params`), drawn
 //! by the proptest strategies of [`strategy`] from an RNG seeded per case
 //! by the hunt's own seed, so the same `--seed` generates the same cases in
-//! the same order. Cases stream through a bounded channel to `--jobs`
-//! worker threads and their results come back to be folded strictly in
-//! case order, so what a hunt finds does not depend on the number of jobs.
+//! the same order. Cases run on `--jobs` threads on the engine `run` sweeps
+//! use (`run::stream`), which folds results strictly in case order, so what
+//! a hunt finds does not depend on the number of jobs.
 //! The first failure (in that order) stops the hunt unless it keeps going;
 //! it is shrunk ([`shrink`]) and written as an exact scenario file with its
 //! one-line repro.
@@ -29,9 +29,9 @@ pub mod shrink;
 pub mod strategy;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use lanesim::planted::Planted;
@@ -46,6 +46,7 @@ use self::shrink::{run_case, shrink as shrink_case, Budget, Expect, Shrunk, HORI
 use self::strategy::{case, HuntWorld};
 use crate::coverage::CoverMark;
 use crate::rng::SimRng;
+use crate::run::stream::{self, Feed};
 use crate::run::RunResult;
 use crate::scenario::{Contract, Params};
 
@@ -168,7 +169,6 @@ struct Job {
 
 /// What a worker sends back: enough to fold, never the event log.
 struct Outcome {
-    job: Job,
     expect: Option<Expect>,
     contracts: Vec<Contract>,
     message: String,
@@ -177,13 +177,12 @@ struct Outcome {
     hash: u64,
 }
 
-fn outcome(job: Job, result: Result<RunResult, String>) -> Outcome {
+fn outcome(result: Result<RunResult, String>) -> Outcome {
     let result = match result {
         Ok(result) => result,
         // A case the file format refuses: a bug in the strategies.
         Err(error) => {
             return Outcome {
-                job,
                 expect: Some(Expect::Crash),
                 contracts: Vec::new(),
                 message: format!("the generated case is not a valid scenario: {error}"),
@@ -209,7 +208,6 @@ fn outcome(job: Job, result: Result<RunResult, String>) -> Outcome {
         message,
         marks: result.coverage.keys().copied().collect(),
         hash: result.hash,
-        job,
     }
 }
 
@@ -331,161 +329,171 @@ fn replayed(path: &Path) -> Vec<[u8; 32]> {
         .collect()
 }
 
+/// A hunt as a [`Feed`]: draws cases (replayed, fresh or mutated from the
+/// corpus as it stood `LAG` cases ago) and folds their outcomes.
+struct HuntFeed<'a> {
+    config: &'a HuntConfig,
+    progress: &'a dyn Fn(u64, usize, usize),
+    started: Instant,
+    master: SimRng,
+    replay: VecDeque<[u8; 32]>,
+    corpus: Corpus,
+    snapshots: VecDeque<std::ops::Range<u64>>,
+    report: HuntReport,
+    stop: Option<Stop>,
+}
+
+impl Feed for HuntFeed<'_> {
+    type Job = Job;
+    type Done = Outcome;
+
+    fn draw(&mut self, index: u64) -> Option<Job> {
+        if self.config.cases.is_some_and(|cases| index >= cases) {
+            return None;
+        }
+        // The corpus this case may be mutated from: as it stood `LAG`
+        // cases ago.
+        while self.snapshots.len() as u64 > LAG {
+            self.snapshots.pop_front();
+        }
+        if let Some(oldest) = self.snapshots.front() {
+            self.corpus.evict(oldest.start);
+        }
+        let bytes = seed_bytes(&mut self.master);
+        let pick = self.master.next_u64();
+        let (origin, persisted, (params, seed)) = if let Some(saved) = self.replay.pop_front() {
+            (
+                Origin::Replayed,
+                Some(saved),
+                draw(self.config.world, &saved),
+            )
+        } else {
+            let pool = self.snapshots.front().filter(|pool| !pool.is_empty());
+            let parent = pool
+                .filter(|_| self.config.guided && pick % 2 == 1)
+                .and_then(|pool| {
+                    self.corpus
+                        .get(pool.start + (pick / 2) % (pool.end - pool.start))
+                });
+            match parent {
+                Some((_, parent, _)) => (Origin::Mutated, None, mutate(parent, &bytes)),
+                None => (Origin::Fresh, Some(bytes), draw(self.config.world, &bytes)),
+            }
+        };
+        Some(Job {
+            index,
+            origin,
+            params,
+            seed,
+            persisted,
+        })
+    }
+
+    fn fold(&mut self, _: u64, job: Job, folded: Outcome) -> ControlFlow<()> {
+        let (config, report) = (self.config, &mut self.report);
+        report.cases += 1;
+        report.mutated += u64::from(job.origin == Origin::Mutated);
+        report.digest = (report.digest ^ folded.hash)
+            .wrapping_mul(0x100_0000_01b3)
+            .rotate_left(5);
+        for mark in &folded.marks {
+            *report.marks.entry(*mark).or_default() += 1;
+        }
+        self.corpus.offer(&job.params, job.seed, &folded.marks);
+        self.snapshots.push_back(self.corpus.snapshot());
+        if let Some(expect) = folded.expect {
+            report.failures += 1;
+            if let (Some(path), Some(bytes), Origin::Fresh) =
+                (&config.regressions, job.persisted, job.origin)
+            {
+                if let Some(seed) = persisted(&bytes) {
+                    persistence(path).save_persisted_failure2(None, seed, &folded.message);
+                }
+            }
+            if report.found.len() < MAX_FOUND {
+                report.found.push(Found {
+                    index: job.index,
+                    origin: job.origin,
+                    params: job.params,
+                    seed: job.seed,
+                    expect,
+                    contracts: folded.contracts,
+                    message: folded.message,
+                    shrunk: None,
+                });
+            }
+            if !config.keep_going {
+                self.stop = Some(Stop::Failure);
+            }
+        }
+        if self.stop.is_none()
+            && config
+                .wall
+                .is_some_and(|wall| self.started.elapsed() >= wall)
+        {
+            self.stop = Some(Stop::Time);
+        }
+        (self.progress)(report.cases, report.found.len(), report.marks.len());
+        if self.stop.is_some() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+
+    fn lost(_: &Job, panic: String) -> Outcome {
+        Outcome {
+            expect: Some(Expect::Crash),
+            contracts: Vec::new(),
+            message: format!("the testbed panicked outside the run: {panic}"),
+            marks: BTreeSet::new(),
+            hash: 0,
+        }
+    }
+}
+
 /// Runs a hunt. `progress` is told (cases run, failures, marks reached)
 /// after each case is folded.
 pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntReport {
-    let started = Instant::now(); // wall-clock: ok (the hunt's own time budget, outside any run)
-    let mut master = SimRng::new(config.seed).fork("hunt");
-    let mut replay: VecDeque<[u8; 32]> = config
-        .regressions
-        .as_deref()
-        .map(replayed)
-        .unwrap_or_default()
-        .into();
-    let mut corpus = Corpus::default();
-    let mut snapshots: VecDeque<std::ops::Range<u64>> = VecDeque::new();
-    let mut report = HuntReport {
-        world: config.world,
-        cases: 0,
-        mutated: 0,
-        found: Vec::new(),
-        failures: 0,
-        marks: BTreeMap::new(),
-        corpus: 0,
-        wall: Duration::ZERO,
-        stop: Stop::Cases,
-        digest: 0,
+    let mut feed = HuntFeed {
+        config,
+        progress,
+        started: Instant::now(), // wall-clock: ok (the hunt's own time budget, outside any run)
+        master: SimRng::new(config.seed).fork("hunt"),
+        replay: config
+            .regressions
+            .as_deref()
+            .map(replayed)
+            .unwrap_or_default()
+            .into(),
+        corpus: Corpus::default(),
+        snapshots: VecDeque::new(),
+        report: HuntReport {
+            world: config.world,
+            cases: 0,
+            mutated: 0,
+            found: Vec::new(),
+            failures: 0,
+            marks: BTreeMap::new(),
+            corpus: 0,
+            wall: Duration::ZERO,
+            stop: Stop::Cases,
+            digest: 0,
+        },
+        stop: None,
     };
-    let jobs = config.jobs.max(1);
-    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(jobs * 2);
-    let job_rx = std::sync::Mutex::new(job_rx);
-    let (done_tx, done_rx) = mpsc::channel::<Outcome>();
     let planted = config.planted;
-    std::thread::scope(|scope| {
-        for _ in 0..jobs {
-            let (job_rx, done_tx) = (&job_rx, done_tx.clone());
-            scope.spawn(move || loop {
-                let job = job_rx.lock().map(|rx| rx.recv());
-                let Ok(Ok(job)) = job else { return };
-                // A panic outside the run (which catches its own) must not
-                // lose the case: the fold waits for every index.
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    run_case(&job.params, job.seed, HORIZON, planted)
-                }))
-                .unwrap_or_else(|_| Err("the testbed panicked outside the run".into()));
-                if done_tx.send(outcome(job, result)).is_err() {
-                    return;
-                }
-            });
-        }
-        drop(done_tx);
-        let mut pending: BTreeMap<u64, Outcome> = BTreeMap::new();
-        let (mut next_draw, mut next_fold) = (0u64, 0u64);
-        let out_of_time =
-            |started: &Instant| config.wall.is_some_and(|wall| started.elapsed() >= wall);
-        let mut stop = None;
-        loop {
-            let drawing = stop.is_none()
-                && config.cases.is_none_or(|cases| next_draw < cases)
-                && next_draw < next_fold + LAG;
-            if drawing {
-                // The corpus this case may be mutated from: as it stood
-                // `LAG` cases ago.
-                while snapshots.len() as u64 > LAG {
-                    snapshots.pop_front();
-                }
-                if let Some(oldest) = snapshots.front() {
-                    corpus.evict(oldest.start);
-                }
-                let bytes = seed_bytes(&mut master);
-                let pick = master.next_u64();
-                let (origin, persisted, (params, seed)) = if let Some(saved) = replay.pop_front() {
-                    (Origin::Replayed, Some(saved), draw(config.world, &saved))
-                } else {
-                    let pool = snapshots.front().filter(|pool| !pool.is_empty());
-                    let parent = pool
-                        .filter(|_| config.guided && pick % 2 == 1)
-                        .and_then(|pool| {
-                            corpus.get(pool.start + (pick / 2) % (pool.end - pool.start))
-                        });
-                    match parent {
-                        Some((_, parent, _)) => (Origin::Mutated, None, mutate(parent, &bytes)),
-                        None => (Origin::Fresh, Some(bytes), draw(config.world, &bytes)),
-                    }
-                };
-                let job = Job {
-                    index: next_draw,
-                    origin,
-                    params,
-                    seed,
-                    persisted,
-                };
-                if job_tx.send(job).is_err() {
-                    break;
-                }
-                next_draw += 1;
-                continue;
-            }
-            if next_fold == next_draw {
-                break;
-            }
-            // Fold the next result in case order.
-            while !pending.contains_key(&next_fold) {
-                match done_rx.recv() {
-                    Ok(outcome) => {
-                        pending.insert(outcome.job.index, outcome);
-                    }
-                    Err(_) => return,
-                }
-            }
-            let folded = pending.remove(&next_fold).expect("just checked");
-            next_fold += 1;
-            if stop.is_some() {
-                continue;
-            }
-            report.cases += 1;
-            report.mutated += u64::from(folded.job.origin == Origin::Mutated);
-            report.digest = (report.digest ^ folded.hash)
-                .wrapping_mul(0x100_0000_01b3)
-                .rotate_left(5);
-            for mark in &folded.marks {
-                *report.marks.entry(*mark).or_default() += 1;
-            }
-            corpus.offer(&folded.job.params, folded.job.seed, &folded.marks);
-            snapshots.push_back(corpus.snapshot());
-            if let Some(expect) = folded.expect {
-                report.failures += 1;
-                if let (Some(path), Some(bytes), Origin::Fresh) =
-                    (&config.regressions, folded.job.persisted, folded.job.origin)
-                {
-                    if let Some(seed) = persisted(&bytes) {
-                        persistence(path).save_persisted_failure2(None, seed, &folded.message);
-                    }
-                }
-                if report.found.len() < MAX_FOUND {
-                    report.found.push(Found {
-                        index: folded.job.index,
-                        origin: folded.job.origin,
-                        params: folded.job.params,
-                        seed: folded.job.seed,
-                        expect,
-                        contracts: folded.contracts,
-                        message: folded.message,
-                        shrunk: None,
-                    });
-                }
-                if !config.keep_going {
-                    stop = Some(Stop::Failure);
-                }
-            }
-            if stop.is_none() && out_of_time(&started) {
-                stop = Some(Stop::Time);
-            }
-            progress(report.cases, report.found.len(), report.marks.len());
-        }
-        report.stop = stop.unwrap_or(Stop::Cases);
-        drop(job_tx);
+    stream::drive(&mut feed, config.jobs, LAG, |job: &Job| {
+        outcome(run_case(&job.params, job.seed, HORIZON, planted))
     });
+    let HuntFeed {
+        mut report,
+        corpus,
+        stop,
+        started,
+        ..
+    } = feed;
+    report.stop = stop.unwrap_or(Stop::Cases);
     report.corpus = corpus.len();
     if let Some(budget) = config.shrink {
         for found in &mut report.found {
@@ -552,21 +560,12 @@ pub fn shrink_run(
 ) -> Result<Found, String> {
     let result = run_case(params, seed, horizon, planted)
         .map_err(|error| format!("its parameters do not make a valid scenario file: {error}"))?;
-    let folded = outcome(
-        Job {
-            index: 0,
-            origin: Origin::Written,
-            params: params.clone(),
-            seed,
-            persisted: None,
-        },
-        Ok(result),
-    );
+    let folded = outcome(Ok(result));
     let expect = folded.expect.ok_or("the run passes: nothing to shrink")?;
     let mut found = Found {
         index: 0,
         origin: Origin::Written,
-        params: folded.job.params,
+        params: params.clone(),
         seed,
         expect,
         contracts: folded.contracts,

@@ -1,10 +1,10 @@
-//! Running scenarios: one seed ([`execute`]), sweeps across threads with
-//! results identical to a serial run ([`sweep`]), determinism audits
-//! ([`audit`]), and the one repro line every failure prints ([`repro_line`]).
+//! Running scenarios: one seed ([`execute`]); sweeps of any size across
+//! threads, streamed into per-scenario tallies identical to a serial run's
+//! and split into shards ([`sweep`], on the engine in [`stream`]);
+//! determinism audits ([`audit`]); and the one repro line every failure
+//! prints ([`repro_line`]).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use lanesim::planted::Planted;
@@ -12,16 +12,20 @@ use lanesim::planted::Planted;
 pub mod bench;
 pub mod report;
 pub mod selftest;
+pub mod stream;
+pub mod sweep;
 
 use crate::check::{self, CheckContext, Violation};
 use crate::coverage::{CoverMark, Coverage, PreemptPolicy};
 use crate::event::{log_hash, record_hash, Record};
-use crate::scenario::marks::evidence;
 use crate::scenario::{Contract, FaultKind, Params, Policy, Reach, Scenario};
 use crate::world;
 
 /// How one run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Every checked contract held.
     Pass,
@@ -162,6 +166,26 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
     }
 }
 
+impl RunResult {
+    /// The result of a run whose testbed panicked with `message`.
+    #[must_use]
+    pub fn crashed(scenario: &Scenario, seed: u64, message: String) -> Self {
+        Self {
+            scenario: scenario.name.clone(),
+            path: scenario.path.display().to_string(),
+            seed,
+            params: String::new(),
+            verdict: Verdict::Crash,
+            violations: Vec::new(),
+            crash: Some(message),
+            hash: log_hash(&[]),
+            records: Vec::new(),
+            elapsed: Duration::ZERO,
+            coverage: Coverage::new(),
+        }
+    }
+}
+
 /// Runs one seed of `scenario`.
 #[must_use]
 pub fn execute(scenario: &Scenario, seed: u64, planted: Planted) -> RunResult {
@@ -169,33 +193,22 @@ pub fn execute(scenario: &Scenario, seed: u64, planted: Planted) -> RunResult {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         world::run(scenario, &params, seed, planted)
     }));
-    let (records, finished, elapsed, coverage, crash) = match outcome {
-        Ok(run) => (run.records, run.finished, run.elapsed, run.coverage, None),
+    let run = match outcome {
+        Ok(run) => run,
         Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "non-string panic".into());
-            (
-                Vec::new(),
-                false,
-                Duration::ZERO,
-                Coverage::new(),
-                Some(message),
-            )
+            let mut result = RunResult::crashed(scenario, seed, stream::panic_message(&*payload));
+            result.params = params.to_string();
+            return result;
         }
     };
     let violations = check::check(
         &scenario.file.checks,
-        &records,
-        &check_context(&params, finished),
+        &run.records,
+        &check_context(&params, run.finished),
     );
-    let verdict = if crash.is_some() {
-        Verdict::Crash
-    } else if !violations.is_empty() {
+    let verdict = if !violations.is_empty() {
         Verdict::Violated
-    } else if !finished {
+    } else if !run.finished {
         Verdict::Liveness
     } else {
         Verdict::Pass
@@ -207,11 +220,11 @@ pub fn execute(scenario: &Scenario, seed: u64, planted: Planted) -> RunResult {
         params: params.to_string(),
         verdict,
         violations,
-        crash,
-        hash: log_hash(&records),
-        records,
-        elapsed,
-        coverage,
+        crash: None,
+        hash: log_hash(&run.records),
+        records: run.records,
+        elapsed: run.elapsed,
+        coverage: run.coverage,
     }
 }
 
@@ -251,7 +264,7 @@ pub struct ScenarioReach {
     pub judged: bool,
     /// Contracts the scenario lists that no seed gave a chance to fail
     /// (see `scenario::marks::evidence`), with what was missing.
-    pub vacuous: Vec<(Contract, &'static str)>,
+    pub vacuous: Vec<(Contract, String)>,
 }
 
 impl ScenarioReach {
@@ -270,83 +283,6 @@ impl ScenarioReach {
     pub fn fell_short(&self) -> bool {
         self.judged && (!self.missed().is_empty() || !self.vacuous.is_empty())
     }
-}
-
-/// Folds `results` (all of one scenario) into its coverage report.
-#[must_use]
-pub fn reach(scenario: &Scenario, results: &[&RunResult]) -> ScenarioReach {
-    let mut hits: std::collections::BTreeMap<CoverMark, u64> = std::collections::BTreeMap::new();
-    for result in results {
-        for mark in result.coverage.keys() {
-            *hits.entry(*mark).or_default() += 1;
-        }
-    }
-    for reach in &scenario.reaches {
-        hits.entry(reach.mark).or_default();
-    }
-    let marks = hits
-        .into_iter()
-        .map(|(mark, seeds_hit)| MarkReach {
-            mark,
-            seeds_hit,
-            required: scenario.reaches.iter().find(|r| r.mark == mark).copied(),
-        })
-        .collect();
-    let vacuous = scenario
-        .file
-        .checks
-        .iter()
-        .filter_map(|&contract| {
-            let (what, marks) = evidence(contract)?;
-            let reached = results
-                .iter()
-                .any(|r| marks.iter().any(|mark| r.coverage.contains_key(mark)));
-            (!reached).then_some((contract, what))
-        })
-        .collect();
-    ScenarioReach {
-        scenario: scenario.name.clone(),
-        path: scenario.path.display().to_string(),
-        seeds: results.len() as u64,
-        marks,
-        judged: results.len() > 1,
-        vacuous,
-    }
-}
-
-/// Runs every `(scenario, seed)` job on `jobs` threads; results come back in
-/// job order, so the report is identical to a serial run's.
-#[must_use]
-pub fn sweep(
-    work: &[(&Scenario, u64)],
-    jobs: usize,
-    planted: Planted,
-    keep_logs: bool,
-) -> Vec<RunResult> {
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<RunResult>>> =
-        Mutex::new((0..work.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1).min(work.len().max(1)) {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(scenario, seed)) = work.get(index) else {
-                    break;
-                };
-                let mut result = execute(scenario, seed, planted);
-                if !keep_logs && result.verdict == Verdict::Pass {
-                    result.records = Vec::new();
-                }
-                results.lock().unwrap()[index] = Some(result);
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|r| r.expect("every job ran"))
-        .collect()
 }
 
 /// A seed whose two runs differed.

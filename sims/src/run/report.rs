@@ -1,42 +1,85 @@
-//! How results are shown: a human summary (default) or JSON for machines.
-//! Failures in full, passes counted, then the mark table: how many seeds of
-//! each scenario reached each coverage mark, and which required marks a
-//! sweep missed.
+//! How results are shown: a human summary (default), one JSON document,
+//! one JSON line per run (streamed), or JUnit XML. Failures in full, passes
+//! counted, then the mark table: how many seeds of each scenario reached
+//! each coverage mark, and which required marks a sweep missed.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use super::{repro_line, RunResult, ScenarioReach, Verdict};
+use super::sweep::{Failure, SweepReport};
+use super::{RunResult, ScenarioReach, Verdict};
 use lanesim::planted::Planted;
 
 /// Violations printed per contract and run; the rest are counted.
 const SHOWN_PER_CONTRACT: usize = 3;
 
-/// The human report of a sweep: failures in full, a line per scenario, the
-/// mark table, missed marks, and the summary.
+/// The human report of a sweep: failures in full (the lowest seeds'), a
+/// line per scenario, the mark table, missed marks, and the summary.
 #[must_use]
-pub fn human(results: &[RunResult], reaches: &[ScenarioReach], planted: Planted) -> String {
+pub fn human(report: &SweepReport) -> String {
     let mut out = String::new();
-    let mut counts = [0usize; 4];
-    for result in results {
-        counts[result.verdict as usize] += 1;
-        if result.verdict != Verdict::Pass {
-            failure(&mut out, result, planted);
+    for tally in &report.scenarios {
+        for failed in &tally.failures {
+            failure(&mut out, failed);
+        }
+        let failed = tally.ran() - tally.verdicts.pass;
+        if failed > tally.failures.len() as u64 {
+            let _ = writeln!(
+                out,
+                "... and {} more failed seed(s) of {} not shown (`--format jsonl` streams every run)",
+                failed - tally.failures.len() as u64,
+                tally.scenario
+            );
         }
     }
-    for reach in reaches {
-        let mine = results.iter().filter(|r| r.path == reach.path);
-        let passed = mine.clone().filter(|r| r.verdict == Verdict::Pass).count();
-        let seeds = seed_span(mine.map(|r| r.seed));
+    let shard = report
+        .shard
+        .map_or_else(String::new, |shard| format!(" (shard {shard})"));
+    for tally in &report.scenarios {
+        let stopped = if tally.ran() < tally.planned {
+            format!(" (stopped after {} of {} runs)", tally.ran(), tally.planned)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "{} ({}): seeds {seeds}: {passed}/{} pass",
-            reach.scenario, reach.path, reach.seeds
+            "{} ({}): seeds {}{shard}: {}/{} pass{stopped}",
+            tally.scenario,
+            tally.path,
+            tally.seeds,
+            tally.verdicts.pass,
+            tally.ran()
         );
     }
-    out.push_str(&mark_table(reaches));
+    let reaches = report.reaches();
+    out.push_str(&mark_table(&reaches));
+    let missed = missed_lines(&mut out, &reaches);
+    let verdicts = report.verdicts();
+    if report.stopped {
+        let _ = writeln!(
+            out,
+            "stopped by --for: {} of {} runs done",
+            report.ran(),
+            report.planned()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "summary: {} runs: {} pass, {} violated, {} liveness, {} crash; {missed} reach requirement(s) missed",
+        verdicts.total(),
+        verdicts.pass,
+        verdicts.violated,
+        verdicts.liveness,
+        verdicts.crash,
+    );
+    out
+}
+
+/// Writes a `NOT REACHED` line per requirement a judged sweep missed;
+/// returns how many.
+fn missed_lines(out: &mut String, reaches: &[ScenarioReach]) -> usize {
     let mut missed = 0;
     for reach in reaches.iter().filter(|r| r.judged) {
         for (contract, what) in &reach.vacuous {
@@ -64,46 +107,32 @@ pub fn human(results: &[RunResult], reaches: &[ScenarioReach], planted: Planted)
             );
         }
     }
-    let _ = writeln!(
-        out,
-        "summary: {} runs: {} pass, {} violated, {} liveness, {} crash; {missed} reach requirement(s) missed",
-        results.len(),
-        counts[Verdict::Pass as usize],
-        counts[Verdict::Violated as usize],
-        counts[Verdict::Liveness as usize],
-        counts[Verdict::Crash as usize]
-    );
-    out
-}
-
-/// `a..=b` for a contiguous run of seeds, else a count.
-fn seed_span(seeds: impl Iterator<Item = u64>) -> String {
-    let seeds: Vec<u64> = seeds.collect();
-    match (seeds.first(), seeds.last()) {
-        (Some(first), Some(last)) if last - first + 1 == seeds.len() as u64 => {
-            format!("{first}..={last}")
-        }
-        _ => format!("{} seeds", seeds.len()),
-    }
+    missed
 }
 
 /// One failed run: verdict, parameters, violations, the repro line.
-pub fn failure(out: &mut String, result: &RunResult, planted: Planted) {
+pub fn failure(out: &mut String, failed: &Failure) {
     let _ = writeln!(
         out,
         "{} {} seed {}: {}",
-        result.verdict.name().to_uppercase(),
-        result.scenario,
-        result.seed,
-        result.params
+        failed.verdict.name().to_uppercase(),
+        failed.scenario,
+        failed.seed,
+        failed.params
     );
     let mut shown: BTreeMap<&str, usize> = BTreeMap::new();
-    for violation in &result.violations {
-        let count = shown.entry(violation.contract.id()).or_default();
+    for broken in &failed.violations {
+        let count = shown.entry(broken.contract.id()).or_default();
         *count += 1;
         if *count <= SHOWN_PER_CONTRACT {
-            for line in violation.to_string().lines() {
-                let _ = writeln!(out, "    {line}");
+            let _ = writeln!(
+                out,
+                "    {} violated: {}",
+                broken.contract.id(),
+                broken.message
+            );
+            for record in &broken.evidence {
+                let _ = writeln!(out, "        {record}");
             }
         }
     }
@@ -116,17 +145,17 @@ pub fn failure(out: &mut String, result: &RunResult, planted: Planted) {
             );
         }
     }
-    if let Some(crash) = &result.crash {
+    if let Some(crash) = &failed.crash {
         let _ = writeln!(out, "    the testbed panicked: {crash}");
     }
-    if result.verdict == Verdict::Liveness {
+    if failed.verdict == Verdict::Liveness {
         let _ = writeln!(
             out,
-            "    ran out of its virtual-time budget after {:?}",
-            result.elapsed
+            "    ran out of its virtual-time budget after {} ms",
+            failed.virtual_ms
         );
     }
-    let _ = writeln!(out, "  {}", repro_line(&result.path, result.seed, planted));
+    let _ = writeln!(out, "  {}", failed.repro);
 }
 
 /// Marks as rows, scenarios as numbered columns: how many seeds reached
@@ -155,6 +184,14 @@ pub fn mark_table(reaches: &[ScenarioReach]) -> String {
         .max()
         .unwrap_or(0)
         .max(4);
+    // Columns as wide as their widest cell (a long sweep's counts grow).
+    let cell = rows
+        .values()
+        .flatten()
+        .map(String::len)
+        .max()
+        .unwrap_or(0)
+        .max(5);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -162,13 +199,13 @@ pub fn mark_table(reaches: &[ScenarioReach]) -> String {
     );
     let _ = write!(out, "{:<width$}", "");
     for column in 1..=reaches.len() {
-        let _ = write!(out, " {column:>5}");
+        let _ = write!(out, " {column:>cell$}");
     }
     out.push('\n');
     for (mark, cells) in &rows {
         let _ = write!(out, "{:<width$}", mark.to_string());
-        for cell in cells {
-            let _ = write!(out, " {cell:>5}");
+        for text in cells {
+            let _ = write!(out, " {text:>cell$}");
         }
         out.push('\n');
     }
@@ -184,55 +221,111 @@ pub fn mark_table(reaches: &[ScenarioReach]) -> String {
     out
 }
 
-/// The JSON report of a sweep: every run, and per scenario its marks and
-/// requirements.
+/// The JSON report of a sweep: the report itself (what `lanesim merge`
+/// reads back), each scenario's coverage judgement, and a summary with the
+/// exit code.
 #[must_use]
-pub fn json(results: &[RunResult], reaches: &[ScenarioReach], planted: Planted) -> String {
-    let runs: Vec<Value> = results
+pub fn json(report: &SweepReport, exit: u8) -> String {
+    let mut document = serde_json::to_value(report).unwrap_or(Value::Null);
+    let reaches = report.reaches();
+    if let Some(Value::Array(scenarios)) = document.get_mut("scenarios") {
+        for (scenario, reach) in scenarios.iter_mut().zip(&reaches) {
+            scenario["judged"] = json!(reach.judged);
+            scenario["reaches"] = reach
+                .marks
+                .iter()
+                .filter_map(|m| {
+                    m.required.map(|r| {
+                        json!({
+                            "mark": m.mark.to_string(),
+                            "required_seeds": r.required(reach.seeds),
+                            "seeds_hit": m.seeds_hit,
+                            "reached": !m.missed(reach.seeds),
+                        })
+                    })
+                })
+                .collect();
+        }
+    }
+    let verdicts = report.verdicts();
+    document["summary"] = json!({
+        "planned": report.planned(),
+        "runs": verdicts.total(),
+        "pass": verdicts.pass,
+        "violated": verdicts.violated,
+        "liveness": verdicts.liveness,
+        "crash": verdicts.crash,
+        "missed": reaches.iter().filter(|r| r.fell_short()).count(),
+        "exit": exit,
+    });
+    serde_json::to_string_pretty(&document).unwrap_or_default()
+}
+
+/// One run as one line of JSON (`--format jsonl`).
+#[must_use]
+pub fn jsonl(result: &RunResult, planted: Planted) -> String {
+    let marks: serde_json::Map<String, Value> = result
+        .coverage
         .iter()
-        .map(|r| {
-            json!({
-                "scenario": r.scenario,
-                "path": r.path,
-                "seed": r.seed,
-                "verdict": r.verdict.name(),
-                "params": r.params,
-                "hash": format!("{:016x}", r.hash),
-                "virtual_ms": r.elapsed.as_millis() as u64,
-                "crash": r.crash,
-                "marks": r.coverage.iter().map(|(mark, count)| (mark.to_string(), json!(count))).collect::<serde_json::Map<_, _>>(),
-                "violations": r.violations.iter().map(|v| json!({
-                    "contract": v.contract.id(),
-                    "message": v.message,
-                    "evidence": v.evidence,
-                })).collect::<Vec<_>>(),
-                "repro": (r.verdict != Verdict::Pass).then(|| repro_line(&r.path, r.seed, planted)),
-            })
-        })
+        .map(|(mark, count)| (mark.to_string(), json!(count)))
         .collect();
-    let scenarios: Vec<Value> = reaches
-        .iter()
-        .map(|reach| {
-            json!({
-                "scenario": reach.scenario,
-                "path": reach.path,
-                "seeds": reach.seeds,
-                "judged": reach.judged,
-                "marks": reach.marks.iter().map(|m| (m.mark.to_string(), json!(m.seeds_hit))).collect::<serde_json::Map<_, _>>(),
-                "vacuous_contracts": reach.vacuous.iter().filter(|_| reach.judged).map(|(c, what)| json!({
-                    "contract": c.id(),
-                    "missing": what,
-                })).collect::<Vec<_>>(),
-                "reaches": reach.marks.iter().filter_map(|m| m.required.map(|r| json!({
-                    "mark": m.mark.to_string(),
-                    "share": r.share,
-                    "required_seeds": r.required(reach.seeds),
-                    "seeds_hit": m.seeds_hit,
-                    "reached": !m.missed(reach.seeds),
-                }))).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    serde_json::to_string_pretty(&json!({ "runs": runs, "scenarios": scenarios }))
-        .unwrap_or_default()
+    let mut line = serde_json::to_value(Failure::of(result, planted)).unwrap_or(Value::Null);
+    line["marks"] = Value::Object(marks);
+    if result.verdict == Verdict::Pass {
+        line["repro"] = Value::Null;
+    }
+    line.to_string()
+}
+
+/// The JUnit XML of a sweep: a suite, a test case per scenario (failed if
+/// any seed failed or a required mark was missed), and a test case per
+/// failed seed kept, carrying its repro line.
+///
+/// # Errors
+/// When the XML cannot be written.
+pub fn junit(report: &SweepReport) -> Result<String, String> {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new("lanesim");
+    for (tally, reach) in report.scenarios.iter().zip(report.reaches()) {
+        let failed = tally.ran() - tally.verdicts.pass;
+        let mut missed = String::new();
+        let short = missed_lines(&mut missed, std::slice::from_ref(&reach));
+        let status = if failed > 0 || short > 0 {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status.set_message(format!(
+                "{failed} of {} seeds failed; {short} reach requirement(s) missed",
+                tally.ran()
+            ));
+            let mut description = missed;
+            for failure in &tally.failures {
+                let _ = writeln!(description, "seed {}: {}", failure.seed, failure.repro);
+            }
+            status.set_description(description);
+            status
+        } else {
+            TestCaseStatus::success()
+        };
+        let mut case = TestCase::new(tally.scenario.clone(), status);
+        case.set_classname(tally.path.clone());
+        suite.add_test_case(case);
+        for failure in &tally.failures {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status.set_type(failure.verdict.name());
+            let first = failure.violations.first().map_or_else(
+                || failure.verdict.name().to_string(),
+                |b| format!("{} violated: {}", b.contract.id(), b.message),
+            );
+            status.set_message(format!("{first}; {}", failure.repro));
+            let mut text = String::new();
+            self::failure(&mut text, failure);
+            status.set_description(text);
+            let mut case =
+                TestCase::new(format!("{} seed {}", tally.scenario, failure.seed), status);
+            case.set_classname(tally.path.clone());
+            suite.add_test_case(case);
+        }
+    }
+    let mut junit = Report::new("lanesim run");
+    junit.add_test_suite(suite);
+    junit.to_string().map_err(|e| e.to_string())
 }

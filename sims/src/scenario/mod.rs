@@ -42,7 +42,7 @@ pub struct Scenario {
 }
 
 /// A mark a scenario must reach in a sweep.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Reach {
     /// The mark.
     pub mark: CoverMark,

@@ -7,8 +7,11 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// The most seeds one range may name: a sweep holds one result per seed.
-pub const MAX_SEEDS: u64 = 1_000_000;
+/// The most seeds one range may name: 10^15. A sweep runs its seeds lazily
+/// and keeps a summary, not a result per seed, so the bound is time, not
+/// memory (a million seeds a second would take 31 years); it exists so the
+/// count of a whole sweep (ranges times scenario files) fits in a `u64`.
+pub const MAX_SEEDS: u64 = 1_000_000_000_000_000;
 
 /// A non-empty range of seeds, both ends included, at most [`MAX_SEEDS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -161,8 +164,9 @@ mod tests {
             "5..5",
             "6..5",
             "5..=4",
-            "0..1000001",
-            "0..=1000000",
+            "0..1000000000000001",
+            "0..=1000000000000000",
+            "0..=18446744073709551615",
             "a..b",
             "5",
             "..",
@@ -170,6 +174,9 @@ mod tests {
         ] {
             assert!(bad.parse::<SeedRange>().is_err(), "{bad} was accepted");
         }
-        assert_eq!("0..1000000".parse::<SeedRange>().unwrap().len(), MAX_SEEDS);
+        assert_eq!(
+            "0..1000000000000000".parse::<SeedRange>().unwrap().len(),
+            MAX_SEEDS
+        );
     }
 }

@@ -1,0 +1,632 @@
+//! Sweeps at scale: runs drawn lazily, results folded into a [`Tally`] per
+//! scenario as they finish, in bounded memory, optionally one shard of N,
+//! optionally stopped at a wall-time budget; and [`merge`], which folds
+//! shards' reports into the report of the whole sweep.
+//!
+//! Model: a sweep is the sequence of `(scenario, seed)` jobs, scenario by
+//! scenario, seeds ascending; job `g` of it belongs to shard `g mod N`.
+//! Nothing is kept per run except a failure (at most [`KEPT_FAILURES`] per
+//! scenario, the lowest seeds; the rest are counted), so memory does not
+//! grow with the number of seeds (pinned by `sims/tests/memory.rs`, which
+//! reads the process's peak RSS). Every part of a tally is a sum, an "any"
+//! or the lowest seeds, so folding shards' tallies gives exactly the tally
+//! of the unsharded sweep (pinned by
+//! `the_union_of_shards_is_the_unsharded_sweep`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::ControlFlow;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use lanesim::planted::Planted;
+use serde::{Deserialize, Serialize};
+
+use super::stream::{self, Feed};
+use super::{execute, repro_line, MarkReach, RunResult, ScenarioReach, Verdict};
+use crate::coverage::CoverMark;
+use crate::scenario::marks::evidence;
+use crate::scenario::{Contract, Reach, Scenario, SeedRange};
+
+/// Failures kept in full per scenario (the lowest seeds); the rest are
+/// counted. `--format jsonl` streams every one.
+pub const KEPT_FAILURES: usize = 100;
+/// The most shards a sweep may be split into.
+pub const MAX_SHARDS: u64 = 100_000;
+/// The most scenario files one sweep may hold (so a sweep's job count,
+/// files times [`crate::scenario::MAX_SEEDS`], fits in a `u64`).
+pub const MAX_FILES: usize = 10_000;
+
+/// One shard of a sweep: `index` of `count` (`I/N`, `0 <= I < N`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// Which shard, from 0.
+    pub index: u64,
+    /// How many shards.
+    pub count: u64,
+}
+
+impl Shard {
+    /// The whole sweep.
+    pub const ALL: Self = Self { index: 0, count: 1 };
+
+    /// Whether job `g` of the sweep is this shard's.
+    #[must_use]
+    pub fn owns(self, g: u64) -> bool {
+        g % self.count == self.index
+    }
+
+    /// How many of the jobs `start..start + len` are this shard's.
+    #[must_use]
+    pub fn share(self, start: u64, len: u64) -> u64 {
+        // Jobs below `x` that are ours.
+        let below = |x: u64| {
+            if x > self.index {
+                (x - self.index - 1) / self.count + 1
+            } else {
+                0
+            }
+        };
+        below(start + len) - below(start)
+    }
+}
+
+impl FromStr for Shard {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let expected =
+            || format!("expected I/N with 0 <= I < N <= {MAX_SHARDS} (e.g. 0/4), got \"{text}\"");
+        let (i, n) = text.split_once('/').ok_or_else(expected)?;
+        let index: u64 = i.trim().parse().map_err(|_| expected())?;
+        let count: u64 = n.trim().parse().map_err(|_| expected())?;
+        if count == 0 || count > MAX_SHARDS || index >= count {
+            return Err(expected());
+        }
+        Ok(Self { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// A broken contract, as reported.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Broken {
+    /// Which contract.
+    pub contract: Contract,
+    /// What happened.
+    pub message: String,
+    /// The events that prove it, printed.
+    pub evidence: Vec<String>,
+}
+
+/// A failed run, as reported: everything but its event log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// The scenario's name.
+    pub scenario: String,
+    /// Its file.
+    pub path: String,
+    /// The seed.
+    pub seed: u64,
+    /// How it ended.
+    pub verdict: Verdict,
+    /// The sampled parameters.
+    pub params: String,
+    /// Broken contracts.
+    pub violations: Vec<Broken>,
+    /// The testbed's panic, if it crashed.
+    pub crash: Option<String>,
+    /// Virtual time covered, in ms.
+    pub virtual_ms: u64,
+    /// The event log's hash.
+    pub hash: String,
+    /// The line that reproduces it.
+    pub repro: String,
+}
+
+impl Failure {
+    /// The report of `result`.
+    #[must_use]
+    pub fn of(result: &RunResult, planted: Planted) -> Self {
+        Self {
+            scenario: result.scenario.clone(),
+            path: result.path.clone(),
+            seed: result.seed,
+            verdict: result.verdict,
+            params: result.params.clone(),
+            violations: result
+                .violations
+                .iter()
+                .map(|v| Broken {
+                    contract: v.contract,
+                    message: v.message.clone(),
+                    evidence: v.evidence.iter().map(ToString::to_string).collect(),
+                })
+                .collect(),
+            crash: result.crash.clone(),
+            virtual_ms: u64::try_from(result.elapsed.as_millis()).unwrap_or(u64::MAX),
+            hash: format!("{:016x}", result.hash),
+            repro: repro_line(&result.path, result.seed, planted),
+        }
+    }
+}
+
+/// Runs per verdict.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdicts {
+    /// Every contract held.
+    pub pass: u64,
+    /// A contract broke.
+    pub violated: u64,
+    /// Out of virtual time.
+    pub liveness: u64,
+    /// The testbed panicked.
+    pub crash: u64,
+}
+
+impl Verdicts {
+    fn add(&mut self, verdict: Verdict) {
+        *self.slot(verdict) += 1;
+    }
+
+    fn slot(&mut self, verdict: Verdict) -> &mut u64 {
+        match verdict {
+            Verdict::Pass => &mut self.pass,
+            Verdict::Violated => &mut self.violated,
+            Verdict::Liveness => &mut self.liveness,
+            Verdict::Crash => &mut self.crash,
+        }
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.pass += other.pass;
+        self.violated += other.violated;
+        self.liveness += other.liveness;
+        self.crash += other.crash;
+    }
+
+    /// All runs.
+    #[must_use]
+    pub fn total(self) -> u64 {
+        self.pass + self.violated + self.liveness + self.crash
+    }
+
+    /// The worst verdict any run had.
+    #[must_use]
+    pub fn worst(self) -> Verdict {
+        [
+            (self.crash, Verdict::Crash),
+            (self.violated, Verdict::Violated),
+            (self.liveness, Verdict::Liveness),
+        ]
+        .into_iter()
+        .find(|(n, _)| *n > 0)
+        .map_or(Verdict::Pass, |(_, v)| v)
+    }
+}
+
+/// Whether some run of a sweep gave a listed contract a chance to fail.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Chance {
+    /// The contract.
+    pub contract: Contract,
+    /// What a run must do to give it one.
+    pub needs: String,
+    /// Whether some run did.
+    pub given: bool,
+}
+
+/// What a sweep learned about one scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tally {
+    /// The scenario's name.
+    pub scenario: String,
+    /// Its file.
+    pub path: String,
+    /// The seeds swept (all shards').
+    pub seeds: SeedRange,
+    /// Runs this report was to hold.
+    pub planned: u64,
+    /// Runs per verdict (their total is the runs done).
+    pub verdicts: Verdicts,
+    /// Seeds that reached each mark.
+    pub marks: BTreeMap<CoverMark, u64>,
+    /// The marks the scenario must reach.
+    pub requires: Vec<Reach>,
+    /// The contracts it lists that a run must do something to test.
+    pub chances: Vec<Chance>,
+    /// The failures of the lowest seeds, at most [`KEPT_FAILURES`].
+    pub failures: Vec<Failure>,
+    /// An order-free digest of every run's event-log hash.
+    pub digest: u64,
+}
+
+impl Tally {
+    /// An empty tally of `scenario` over `seeds`, `planned` runs to come.
+    #[must_use]
+    pub fn new(scenario: &Scenario, seeds: SeedRange, planned: u64) -> Self {
+        Self {
+            scenario: scenario.name.clone(),
+            path: scenario.path.display().to_string(),
+            seeds,
+            planned,
+            verdicts: Verdicts::default(),
+            marks: scenario.reaches.iter().map(|r| (r.mark, 0)).collect(),
+            requires: scenario.reaches.clone(),
+            chances: scenario
+                .file
+                .checks
+                .iter()
+                .filter_map(|&contract| {
+                    let (needs, _) = evidence(contract)?;
+                    Some(Chance {
+                        contract,
+                        needs: needs.into(),
+                        given: false,
+                    })
+                })
+                .collect(),
+            failures: Vec::new(),
+            digest: 0,
+        }
+    }
+
+    /// Runs done.
+    #[must_use]
+    pub fn ran(&self) -> u64 {
+        self.verdicts.total()
+    }
+
+    /// Folds one run in.
+    pub fn add(&mut self, result: &RunResult, planted: Planted) {
+        self.verdicts.add(result.verdict);
+        for mark in result.coverage.keys() {
+            *self.marks.entry(*mark).or_default() += 1;
+        }
+        for chance in &mut self.chances {
+            if let Some((_, marks)) = evidence(chance.contract) {
+                chance.given |= marks.iter().any(|m| result.coverage.contains_key(m));
+            }
+        }
+        if result.verdict != Verdict::Pass && self.failures.len() < KEPT_FAILURES {
+            self.failures.push(Failure::of(result, planted));
+        }
+        self.digest = self
+            .digest
+            .wrapping_add(run_digest(result.seed, result.hash));
+    }
+
+    /// Folds another shard's tally of the same scenario in.
+    fn merge(&mut self, other: Self) {
+        self.planned += other.planned;
+        self.verdicts.merge(other.verdicts);
+        for (mark, hits) in other.marks {
+            *self.marks.entry(mark).or_default() += hits;
+        }
+        for (mine, theirs) in self.chances.iter_mut().zip(other.chances) {
+            mine.given |= theirs.given;
+        }
+        self.failures.extend(other.failures);
+        self.failures.sort_by_key(|f| f.seed);
+        self.failures.truncate(KEPT_FAILURES);
+        self.digest = self.digest.wrapping_add(other.digest);
+    }
+
+    /// The coverage judgement: every mark reached, against what is required.
+    #[must_use]
+    pub fn reach(&self) -> ScenarioReach {
+        ScenarioReach {
+            scenario: self.scenario.clone(),
+            path: self.path.clone(),
+            seeds: self.ran(),
+            marks: self
+                .marks
+                .iter()
+                .map(|(mark, hits)| MarkReach {
+                    mark: *mark,
+                    seeds_hit: *hits,
+                    required: self.requires.iter().find(|r| r.mark == *mark).copied(),
+                })
+                .collect(),
+            judged: self.ran() > 1,
+            vacuous: self
+                .chances
+                .iter()
+                .filter(|c| !c.given)
+                .map(|c| (c.contract, c.needs.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// One run's part of a tally's digest: a mix of its seed and log hash, so
+/// the digest, a wrapping sum, is the same whatever order runs fold in.
+fn run_digest(seed: u64, hash: u64) -> u64 {
+    let mut x = hash ^ seed.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15;
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// What a sweep (or a shard of one, or a merge of shards) found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepReport {
+    /// Per scenario, in sweep order.
+    pub scenarios: Vec<Tally>,
+    /// The shard this report is of; `None` for a whole sweep.
+    pub shard: Option<Shard>,
+    /// Whether `--for` ran out before every planned run was done.
+    pub stopped: bool,
+    /// The planted bug, if any.
+    pub planted: Option<String>,
+}
+
+impl SweepReport {
+    /// Runs done.
+    #[must_use]
+    pub fn ran(&self) -> u64 {
+        self.scenarios.iter().map(Tally::ran).sum()
+    }
+
+    /// Runs planned.
+    #[must_use]
+    pub fn planned(&self) -> u64 {
+        self.scenarios.iter().map(|t| t.planned).sum()
+    }
+
+    /// Runs per verdict, over every scenario.
+    #[must_use]
+    pub fn verdicts(&self) -> Verdicts {
+        let mut all = Verdicts::default();
+        for tally in &self.scenarios {
+            all.merge(tally.verdicts);
+        }
+        all
+    }
+
+    /// Per scenario, its coverage judgement.
+    #[must_use]
+    pub fn reaches(&self) -> Vec<ScenarioReach> {
+        self.scenarios.iter().map(Tally::reach).collect()
+    }
+}
+
+/// What to sweep and how.
+pub struct Plan<'a> {
+    /// The scenarios, in sweep order.
+    pub scenarios: &'a [Scenario],
+    /// The seeds of every scenario; `None`: each scenario's own.
+    pub seeds: Option<SeedRange>,
+    /// Which shard of the sweep to run.
+    pub shard: Shard,
+    /// Stop drawing runs after this much wall time.
+    pub wall: Option<Duration>,
+    /// Threads.
+    pub jobs: usize,
+    /// The bug planted.
+    pub planted: Planted,
+}
+
+impl Plan<'_> {
+    /// The seeds `scenario` is swept over.
+    #[must_use]
+    pub fn seeds_of(&self, scenario: &Scenario) -> SeedRange {
+        self.seeds.unwrap_or_else(|| scenario.default_seeds())
+    }
+}
+
+/// Told of a sweep's progress, on the thread that folds.
+pub trait Watch {
+    /// Run `seed` of `scenario` is about to start (its seed and parameters
+    /// may be printed before its first step).
+    fn starting(&mut self, scenario: &Scenario, seed: u64) {
+        let _ = (scenario, seed);
+    }
+
+    /// A run was folded into `tally`.
+    fn folded(&mut self, result: &RunResult, tally: &Tally) {
+        let _ = (result, tally);
+    }
+}
+
+/// A watch that watches nothing.
+pub struct Unwatched;
+
+impl Watch for Unwatched {}
+
+/// Runs `plan`, telling `watch` as it goes.
+pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
+    let mut start = 0u64;
+    let mut tallies = Vec::with_capacity(plan.scenarios.len());
+    let mut spans = Vec::with_capacity(plan.scenarios.len());
+    for scenario in plan.scenarios {
+        let seeds = plan.seeds_of(scenario);
+        tallies.push(Tally::new(
+            scenario,
+            seeds,
+            plan.shard.share(start, seeds.len()),
+        ));
+        spans.push((start, seeds));
+        start += seeds.len();
+    }
+    let mut feed = SweepFeed {
+        plan,
+        spans,
+        cursor: 0,
+        tallies,
+        watch,
+        started: Instant::now(), // wall-clock: ok (the sweep's --for budget, outside any run)
+        stopped: false,
+    };
+    let lag = u64::try_from(plan.jobs.max(1) * 4).unwrap_or(u64::MAX);
+    stream::drive(&mut feed, plan.jobs, lag, |&(scenario, _, seed)| {
+        let mut result = execute(scenario, seed, plan.planted);
+        result.records = Vec::new();
+        result
+    });
+    SweepReport {
+        scenarios: feed.tallies,
+        shard: (plan.shard != Shard::ALL).then_some(plan.shard),
+        stopped: feed.stopped,
+        planted: plan.planted.selected().map(|bug| bug.name().to_string()),
+    }
+}
+
+/// The sweep as a [`Feed`]: jobs are `(scenario index, seed)`.
+struct SweepFeed<'p, 'w> {
+    plan: &'p Plan<'p>,
+    /// Per scenario, its first job's index in the sweep and its seeds.
+    spans: Vec<(u64, SeedRange)>,
+    /// The next job of the sweep to consider.
+    cursor: u64,
+    tallies: Vec<Tally>,
+    watch: &'w mut dyn Watch,
+    started: Instant,
+    stopped: bool,
+}
+
+impl SweepFeed<'_, '_> {
+    /// The next job at or after the cursor that is this shard's.
+    fn next_job(&mut self) -> Option<(usize, u64)> {
+        let shard = self.plan.shard;
+        // The first index >= cursor in this shard.
+        let offset = (shard.index + shard.count - self.cursor % shard.count) % shard.count;
+        let g = self.cursor.checked_add(offset)?;
+        let index = self
+            .spans
+            .partition_point(|(start, seeds)| start + seeds.len() <= g);
+        let (start, seeds) = *self.spans.get(index)?;
+        self.cursor = g + 1;
+        Some((index, seeds.first() + (g - start)))
+    }
+}
+
+impl<'p> Feed for SweepFeed<'p, '_> {
+    type Job = (&'p Scenario, usize, u64);
+    type Done = RunResult;
+
+    fn draw(&mut self, _: u64) -> Option<Self::Job> {
+        if self
+            .plan
+            .wall
+            .is_some_and(|wall| self.started.elapsed() >= wall)
+        {
+            self.stopped = self.tallies.iter().any(|t| t.ran() < t.planned);
+            return None;
+        }
+        let (index, seed) = self.next_job()?;
+        let scenario = &self.plan.scenarios[index];
+        self.watch.starting(scenario, seed);
+        Some((scenario, index, seed))
+    }
+
+    fn fold(&mut self, _: u64, (_, index, _): Self::Job, result: RunResult) -> ControlFlow<()> {
+        let tally = &mut self.tallies[index];
+        tally.add(&result, self.plan.planted);
+        self.watch.folded(&result, tally);
+        ControlFlow::Continue(())
+    }
+
+    fn lost(&(scenario, _, seed): &Self::Job, panic: String) -> RunResult {
+        RunResult::crashed(scenario, seed, panic)
+    }
+}
+
+/// Folds the reports of every shard of one sweep (each named by where it
+/// came from) into the report of the whole sweep.
+///
+/// # Errors
+/// When the reports are not every shard of one sweep exactly once (a
+/// missing or repeated shard, shards of different sweeps, scenarios or
+/// planted bugs).
+pub fn merge(shards: Vec<(String, SweepReport)>) -> Result<SweepReport, String> {
+    let Some((first_name, first)) = shards.first() else {
+        return Err("no shard reports to merge".into());
+    };
+    let first_name = first_name.clone();
+    let count = first.shard.map_or(1, |s| s.count);
+    if shards.len() as u64 != count {
+        return Err(format!(
+            "{first_name} is one of {count} shard(s), but {} report(s) were given",
+            shards.len()
+        ));
+    }
+    let mut seen = vec![false; shards.len()];
+    let planted = first.planted.clone();
+    let mut merged: Option<SweepReport> = None;
+    for (name, report) in shards {
+        let shard = report.shard.unwrap_or(Shard::ALL);
+        if shard.count != count {
+            return Err(format!(
+                "{name} is shard {shard}, of a different split than {first_name} ({count} shards)"
+            ));
+        }
+        let slot = &mut seen[usize::try_from(shard.index).unwrap_or(usize::MAX)];
+        if std::mem::replace(slot, true) {
+            return Err(format!("{name}: shard {shard} was given twice"));
+        }
+        if report.planted != planted {
+            return Err(format!(
+                "{name} planted {:?}, {first_name} planted {planted:?}: not one sweep",
+                report.planted
+            ));
+        }
+        let Some(whole) = &mut merged else {
+            merged = Some(SweepReport {
+                shard: None,
+                ..report
+            });
+            continue;
+        };
+        let same =
+            whole.scenarios.len() == report.scenarios.len()
+                && whole.scenarios.iter().zip(&report.scenarios).all(|(a, b)| {
+                    a.path == b.path && a.seeds == b.seeds && a.requires == b.requires
+                });
+        if !same {
+            return Err(format!(
+                "{name} swept other scenarios or seeds than {first_name}: not one sweep"
+            ));
+        }
+        whole.stopped |= report.stopped;
+        for (mine, theirs) in whole.scenarios.iter_mut().zip(report.scenarios) {
+            mine.merge(theirs);
+        }
+    }
+    merged.ok_or_else(|| "no shard reports to merge".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_job_of_a_sweep_is_in_exactly_one_shard() {
+        for count in [1u64, 2, 3, 7] {
+            for (start, len) in [(0u64, 10u64), (5, 1), (13, 29), (0, 1)] {
+                let shares: u64 = (0..count)
+                    .map(|index| Shard { index, count }.share(start, len))
+                    .sum();
+                assert_eq!(shares, len, "{count} shards of {start}+{len}");
+                for index in 0..count {
+                    let shard = Shard { index, count };
+                    let owned = (start..start + len).filter(|g| shard.owns(*g)).count() as u64;
+                    assert_eq!(shard.share(start, len), owned);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shards_parse_within_their_bounds() {
+        assert_eq!("2/5".parse::<Shard>(), Ok(Shard { index: 2, count: 5 }));
+        for bad in ["5/5", "0/0", "1", "a/b", "-1/3", "0/100001", "3/2"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad} was accepted");
+        }
+    }
+}
