@@ -1363,14 +1363,26 @@ fn planted(bug: Option<&str>) -> Result<Planted, String> {
 /// the error.
 fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
     let mut files = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for path in paths {
-        collect_toml(path, &mut files).map_err(|error| format!("{}: {error}", path.display()))?;
+        let before = files.len();
+        collect_toml(path, &mut files, &mut seen, 16)
+            .map_err(|error| format!("{}: {error}", path.display()))?;
+        if files.len() == before && path.is_dir() {
+            return Err(format!(
+                "{}: no scenario files (*.toml) in this directory or below it",
+                path.display()
+            ));
+        }
+        if files.len() > sweep::MAX_FILES {
+            return Err(format!(
+                "{}: more than {} scenario files",
+                path.display(),
+                sweep::MAX_FILES
+            ));
+        }
     }
     files.sort();
-    files.dedup();
-    if files.is_empty() {
-        return Err("no scenario files found".into());
-    }
     files
         .iter()
         .map(|file| Scenario::load(file).map_err(|error| error.to_string()))
@@ -1378,32 +1390,37 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
 }
 
 /// The `.toml` files under `path`, subdirectories included (so `run
-/// scenarios` runs `scenarios/regressions/` too), at most 16 levels deep.
-fn collect_toml(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    collect_toml_within(path, files, 16)
-}
-
-fn collect_toml_within(path: &Path, files: &mut Vec<PathBuf>, depth: u32) -> std::io::Result<()> {
-    if path.is_dir() {
+/// scenarios` runs `scenarios/regressions/` too), at most `depth` levels
+/// deep. `seen` holds the canonical paths already taken, so a file reached
+/// twice (two arguments, a symlink to a directory) runs once and a symlink
+/// loop ends. A path that cannot be read (missing, a loop of symlinks, no
+/// permission) is an error saying why.
+fn collect_toml(
+    path: &Path,
+    files: &mut Vec<PathBuf>,
+    seen: &mut std::collections::BTreeSet<PathBuf>,
+    depth: u32,
+) -> std::io::Result<()> {
+    let meta = std::fs::metadata(path)?;
+    let canonical = std::fs::canonicalize(path)?;
+    if !seen.insert(canonical) {
+        return Ok(());
+    }
+    if meta.is_dir() {
         if depth == 0 {
             return Ok(());
         }
-        for entry in std::fs::read_dir(path)? {
-            let entry = entry?.path();
-            if entry.is_dir() {
-                collect_toml_within(&entry, files, depth - 1)?;
-            } else if entry.extension().is_some_and(|ext| ext == "toml") {
-                files.push(entry);
+        let mut entries = std::fs::read_dir(path)?
+            .map(|entry| entry.map(|e| e.path()))
+            .collect::<std::io::Result<Vec<_>>>()?;
+        entries.sort();
+        for entry in entries {
+            if entry.is_dir() || entry.extension().is_some_and(|ext| ext == "toml") {
+                collect_toml(&entry, files, seen, depth - 1)?;
             }
         }
-        Ok(())
-    } else if path.is_file() {
-        files.push(path.to_path_buf());
-        Ok(())
     } else {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            "no such file or directory",
-        ))
+        files.push(path.to_path_buf());
     }
+    Ok(())
 }

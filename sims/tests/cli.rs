@@ -733,3 +733,47 @@ fn a_redirected_replay_log_has_no_colour_codes() {
     assert!(log.contains("Routed"), "no events logged: {log}");
     assert!(!log.contains('\u{1b}'), "escape codes in a redirected log");
 }
+
+/// Paths are named when they hold nothing to run or cannot be read; a
+/// directory reached twice (a symlink to itself) runs its files once.
+#[cfg(unix)]
+#[test]
+fn empty_directories_symlink_loops_and_repeats_are_named_or_run_once() {
+    let dir = std::env::temp_dir().join(format!("lanesim-paths-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    std::fs::create_dir_all(dir.join("one")).unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/lanes_order.toml"),
+        dir.join("one/lanes_order.toml"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(dir.join("one"), dir.join("one/again")).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop_b"), dir.join("loop_a")).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop_a"), dir.join("loop_b")).unwrap();
+    let path = |p: &str| dir.join(p).to_str().unwrap().to_string();
+
+    let out = lanesim(&["run", &path("empty")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(&format!("{}: no scenario files (*.toml)", path("empty"))),
+        "{}",
+        stderr(&out)
+    );
+    let out = lanesim(&["run", &path("loop_a")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("symbolic links"), "{}", stderr(&out));
+    let out = lanesim(&[
+        "run",
+        &path("one"),
+        &path("one/lanes_order.toml"),
+        "--seed",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("summary: 1 runs: 1 pass"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -81,12 +81,12 @@ fn impossible_values_are_refused_with_their_line() {
     let error = error_for("capacity = 4", "capacity = 0");
     assert_eq!(
         error,
-        "scenarios/x.toml:14:1: lanes.capacity: must be at least 1 (got 0)"
+        "scenarios/x.toml:14:12: lanes.capacity: must be at least 1 (got 0)"
     );
     let error = error_for("keys = [1, 4]", "keys = [4, 1]");
     assert_eq!(
         error,
-        "scenarios/x.toml:7:1: lanes.keys: range [4, 1] has min > max"
+        "scenarios/x.toml:7:8: lanes.keys: range [4, 1] has min > max"
     );
     let error = error_for(
         "policy = \"reject\"",
@@ -94,7 +94,7 @@ fn impossible_values_are_refused_with_their_line() {
     );
     assert_eq!(
         error,
-        "scenarios/x.toml:16:1: lanes.idle_ttl: must be greater than zero"
+        "scenarios/x.toml:16:12: lanes.idle_ttl: must be greater than zero"
     );
     let error = error_for("gap = \"0ms\"", "gap = \"-3ms\"");
     assert!(
@@ -117,7 +117,7 @@ fn a_contract_of_the_other_world_is_refused() {
     let error = error_for("checks = [\"L1\"]", "checks = [\"DC-1\"]");
     assert_eq!(
         error,
-        "scenarios/x.toml:4:1: checks: DC-1 is not a contract of the lanes world"
+        "scenarios/x.toml:4:11: checks[0]: DC-1 is not a contract of the lanes world"
     );
 }
 
@@ -152,12 +152,12 @@ fn sender_files_refuse_missing_peers_unknown_faults_and_zero_deadlines() {
     let error = sender_error("peer = 1", "peer = 2");
     assert_eq!(
         error,
-        "s.toml:15:1: sender.fault[0].peer: peer index 2 does not exist: there may be only 2 peers"
+        "s.toml:15:8: sender.fault[0].peer: peer index 2 does not exist: there may be only 2 peers"
     );
     let error = sender_error("peers = 2", "peers = 65");
     assert_eq!(
         error,
-        "s.toml:7:1: sender.peers: more peers than the simulated network has addresses (64)"
+        "s.toml:7:9: sender.peers: more peers than the simulated network has addresses (64)"
     );
     let error = sender_error("kind = \"wedge\"", "kind = \"meteor\"");
     assert!(
@@ -167,10 +167,10 @@ fn sender_files_refuse_missing_peers_unknown_faults_and_zero_deadlines() {
     let error = sender_error("gap = \"1ms\"", "gap = \"1ms\"\nwrite_timeout = \"0s\"");
     assert_eq!(
         error,
-        "s.toml:12:1: sender.write_timeout: must be greater than zero"
+        "s.toml:12:17: sender.write_timeout: must be greater than zero"
     );
     let error = sender_error("kind = \"wedge\"", "kind = \"partition\"");
-    assert_eq!(error, "s.toml:14:1: sender.fault[0].kind: this fault needs `for` (how long, or the read interval for slow)");
+    assert_eq!(error, "s.toml:14:8: sender.fault[0].kind: this fault needs `for` (how long, or the read interval for slow)");
 }
 
 #[test]
@@ -196,20 +196,20 @@ fn every_hostile_file_in_the_corpus_is_refused_without_a_panic() {
 fn a_contract_no_simulated_world_can_decide_is_refused_at_its_line() {
     let error = sender_error("checks = [\"DC-1\"]", "checks = [\"DC-1\", \"S1\"]");
     assert!(
-        error.starts_with("s.toml:4:1: checks: S1 (enqueue never blocks) is decided by"),
+        error.starts_with("s.toml:4:19: checks[1]: S1 (enqueue never blocks) is decided by"),
         "{error}"
     );
     let error = sender_error("checks = [\"DC-1\"]", "checks = [\"S5\"]");
     assert!(
         error.starts_with(
-            "s.toml:4:1: checks: S5 (safe runtime drop) is decided by the real-mode tests"
+            "s.toml:4:11: checks[0]: S5 (safe runtime drop) is decided by the real-mode tests"
         ),
         "{error}"
     );
     let error = sender_error("checks = [\"DC-1\"]", "checks = [\"S8\"]");
     assert_eq!(
         error,
-        "s.toml:4:1: checks: S8 (redial liveness) needs sender.redial_after: a world that never redials cannot fail it"
+        "s.toml:4:11: checks[0]: S8 (redial liveness) needs sender.redial_after: a world that never redials cannot fail it"
     );
     let redialing = SENDER
         .replacen("checks = [\"DC-1\"]", "checks = [\"S8\"]", 1)
@@ -236,11 +236,11 @@ fn reaches_name_known_marks_of_the_scenarios_world_with_a_sane_share() {
     let error = with(r#"["reap_decliend"]"#).unwrap_err().to_string();
     assert_eq!(
         error,
-        "s.toml:5:1: reaches: unknown coverage mark `reap_decliend` (`lanesim list` prints them all)"
+        "s.toml:5:12: reaches[0]: unknown coverage mark `reap_decliend` (`lanesim list` prints them all)"
     );
     let error = with(r#"["reap_declined"]"#).unwrap_err().to_string();
     assert!(
-        error.ends_with("reaches: `reap_declined` is not a mark the sender world can reach"),
+        error.ends_with("reaches[0]: `reap_declined` is not a mark the sender world can reach"),
         "{error}"
     );
     for bad in [
@@ -249,7 +249,7 @@ fn reaches_name_known_marks_of_the_scenarios_world_with_a_sane_share() {
         r#"["redial_ok >= lots"]"#,
     ] {
         let error = with(bad).unwrap_err().to_string();
-        assert!(error.starts_with("s.toml:5:1: reaches:"), "{error}");
+        assert!(error.starts_with("s.toml:5:12: reaches[0]:"), "{error}");
     }
 }
 
@@ -301,6 +301,14 @@ fn values_that_once_crashed_a_run_are_refused_with_their_bound() {
             "sender.chaos_kinds: name at least one kind",
         ),
         ("mesh_microsecond_tick.toml", "mesh.tick: at least 1ms"),
+        (
+            "shutdown_after_budget.toml",
+            ":12:15: sender.shutdown_at: 500s is not within the run's budget (120s)",
+        ),
+        (
+            "endless_latency.toml",
+            ":16:7: sender.fault[0].for: 5000s is not within the run's budget (120s)",
+        ),
     ] {
         let error = Scenario::load(&dir.join(file)).unwrap_err().to_string();
         assert!(error.contains(expected), "{file}: {error}");
@@ -328,4 +336,31 @@ fn a_missing_field_and_a_non_utf8_byte_are_named_where_they_are() {
         error.contains("sender.peers: missing field `peers`"),
         "{error}"
     );
+}
+
+/// Positions and keys come from the parser's spans: an error inside the
+/// second `[[sender.fault]]` names that entry, a key written twice is
+/// named with its table, a table written twice by its name.
+#[test]
+fn an_entry_of_an_array_of_tables_and_a_duplicate_key_are_named() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad");
+    let error = Scenario::load(&dir.join("second_fault_bad_value.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(":20:6: sender.fault[1].at: bad duration \"soon\""),
+        "{error}"
+    );
+    let error = Scenario::load(&dir.join("duplicate_key.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.ends_with(":9:1: lanes.keys: duplicate key"),
+        "{error}"
+    );
+    let twice = format!("{GOOD}\n[lanes]\nkeys = 1\n");
+    let error = Scenario::parse(Path::new("x.toml"), &twice)
+        .unwrap_err()
+        .to_string();
+    assert!(error.ends_with(": lanes: duplicate key"), "{error}");
 }

@@ -14,6 +14,9 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize as _;
+use toml::de::{DeTable, DeValue};
+
 pub use params::{
     LanesParams, MeshFault, MeshParams, Params, ScheduledFault, SenderParams, HALF_OPEN_MIN_TICKS,
 };
@@ -167,17 +170,45 @@ impl Scenario {
     /// # Errors
     /// As [`Scenario::load`].
     pub fn parse(path: &Path, source: &str) -> Result<Self, ScenarioError> {
-        let file: ScenarioFile = toml::from_str(source).map_err(|error| {
-            let span = error.span().unwrap_or(0..0);
+        // Positions come from the spans the TOML parser records for every
+        // key and value (`serde_spanned`), never from rescanning the text.
+        let at = |span: &Range<usize>, key: Option<String>, message: &str| {
             let (line, col) = line_col(source, span.start);
             ScenarioError {
                 file: path.to_path_buf(),
                 line,
                 col,
-                key: key_at(source, &span, error.message()),
-                message: error.message().trim().to_string(),
+                key,
+                message: message.trim().to_string(),
             }
+        };
+        let doc = DeTable::parse(source).map_err(|error| {
+            let span = error.span().unwrap_or(0..0);
+            // A duplicate key's span is the key written the second time;
+            // its table is the last one the parser started before it.
+            let key = (error.message().trim() == "duplicate key")
+                .then(|| source.get(span.clone()))
+                .flatten()
+                .map(|key| {
+                    let (partial, _) = DeTable::parse_recoverable(source);
+                    let mut path = Vec::new();
+                    // A table header written twice names itself.
+                    let header = source[..span.start].trim_end().ends_with('[');
+                    if !header {
+                        last_table_before(partial.get_ref(), span.start, &mut path, &mut 0);
+                    }
+                    path.push(Step::Key(key.trim().to_string()));
+                    dotted(&path)
+                });
+            at(&span, key, error.message())
         })?;
+        let file = ScenarioFile::deserialize(toml::de::Deserializer::from(doc.clone())).map_err(
+            |error| {
+                let span = error.span().unwrap_or(0..0);
+                let key = key_of_error(doc.get_ref(), &span, error.message());
+                at(&span, key, error.message())
+            },
+        )?;
         let name = file.name.clone().unwrap_or_else(|| {
             path.file_stem().map_or_else(
                 || "scenario".into(),
@@ -196,14 +227,8 @@ impl Scenario {
             reaches,
         };
         if let Some(problem) = validate(&scenario.file).into_iter().next() {
-            let (line, col) = locate(source, &problem.key);
-            return Err(ScenarioError {
-                file: path.to_path_buf(),
-                line,
-                col,
-                key: Some(problem.key),
-                message: problem.message,
-            });
+            let span = span_of(doc.get_ref(), &problem.key);
+            return Err(at(&span, Some(problem.key), &problem.message));
         }
         Ok(scenario)
     }
@@ -267,32 +292,39 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
     if file.checks.is_empty() {
         problems.push(problem("checks", "name at least one contract to check"));
     }
-    for contract in &file.checks {
+    for (index, contract) in file.checks.iter().enumerate() {
+        let key = format!("checks[{index}]");
         if contract.world() != file.world {
             problems.push(problem(
-                "checks",
+                &key,
                 format!("{} is not a contract of the {world} world", contract.id()),
             ));
         }
         if let Some(why) = contract.undecidable_in_simulation() {
-            problems.push(problem("checks", why));
+            problems.push(problem(key, why));
         }
     }
     let redials = file
         .sender
         .as_ref()
         .is_some_and(|s| s.redial_after.is_some());
-    if file.checks.contains(&Contract::S8) && !redials {
+    if let Some(index) = file
+        .checks
+        .iter()
+        .position(|c| *c == Contract::S8)
+        .filter(|_| !redials)
+    {
         problems.push(problem(
-            "checks",
+            format!("checks[{index}]"),
             "S8 (redial liveness) needs sender.redial_after: a world that never redials cannot fail it",
         ));
     }
-    for text in &file.reaches {
+    for (index, text) in file.reaches.iter().enumerate() {
+        let key = format!("reaches[{index}]");
         match Reach::parse(text) {
-            Err(message) => problems.push(problem("reaches", message)),
+            Err(message) => problems.push(problem(key, message)),
             Ok(reach) if !marks::reachable_in(reach.mark, file.world) => problems.push(problem(
-                "reaches",
+                key,
                 format!("`{}` is not a mark the {world} world can reach", reach.mark),
             )),
             Ok(_) => {}
@@ -335,6 +367,36 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
                 .iter()
                 .flat_map(|m| m.fault.iter().map(|f| ("mesh", f.at))),
         );
+    // Nor may anything else be timed at or past it: a shutdown, a router
+    // drop or a mesh workload the run never gets to; a fault lasting longer
+    // than the whole run (a latency of 5000 s once ran out of budget).
+    let mut timed: Vec<(String, std::time::Duration)> = Vec::new();
+    if let Some(at) = file.sender.as_ref().and_then(|s| s.shutdown_at.as_ref()) {
+        timed.push(("sender.shutdown_at".into(), at.bounds().1 .0));
+    }
+    if let Some(at) = file.lanes.as_ref().and_then(|l| l.drop_router_at.as_ref()) {
+        timed.push(("lanes.drop_router_at".into(), at.bounds().1 .0));
+    }
+    if let Some(mesh) = &file.mesh {
+        timed.push(("mesh.workload".into(), mesh.workload.0));
+    }
+    for (index, fault) in file.sender.iter().flat_map(|s| s.fault.iter().enumerate()) {
+        if let Some(lasting) = &fault.lasting {
+            timed.push((format!("sender.fault[{index}].for"), lasting.bounds().1 .0));
+        }
+    }
+    for (key, time) in timed {
+        if time >= budget {
+            problems.push(problem(
+                key,
+                format!(
+                    "{} is not within the run's budget ({})",
+                    Dur(time),
+                    Dur(budget)
+                ),
+            ));
+        }
+    }
     for (index, (world, at)) in ats.enumerate() {
         if at.bounds().1 .0 >= budget {
             let index = if world == "mesh" {
@@ -928,96 +990,199 @@ fn line_col(source: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// The dotted key whose line holds `span`, from the source text (`key =`
-/// under the nearest table header), or the field a message names.
-fn key_at(source: &str, span: &Range<usize>, message: &str) -> Option<String> {
-    // serde names the missing field itself; the span is the whole table.
+/// A key path's steps: `sender.fault[2].at` is table `sender`, key
+/// `fault`, entry 2, key `at`.
+#[derive(Debug, PartialEq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The path of the innermost key or array entry of `table` whose span (the
+/// key's or its value's, as the TOML parser recorded them) holds `offset`;
+/// whether one does. A `[table]`'s own span is its header, so tables are
+/// searched whether or not their span holds the offset.
+fn path_at(table: &DeTable<'_>, offset: usize, path: &mut Vec<Step>) -> bool {
+    let holds = |span: Range<usize>| span.start <= offset && offset < span.end.max(span.start + 1);
+    for (key, value) in table {
+        path.push(Step::Key(key.get_ref().to_string()));
+        if holds(key.span()) || value_path_at(value.get_ref(), offset, path) {
+            return true;
+        }
+        if holds(value.span()) {
+            return true;
+        }
+        path.pop();
+    }
+    false
+}
+
+/// Like [`path_at`], inside a value: a table's keys, an array's entries.
+fn value_path_at(value: &DeValue<'_>, offset: usize, path: &mut Vec<Step>) -> bool {
+    match value {
+        DeValue::Table(table) => path_at(table, offset, path),
+        DeValue::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                path.push(Step::Index(index));
+                let span = item.span();
+                let inside = span.start <= offset && offset < span.end;
+                if value_path_at(item.get_ref(), offset, path)
+                    || (inside && item.get_ref().is_table())
+                {
+                    return true;
+                }
+                path.pop();
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// The path of the table (or array entry) whose span starts last before
+/// `offset`, in `best` its start; empty for the document itself.
+fn last_table_before(table: &DeTable<'_>, offset: usize, best: &mut Vec<Step>, start: &mut usize) {
+    let mut path = Vec::new();
+    walk_tables(table, &mut path, &mut |path, span| {
+        if span.start <= offset && span.start >= *start {
+            *start = span.start;
+            best.clear();
+            best.extend(path.iter().map(|step| match step {
+                Step::Key(key) => Step::Key(key.clone()),
+                Step::Index(index) => Step::Index(*index),
+            }));
+        }
+    });
+}
+
+/// Calls `visit` with the path and span of every table and array entry
+/// under `table`.
+fn walk_tables(
+    table: &DeTable<'_>,
+    path: &mut Vec<Step>,
+    visit: &mut dyn FnMut(&[Step], Range<usize>),
+) {
+    for (key, value) in table {
+        path.push(Step::Key(key.get_ref().to_string()));
+        match value.get_ref() {
+            DeValue::Table(inner) => {
+                visit(path, value.span());
+                walk_tables(inner, path, visit);
+            }
+            DeValue::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    if let DeValue::Table(inner) = item.get_ref() {
+                        path.push(Step::Index(index));
+                        visit(path, item.span());
+                        walk_tables(inner, path, visit);
+                        path.pop();
+                    }
+                }
+            }
+            _ => {}
+        }
+        path.pop();
+    }
+}
+
+/// `a.b[2].c`.
+fn dotted(path: &[Step]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(key) if out.is_empty() => out.push_str(key),
+            Step::Key(key) => {
+                out.push('.');
+                out.push_str(key);
+            }
+            Step::Index(index) => out.push_str(&format!("[{index}]")),
+        }
+    }
+    out
+}
+
+/// Parses `a.b[2].c` into its steps.
+fn steps(key: &str) -> Vec<Step> {
+    let mut out = Vec::new();
+    for part in key.split('.') {
+        let mut pieces = part.split('[');
+        if let Some(name) = pieces.next().filter(|n| !n.is_empty()) {
+            out.push(Step::Key(name.to_string()));
+        }
+        for index in pieces {
+            if let Ok(index) = index.trim_end_matches(']').parse() {
+                out.push(Step::Index(index));
+            }
+        }
+    }
+    out
+}
+
+/// The span the parser recorded for `key` (`table.field`,
+/// `sender.fault[N].field`, or a top-level field): its value's, else (the
+/// field is absent) the innermost table or entry that holds it, else the
+/// document's start.
+fn span_of(doc: &DeTable<'_>, key: &str) -> Range<usize> {
+    let mut found = 0..0;
+    let mut here: Option<&DeValue<'_>> = None;
+    for step in steps(key) {
+        let next = match (step, here) {
+            (Step::Key(name), None) => doc.get(name.as_str()),
+            (Step::Key(name), Some(DeValue::Table(table))) => table.get(name.as_str()),
+            (Step::Index(index), Some(DeValue::Array(items))) => items.get(index),
+            _ => None,
+        };
+        let Some(next) = next else { break };
+        found = next.span();
+        here = Some(next.get_ref());
+    }
+    found
+}
+
+/// The key an error at `span` is about: the path of the key or entry the
+/// parser recorded there, and for a missing field (whose span is its
+/// table's) that field under it.
+fn key_of_error(doc: &DeTable<'_>, span: &Range<usize>, message: &str) -> Option<String> {
+    let mut path = Vec::new();
     if let Some(field) = message
         .strip_prefix("missing field `")
         .and_then(|rest| rest.split('`').next())
     {
-        // Inside a table the span starts at its header.
-        let start = span.start.min(source.len());
-        let header = source[start..].lines().next().unwrap_or("").trim();
-        return Some(match header.strip_prefix('[') {
-            Some(table) => format!("{}.{field}", table.trim_matches(|c| c == '[' || c == ']')),
-            None => field.to_string(),
-        });
+        // The span is the table's that lacks it (the document's: none).
+        table_spanning(doc, span, &mut path);
+        path.push(Step::Key(field.to_string()));
+    } else if !path_at(doc, span.start, &mut path) {
+        path.clear();
     }
-    let start = span.start.min(source.len());
-    let line_start = source[..start].rfind('\n').map_or(0, |nl| nl + 1);
-    let line = source[line_start..].lines().next().unwrap_or("");
-    let table = source[..line_start].lines().rev().find_map(|l| {
-        l.trim()
-            .strip_prefix('[')
-            .map(|t| t.trim_matches(|c| c == '[' || c == ']').to_string())
-    });
-    let key = line
-        .split_once('=')
-        .map(|(key, _)| key.trim().to_string())
-        .filter(|k| !k.is_empty())
-        .or_else(|| {
-            let quoted = message.split('`').nth(1)?;
-            Some(quoted.to_string())
-        })?;
-    Some(match table {
-        Some(table) if !line.trim_start().starts_with('[') => format!("{table}.{key}"),
-        _ => key,
-    })
+    (!path.is_empty()).then(|| dotted(&path))
 }
 
-/// Where `key` (`table.field`, `sender.fault[N].field`, or a top-level
-/// field) is written in `source`; the table header if the field is absent.
-fn locate(source: &str, key: &str) -> (usize, usize) {
-    let (table, index, field) = match key.rsplit_once('.') {
-        None => (None, 0, key),
-        Some((table, field)) => match table.split_once('[') {
-            Some((name, rest)) => (
-                Some(name.to_string()),
-                rest.trim_end_matches(']').parse().unwrap_or(0),
-                field,
-            ),
-            None => (Some(table.to_string()), 0, field),
-        },
-    };
-    let mut current: Option<String> = None;
-    let mut seen = 0usize;
-    let mut header_line = None;
-    for (number, line) in source.lines().enumerate() {
-        let trimmed = line.trim();
-        if let Some(header) = trimmed.strip_prefix('[') {
-            let name = header
-                .trim_matches(|c| c == '[' || c == ']')
-                .trim()
-                .to_string();
-            if table.as_deref() == Some(name.as_str()) {
-                if trimmed.starts_with("[[") {
-                    seen += 1;
-                    if seen == index + 1 {
-                        header_line = Some(number + 1);
+/// The path of the table or array entry whose span is exactly `span`.
+fn table_spanning(table: &DeTable<'_>, span: &Range<usize>, path: &mut Vec<Step>) -> bool {
+    for (key, value) in table {
+        path.push(Step::Key(key.get_ref().to_string()));
+        if value.span() == *span && value.get_ref().is_table() {
+            return true;
+        }
+        match value.get_ref() {
+            DeValue::Table(inner) if table_spanning(inner, span, path) => return true,
+            DeValue::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    path.push(Step::Index(index));
+                    if item.span() == *span {
+                        return true;
                     }
-                    current = (seen == index + 1).then_some(name);
-                } else {
-                    header_line = Some(number + 1);
-                    current = Some(name);
-                }
-            } else {
-                current = Some(format!("<{name}>"));
-            }
-            continue;
-        }
-        let in_scope = match &table {
-            None => current.is_none(),
-            Some(table) => current.as_deref() == Some(table.as_str()),
-        };
-        if in_scope {
-            if let Some((name, _)) = trimmed.split_once('=') {
-                if name.trim() == field {
-                    let col = line.len() - line.trim_start().len() + 1;
-                    return (number + 1, col);
+                    if let DeValue::Table(inner) = item.get_ref() {
+                        if table_spanning(inner, span, path) {
+                            return true;
+                        }
+                    }
+                    path.pop();
                 }
             }
+            _ => {}
         }
+        path.pop();
     }
-    (header_line.unwrap_or(1), 1)
+    false
 }
