@@ -29,6 +29,18 @@ use crate::run::{self, report, Divergence, RunResult, ScenarioReach, Verdict};
 use crate::scenario::WorldKind;
 use crate::scenario::{Scenario, SeedRange};
 
+/// `--help`'s list of [`Exit`] codes (pinned to the type by
+/// `help_lists_every_exit_code`).
+pub const EXIT_CODES: &str = "Exit codes:
+  0  every run passed and every reach requirement was met
+  1  a contract was violated
+  2  bad input or usage (a scenario file, a flag, a shard report)
+  3  liveness: a run outlived its virtual-time budget, no contract broken
+  4  crash: the testbed itself panicked
+  5  a required coverage mark not reached (or a listed contract no seed could break)
+  6  audit: a seed's two runs diverged
+  7  selftest: a planted bug a simulated world must catch escaped";
+
 /// The process exit codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -52,6 +64,18 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// Every code.
+    pub const ALL: [Self; 8] = [
+        Self::Pass,
+        Self::Violated,
+        Self::Usage,
+        Self::Liveness,
+        Self::Crash,
+        Self::NotReached,
+        Self::Diverged,
+        Self::Escaped,
+    ];
+
     /// The exit code of a run's verdict.
     #[must_use]
     pub fn of(verdict: Verdict) -> Self {
@@ -88,7 +112,7 @@ impl Exit {
 /// Deterministic simulation testbed for per-key ordering lanes and
 /// node-to-node senders.
 #[derive(Parser, Debug)]
-#[command(name = "lanesim", version, about)]
+#[command(name = "lanesim", version, about, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

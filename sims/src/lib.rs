@@ -21,7 +21,7 @@
 //! | [`event`] | the typed event log every world writes and every checker reads |
 //! | [`coverage`] | coverage marks (code, world, preemption) and the probe that counts them and answers preemption points |
 //! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E and M1–M6 over a log, one evidence collector |
-//! | [`run`] | one run, sweeps, reach, audit, selftest (planted bugs), bench, reports |
+//! | [`run`] | one run; the ordered parallel engine (`run::stream`); streamed sweeps in bounded memory, shards and their merge (`run::sweep`); audit, selftest (planted bugs), bench; reports (human, JSON, JSON lines, JUnit) |
 //! | [`hunt`] | bug hunting: proptest strategies for whole cases, a coverage-guided corpus, shrinking to exact scenario files, the detection benchmark |
 //! | [`cli`] | the `lanesim` binary: one function per subcommand, one printer, one exit code type |
 //! | [`rng`] | the run's only randomness: seeded xoshiro256** |

@@ -32,6 +32,23 @@ fn help_names_the_commands() {
     }
 }
 
+/// `--help` lists every exit code the one `Exit` type has, by number.
+#[test]
+fn help_lists_every_exit_code() {
+    use lanesim_sims::cli::Exit;
+    let out = lanesim(&["--help"]);
+    let text = stdout(&out);
+    let listed: Vec<u8> = text
+        .split("Exit codes:")
+        .nth(1)
+        .expect("an exit-code section")
+        .lines()
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect();
+    let codes: Vec<u8> = Exit::ALL.iter().map(|e| *e as u8).collect();
+    assert_eq!(listed, codes, "{text}");
+}
+
 #[test]
 fn list_shows_every_scenario_with_its_contracts() {
     let out = lanesim(&["list"]);
