@@ -305,6 +305,7 @@ fn values_that_once_crashed_a_run_are_refused_with_their_bound() {
             "shutdown_after_budget.toml",
             ":12:15: sender.shutdown_at: 500s is not within the run's budget (120s)",
         ),
+        ("listed_twice.toml", ":3:23: checks[2]: L1 is listed twice"),
         (
             "endless_latency.toml",
             ":16:7: sender.fault[0].for: 5000s is not within the run's budget (120s)",
@@ -363,4 +364,50 @@ fn an_entry_of_an_array_of_tables_and_a_duplicate_key_are_named() {
         .unwrap_err()
         .to_string();
     assert!(error.ends_with(": lanes: duplicate key"), "{error}");
+}
+
+/// Ranged fault ends may draw the same node; the fault must still be
+/// between two nodes (seed 8 of `a = b = [0, 2]` once drew a partition of
+/// node 2 from itself, which did nothing).
+#[test]
+fn ranged_mesh_fault_ends_never_draw_the_same_node() {
+    use lanesim_sims::scenario::{MeshFaultKind, Params};
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/mesh_partition_half_open.toml"),
+    )
+    .unwrap();
+    assert!(text.contains("a = 1\nb = 2"));
+    let text = text
+        .replacen("a = 1\nb = 2", "a = [0, 2]\nb = [0, 2]", 1)
+        .replacen("nodes = [3, 5]", "nodes = 3", 1);
+    let scenario = Scenario::parse(Path::new("m.toml"), &text).unwrap();
+    let mut collided = 0;
+    for seed in 0..200 {
+        let Params::Mesh(params) = scenario.sample(seed) else {
+            panic!("a mesh scenario")
+        };
+        for fault in &params.faults {
+            assert!(fault.a < 3 && fault.b < 3);
+            if fault.kind != MeshFaultKind::Restart {
+                assert_ne!(fault.a, fault.b, "seed {seed}: {fault:?}");
+            }
+            collided +=
+                usize::from(fault.kind == MeshFaultKind::Partition && fault.b == (fault.a + 1) % 3);
+        }
+    }
+    assert!(collided > 0);
+}
+
+/// A file far larger than any scenario (a log or a binary named .toml) is
+/// refused before it is read into memory.
+#[test]
+fn a_file_larger_than_any_scenario_is_refused_unread() {
+    let path = std::env::temp_dir().join(format!("lanesim-big-{}.toml", std::process::id()));
+    std::fs::write(&path, vec![b'#'; 2 << 20]).unwrap();
+    let error = Scenario::load(&path).unwrap_err().to_string();
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        error.ends_with(".toml: larger than 1048576 bytes: not a scenario file"),
+        "{error}"
+    );
 }

@@ -121,7 +121,12 @@ pub struct ScenarioError {
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: ", self.file.display(), self.line, self.col)?;
+        // A file that could not be read has no position.
+        if self.line == 0 {
+            write!(f, "{}: ", self.file.display())?;
+        } else {
+            write!(f, "{}:{}:{}: ", self.file.display(), self.line, self.col)?;
+        }
         if let Some(key) = &self.key {
             write!(f, "{key}: ")?;
         }
@@ -138,13 +143,26 @@ impl Scenario {
     /// Unreadable file, malformed TOML, unknown keys, wrong types or
     /// impossible values.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
-        let bytes = std::fs::read(path).map_err(|error| ScenarioError {
+        use std::io::Read as _;
+        let refuse = |message: String| ScenarioError {
             file: path.to_path_buf(),
             line: 0,
             col: 0,
             key: None,
-            message: format!("cannot read: {error}"),
-        })?;
+            message,
+        };
+        // A scenario is a page of TOML: a file far larger is a mistake (a
+        // log or a binary named .toml) and must not be read into memory.
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(limits::FILE_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|error| refuse(format!("cannot read: {error}")))?;
+        if bytes.len() as u64 > limits::FILE_BYTES {
+            return Err(refuse(format!(
+                "larger than {} bytes: not a scenario file",
+                limits::FILE_BYTES
+            )));
+        }
         // Point at the first byte that is not UTF-8, not at 0:0.
         let source = String::from_utf8(bytes).map_err(|error| {
             let valid = error.utf8_error().valid_up_to();
@@ -294,6 +312,9 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
     }
     for (index, contract) in file.checks.iter().enumerate() {
         let key = format!("checks[{index}]");
+        if file.checks[..index].contains(contract) {
+            problems.push(problem(&key, format!("{} is listed twice", contract.id())));
+        }
         if contract.world() != file.world {
             problems.push(problem(
                 &key,
@@ -317,6 +338,12 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
         problems.push(problem(
             format!("checks[{index}]"),
             "S8 (redial liveness) needs sender.redial_after: a world that never redials cannot fail it",
+        ));
+    }
+    if file.reaches.len() > limits::REACHES {
+        problems.push(problem(
+            "reaches",
+            format!("at most {} marks", limits::REACHES),
         ));
     }
     for (index, text) in file.reaches.iter().enumerate() {
@@ -619,6 +646,11 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
 /// and every event costs a log record.
 pub mod limits {
     use std::time::Duration;
+
+    /// Largest scenario file, in bytes.
+    pub const FILE_BYTES: u64 = 1024 * 1024;
+    /// Most entries in `reaches`.
+    pub const REACHES: usize = 256;
 
     /// Virtual-time budget of one run.
     pub const BUDGET: Duration = Duration::from_secs(3_600);

@@ -345,6 +345,15 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
             let b = fault
                 .b
                 .map_or((a + 1) % nodes, |b| b.sample(rng).min(nodes - 1));
+            // Ranged `a` and `b` may draw the same node; a fault between a
+            // node and itself would silently do nothing (validation refuses
+            // only equal fixed values), so `b` moves to the next node. No
+            // extra draw: the rest of the run samples as before.
+            let b = if b == a && fault.kind != MeshFaultKind::Restart {
+                (a + 1) % nodes
+            } else {
+                b
+            };
             MeshFault {
                 kind: fault.kind,
                 a,
