@@ -1,113 +1,27 @@
-//! Command line. Model: one function per subcommand, each returning a typed
-//! [`Outcome`]; [`print()`] is the one place results are printed; [`Exit`] is
-//! the one type of exit code. The only other output is the announcement of
-//! what is about to run (a run's seed and parameters are printed before its
-//! first step, the determinism rule), which goes to stderr when stdout is a
-//! machine format.
+//! Command line. Model: the arguments (clap), and one function per
+//! subcommand, each returning a typed [`Outcome`]. Nothing here prints:
+//! outcomes, announcements (a run's seed and parameters before its first
+//! step, the determinism rule), streamed runs and errors all go through
+//! [`crate::report`], which also holds the one [`Exit`] code type.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-use clap::{Parser, Subcommand, ValueEnum};
-use lanesim::planted::{Planted, PlantedBug, CATALOGUE};
-use lanesim::shim::probe::{Mark, Point};
-
 use std::time::Duration;
 
+use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lanesim::planted::{Planted, PlantedBug, CATALOGUE};
 
-use crate::coverage::{CoverMark, WorldMark};
-use crate::hunt::bench::BugChases;
-use crate::hunt::genes::size;
-use crate::hunt::shrink::{Budget, Expect};
+use crate::hunt::shrink::Budget;
 use crate::hunt::strategy::HuntWorld;
-use crate::hunt::{self, Found, HuntConfig, HuntReport, Origin, Stop};
-use crate::run::bench::BenchReport;
-use crate::run::selftest::{self, catalogue_contracts, BugReport, TURMOIL_LAYER};
-use crate::run::sweep::{self, Failure, Plan, Shard, SweepReport, Tally, Watch};
-use crate::run::{self, report, Divergence, RunResult, ScenarioReach, Verdict};
-use crate::scenario::WorldKind;
+use crate::hunt::{self, HuntConfig};
+use crate::report::{self, announce, print, Outcome, EXIT_CODES};
+use crate::run::selftest::{self, catalogue_contracts, TURMOIL_LAYER};
+use crate::run::sweep::{self, Plan, Shard, SweepReport, Tally, Watch};
+use crate::run::{self, RunResult};
 use crate::scenario::{Scenario, SeedRange};
 
-/// `--help`'s list of [`Exit`] codes (pinned to the type by
-/// `help_lists_every_exit_code`).
-pub const EXIT_CODES: &str = "Exit codes:
-  0  every run passed and every reach requirement was met
-  1  a contract was violated
-  2  bad input or usage (a scenario file, a flag, a shard report)
-  3  liveness: a run outlived its virtual-time budget, no contract broken
-  4  crash: the testbed itself panicked
-  5  a required coverage mark not reached (or a listed contract no seed could break)
-  6  audit: a seed's two runs diverged
-  7  selftest: a planted bug a simulated world must catch escaped";
-
-/// The process exit codes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Exit {
-    /// Everything held.
-    Pass = 0,
-    /// A contract was violated.
-    Violated = 1,
-    /// Bad input or usage.
-    Usage = 2,
-    /// A run outlived its virtual-time budget with no contract broken.
-    Liveness = 3,
-    /// The testbed itself panicked.
-    Crash = 4,
-    /// A sweep missed a coverage mark its scenario requires.
-    NotReached = 5,
-    /// `audit`: a seed's two runs differed.
-    Diverged = 6,
-    /// `selftest`: a planted bug a simulated world must catch escaped.
-    Escaped = 7,
-}
-
-impl Exit {
-    /// Every code.
-    pub const ALL: [Self; 8] = [
-        Self::Pass,
-        Self::Violated,
-        Self::Usage,
-        Self::Liveness,
-        Self::Crash,
-        Self::NotReached,
-        Self::Diverged,
-        Self::Escaped,
-    ];
-
-    /// The exit code of a run's verdict.
-    #[must_use]
-    pub fn of(verdict: Verdict) -> Self {
-        match verdict {
-            Verdict::Pass => Self::Pass,
-            Verdict::Liveness => Self::Liveness,
-            Verdict::Violated => Self::Violated,
-            Verdict::Crash => Self::Crash,
-        }
-    }
-
-    /// The exit code of a sweep: its worst verdict, else coverage missed.
-    #[must_use]
-    pub fn of_sweep(report: &SweepReport) -> Self {
-        let worst = report.verdicts().worst();
-        if worst == Verdict::Pass && report.reaches().iter().any(ScenarioReach::fell_short) {
-            Self::NotReached
-        } else {
-            Self::of(worst)
-        }
-    }
-
-    /// The exit code of a failure found by `hunt` or shrunk by `shrink`.
-    #[must_use]
-    pub fn failed(expect: Expect) -> Self {
-        match expect {
-            Expect::Violates(_) => Self::Violated,
-            Expect::Liveness => Self::Liveness,
-            Expect::Crash => Self::Crash,
-        }
-    }
-}
+pub use crate::report::{Exit, Format};
 
 /// Deterministic simulation testbed for per-key ordering lanes and
 /// node-to-node senders.
@@ -116,18 +30,6 @@ impl Exit {
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-/// How results are printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// For people.
-    Human,
-    /// One JSON document on stdout (human lines go to stderr).
-    Json,
-    /// `run`: one JSON object per run on stdout, streamed as runs finish
-    /// (the summary goes to stderr).
-    Jsonl,
 }
 
 #[derive(Subcommand, Debug)]
@@ -306,86 +208,6 @@ enum Command {
     },
 }
 
-/// What a subcommand produced.
-pub enum Outcome {
-    /// `list`.
-    List(Vec<Scenario>),
-    /// `run` and `merge`.
-    Run {
-        /// What the sweep found.
-        report: SweepReport,
-        /// How to print.
-        format: Format,
-    },
-    /// `replay`.
-    Replay {
-        /// The run.
-        result: Box<RunResult>,
-        /// The bug planted.
-        planted: Planted,
-    },
-    /// `selftest`.
-    Selftest {
-        /// Per bug.
-        reports: Vec<BugReport>,
-        /// How to print.
-        format: Format,
-    },
-    /// `bench`.
-    Bench(BenchReport),
-    /// `bench --detection`: per bug, its hunts; each hunt's budget.
-    Detection(Vec<BugChases>, Duration),
-    /// `audit`: per scenario, seeds compared and divergences.
-    Audit(Vec<(String, u64, Vec<Divergence>)>),
-    /// `hunt`.
-    Hunt {
-        /// What it did.
-        report: HuntReport,
-        /// The bug planted.
-        planted: Planted,
-    },
-    /// `shrink`.
-    Shrink {
-        /// The failing run shrunk.
-        found: Box<Found>,
-        /// The bug planted.
-        planted: Planted,
-    },
-}
-
-impl Outcome {
-    /// The process exit code.
-    #[must_use]
-    pub fn exit(&self) -> Exit {
-        match self {
-            Self::List(_) | Self::Bench(_) | Self::Detection(..) => Exit::Pass,
-            Self::Run { report, .. } => Exit::of_sweep(report),
-            Self::Replay { result, .. } => Exit::of(result.verdict),
-            Self::Selftest { reports, .. } => {
-                if reports.iter().any(BugReport::escaped) {
-                    Exit::Escaped
-                } else {
-                    Exit::Pass
-                }
-            }
-            Self::Audit(audits) => {
-                if audits.iter().any(|(_, _, d)| !d.is_empty()) {
-                    Exit::Diverged
-                } else {
-                    Exit::Pass
-                }
-            }
-            Self::Hunt { report, .. } => report
-                .found
-                .iter()
-                .map(|found| Exit::failed(found.expect))
-                .max_by_key(|exit| *exit as u8)
-                .unwrap_or(Exit::Pass),
-            Self::Shrink { found, .. } => Exit::failed(found.expect),
-        }
-    }
-}
-
 /// Runs the CLI on the process arguments.
 #[must_use]
 pub fn main() -> ExitCode {
@@ -407,7 +229,7 @@ pub fn main() -> ExitCode {
             outcome.exit()
         }
         Err(message) => {
-            eprintln!("error: {message}");
+            report::error(&message);
             Exit::Usage
         }
     };
@@ -608,21 +430,7 @@ fn detection_bench(seeds: SeedRange, wall: Duration) -> Result<Outcome, String> 
             TURMOIL_LAYER.len(),
         ),
     );
-    let chases = hunt::bench::detection(&TURMOIL_LAYER, seeds, wall, &|bug, chase| {
-        eprintln!(
-            "  {} seed {} {}: {} cases, {:.2} s, {}",
-            bug.name(),
-            chase.seed,
-            if chase.guided { "guided" } else { "unguided" },
-            chase.cases,
-            chase.wall.as_secs_f64(),
-            match &chase.first {
-                Some(Ok(contract)) => format!("caught ({})", contract.id()),
-                Some(Err(label)) => format!("first failure {label}"),
-                None => "not caught".into(),
-            }
-        );
-    });
+    let chases = hunt::bench::detection(&TURMOIL_LAYER, seeds, wall, &report::chase_done);
     Ok(Outcome::Detection(chases, wall))
 }
 
@@ -648,14 +456,6 @@ fn shrink(path: &Path, seed: u64, out: &Path, bug: Option<&str>) -> Result<Outco
         found: Box::new(found),
         planted,
     })
-}
-
-/// Says what is about to run: on stdout for people, stderr for machines.
-fn announce(format: Format, line: &str) {
-    match format {
-        Format::Human => println!("{line}"),
-        Format::Json | Format::Jsonl => eprintln!("{line}"),
-    }
 }
 
 fn list(paths: &[PathBuf]) -> Result<Outcome, String> {
@@ -705,7 +505,7 @@ impl Watch for RunWatch {
 
     fn folded(&mut self, result: &RunResult, _: &Tally) {
         if self.format == Format::Jsonl {
-            println!("{}", report::jsonl(result, self.planted));
+            report::stream_run(result, self.planted);
         }
         self.bar.inc(1);
     }
@@ -774,7 +574,7 @@ fn run(args: &RunArgs) -> Result<Outcome, String> {
 }
 
 fn write_junit(path: &Path, report: &SweepReport) -> Result<(), String> {
-    let xml = report::junit(report).map_err(|e| format!("--junit: {e}"))?;
+    let xml = report::sweep::junit(report).map_err(|e| format!("--junit: {e}"))?;
     std::fs::write(path, xml).map_err(|e| format!("--junit {}: {e}", path.display()))
 }
 
@@ -881,471 +681,6 @@ fn audit(paths: &[PathBuf], seeds: SeedRange) -> Result<Outcome, String> {
             })
             .collect(),
     ))
-}
-
-/// The one place outcomes are printed.
-pub fn print(outcome: &Outcome) {
-    match outcome {
-        Outcome::List(scenarios) => print!("{}", listing(scenarios)),
-        Outcome::Run {
-            report,
-            format: Format::Human,
-        } => print!("{}", report::human(report)),
-        Outcome::Run {
-            report,
-            format: Format::Json,
-        } => println!("{}", report::json(report, Exit::of_sweep(report) as u8)),
-        Outcome::Run {
-            report,
-            format: Format::Jsonl,
-        } => eprint!("{}", report::human(report)),
-        Outcome::Replay { result, planted } => {
-            let reach = ScenarioReachLine(result);
-            if result.verdict == Verdict::Pass {
-                println!("PASS {} seed {}", result.scenario, result.seed);
-            } else {
-                let mut text = String::new();
-                report::failure(&mut text, &Failure::of(result, *planted));
-                print!("{text}");
-            }
-            println!("{reach}");
-            println!(
-                "event log hash: {:016x} ({} events)",
-                result.hash,
-                result.records.len()
-            );
-        }
-        Outcome::Selftest {
-            reports,
-            format: Format::Human,
-        } => print!("{}", selftest_table(reports)),
-        Outcome::Selftest {
-            reports,
-            format: Format::Json | Format::Jsonl,
-        } => println!("{}", selftest_json(reports)),
-        Outcome::Bench(bench) => print!("{}", bench_table(bench)),
-        Outcome::Detection(chases, wall) => print!("{}", detection_table(chases, *wall)),
-        Outcome::Audit(audits) => {
-            let mut total = 0;
-            for (name, seeds, divergences) in audits {
-                println!(
-                    "{name}: {seeds} seeds x2, {} divergence(s)",
-                    divergences.len()
-                );
-                for d in divergences {
-                    let show = |r: &Option<crate::event::Record>| {
-                        r.as_ref()
-                            .map_or("<end of log>".into(), ToString::to_string)
-                    };
-                    println!("  seed {} diverges at event {}:", d.seed, d.index);
-                    println!("    first:  {}", show(&d.first));
-                    println!("    second: {}", show(&d.second));
-                }
-                total += divergences.len();
-            }
-            println!("audit: {total} divergence(s)");
-        }
-        Outcome::Hunt { report, planted } => print!("{}", hunt_report(report, *planted)),
-        Outcome::Shrink { found, planted } => {
-            let mut text = String::new();
-            found_lines(&mut text, found, *planted);
-            print!("{text}");
-        }
-    }
-}
-
-fn hunt_report(report: &HuntReport, planted: Planted) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let stop = match report.stop {
-        Stop::Cases => "ran its cases",
-        Stop::Time => "its time was up",
-        Stop::Failure => "found a failure",
-    };
-    let _ = writeln!(
-        out,
-        "hunt: {} cases ({} mutated from a corpus of {}) in {:.1} s; stopped: {stop}",
-        report.cases,
-        report.mutated,
-        report.corpus,
-        report.wall.as_secs_f64()
-    );
-    let all = CoverMark::all();
-    let all: Vec<CoverMark> = all
-        .into_iter()
-        .filter(|mark| {
-            [WorldKind::Lanes, WorldKind::Sender, WorldKind::Mesh]
-                .into_iter()
-                .any(|world| {
-                    report.world.covers(world) && crate::scenario::marks::reachable_in(*mark, world)
-                })
-        })
-        .collect();
-    let missed: Vec<String> = all
-        .iter()
-        .filter(|mark| !report.marks.contains_key(mark))
-        .map(ToString::to_string)
-        .collect();
-    let _ = writeln!(
-        out,
-        "marks reached: {} of {}; not reached: {}",
-        report.marks.len(),
-        all.len(),
-        if missed.is_empty() {
-            "none".into()
-        } else {
-            missed.join(" ")
-        }
-    );
-    let mut rarest: Vec<(u64, CoverMark)> = report.marks.iter().map(|(m, n)| (*n, *m)).collect();
-    rarest.sort_unstable();
-    let rarest: Vec<String> = rarest
-        .iter()
-        .take(8)
-        .map(|(n, mark)| format!("{mark} {n}"))
-        .collect();
-    let _ = writeln!(
-        out,
-        "rarest marks (cases that reached them): {}",
-        rarest.join(", ")
-    );
-    for found in &report.found {
-        found_lines(&mut out, found, planted);
-    }
-    if report.failures > report.found.len() as u64 {
-        let _ = writeln!(
-            out,
-            "... and {} more failing case(s), not kept",
-            report.failures - report.found.len() as u64
-        );
-    }
-    let _ = writeln!(
-        out,
-        "hunt: {} failure(s); digest of its runs {:016x}",
-        report.failures, report.digest
-    );
-    out
-}
-
-/// A failure: what broke, how small it shrank, and the line that replays it.
-fn found_lines(out: &mut String, found: &Found, planted: Planted) {
-    use std::fmt::Write as _;
-    let origin = match found.origin {
-        Origin::Replayed => "replayed from the regression file",
-        Origin::Fresh => "fresh",
-        Origin::Mutated => "mutated",
-        Origin::Written => "written",
-    };
-    let _ = writeln!(
-        out,
-        "FAIL case {} ({origin}, seed {}): {}",
-        found.index, found.seed, found.message
-    );
-    let (keys, items, faults) = size(&found.params);
-    let _ = writeln!(
-        out,
-        "  found at size: {keys} keys/peers, {items} items/frames, {faults} faults"
-    );
-    match &found.shrunk {
-        Some((shrunk, path)) => {
-            let (keys, items, faults) = size(&shrunk.params);
-            let _ = writeln!(
-                out,
-                "  shrunk in {} runs ({:.1} s{}) to {keys} keys/peers, {items} items/frames, {faults} faults: {}",
-                shrunk.runs,
-                shrunk.wall.as_secs_f64(),
-                if shrunk.exhausted { ", budget exhausted" } else { "" },
-                path.display()
-            );
-            let _ = writeln!(
-                out,
-                "  {}",
-                run::repro_line(&path.display().to_string(), found.seed, planted)
-            );
-        }
-        None => {
-            let _ = writeln!(out, "  not shrunk; parameters: {}", found.params);
-        }
-    }
-}
-
-/// A replayed run's marks on one line.
-struct ScenarioReachLine<'a>(&'a RunResult);
-
-impl std::fmt::Display for ScenarioReachLine<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("marks:")?;
-        for (mark, count) in &self.0.coverage {
-            write!(f, " {mark}={count}")?;
-        }
-        Ok(())
-    }
-}
-
-fn listing(scenarios: &[Scenario]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let _ = writeln!(out, "scenarios ({}):", scenarios.len());
-    for scenario in scenarios {
-        let checks: Vec<&str> = scenario.file.checks.iter().map(|c| c.id()).collect();
-        let _ = writeln!(
-            out,
-            "  {:<32} {:<7} [{}]",
-            scenario.name,
-            format!("{:?}", scenario.file.world).to_lowercase(),
-            checks.join(", ")
-        );
-        let _ = writeln!(
-            out,
-            "      {}",
-            scenario
-                .file
-                .description
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
-        if !scenario.reaches.is_empty() {
-            let reaches: Vec<String> = scenario.reaches.iter().map(ToString::to_string).collect();
-            let _ = writeln!(out, "      reaches: {}", reaches.join(", "));
-        }
-    }
-    let _ = writeln!(out, "coverage marks ({}):", CoverMark::all().len());
-    let code: Vec<&str> = Mark::ALL.iter().map(|m| m.name()).collect();
-    let world: Vec<&str> = WorldMark::ALL.iter().map(|m| m.name()).collect();
-    let points: Vec<String> = Point::ALL
-        .iter()
-        .map(|p| CoverMark::Preempted(*p).to_string())
-        .collect();
-    let _ = writeln!(out, "  production code: {}", code.join(" "));
-    let _ = writeln!(out, "  worlds: {}", world.join(" "));
-    let _ = writeln!(out, "  preemption points: {}", points.join(" "));
-    if CATALOGUE.is_empty() {
-        let _ = writeln!(
-            out,
-            "planted bugs: none in this build (build with --features planted-bugs)"
-        );
-    } else {
-        let _ = writeln!(out, "planted bugs ({}):", CATALOGUE.len());
-        for bug in CATALOGUE {
-            let _ = writeln!(out, "  #{:<3} {}", bug.catalogue_id(), bug.name());
-        }
-    }
-    out
-}
-
-fn selftest_table(reports: &[BugReport]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| bug | contracts | scenario | caught / seeds | first catching seed | runs to first | wall to first |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
-    for report in reports {
-        let contracts: Vec<&str> = catalogue_contracts(report.bug)
-            .iter()
-            .map(|c| c.id())
-            .collect();
-        let name = format!("#{} {}", report.bug.catalogue_id(), report.bug.name());
-        let catching: Vec<_> = report
-            .detections
-            .iter()
-            .filter(|d| d.seeds_caught > 0)
-            .collect();
-        if catching.is_empty() {
-            let verdict = if report.expected {
-                "ESCAPED"
-            } else {
-                "not caught (not expected: loom/shuttle)"
-            };
-            let _ = writeln!(
-                out,
-                "| {name} | {} | {verdict} | 0 / {} | - | - | - |",
-                contracts.join(", "),
-                report.detections.iter().map(|d| d.seeds_run).sum::<u64>()
-            );
-        }
-        for d in catching {
-            let (seed, runs, wall) = d.first.expect("caught");
-            let _ = writeln!(
-                out,
-                "| {name} | {} | {} | {} / {} | {seed} | {runs} | {:.1} ms |",
-                contracts.join(", "),
-                d.scenario,
-                d.seeds_caught,
-                d.seeds_run,
-                wall.as_secs_f64() * 1e3
-            );
-        }
-    }
-    let escaped: Vec<String> = reports
-        .iter()
-        .filter(|r| r.escaped())
-        .map(|r| r.bug.name().to_string())
-        .collect();
-    let caught = reports.iter().filter(|r| r.caught()).count();
-    let _ = writeln!(
-        out,
-        "selftest: {caught} of {} bugs caught; {} expected bug(s) escaped{}",
-        reports.len(),
-        escaped.len(),
-        if escaped.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", escaped.join(", "))
-        }
-    );
-    out
-}
-
-fn selftest_json(reports: &[BugReport]) -> String {
-    let bugs: Vec<serde_json::Value> = reports
-        .iter()
-        .map(|report| {
-            serde_json::json!({
-                "bug": report.bug.name(),
-                "catalogue_id": report.bug.catalogue_id(),
-                "contracts": catalogue_contracts(report.bug).iter().map(|c| c.id()).collect::<Vec<_>>(),
-                "expected": report.expected,
-                "caught": report.caught(),
-                "escaped": report.escaped(),
-                "scenarios": report.detections.iter().map(|d| serde_json::json!({
-                    "scenario": d.scenario,
-                    "seeds_run": d.seeds_run,
-                    "seeds_caught": d.seeds_caught,
-                    "seeds_failed_otherwise": d.seeds_other,
-                    "first_seed": d.first.map(|f| f.0),
-                    "runs_to_first": d.first.map(|f| f.1),
-                    "wall_ms_to_first": d.first.map(|f| f.2.as_secs_f64() * 1e3),
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    serde_json::to_string_pretty(&serde_json::json!({ "bugs": bugs })).unwrap_or_default()
-}
-
-fn bench_table(bench: &BenchReport) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| scenario | seeds | seeds/s (1 core) | virtual s / wall s |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|");
-    for b in &bench.scenarios {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {:.0} | {:.0} |",
-            b.name, b.seeds, b.seeds_per_sec, b.virtual_per_wall
-        );
-    }
-    out.push('\n');
-    for (tick, virtual_time, wall) in &bench.exchange {
-        let _ = writeln!(out, "wedged exchange, turmoil tick {tick} ms: {virtual_time:?} virtual in {wall:?} wall (median of 7)");
-    }
-    if let Some(real) = bench.real {
-        let _ = writeln!(out, "wedged exchange, real loopback TCP: {real:?} wall");
-        for (tick, _, wall) in &bench.exchange {
-            let _ = writeln!(
-                out,
-                "ratio real / simulated at tick {tick} ms: {:.0}x",
-                real.as_secs_f64() / wall.as_secs_f64()
-            );
-        }
-    }
-    out.push('\n');
-    for (name, harness, bare) in &bench.harness {
-        let _ = writeln!(
-            out,
-            "{name}: harness {harness:?} vs bare turmoil {bare:?} over 20 seeds: {:.2}x",
-            harness.as_secs_f64() / bare.as_secs_f64()
-        );
-    }
-    out
-}
-
-fn detection_table(bugs: &[BugChases], wall: Duration) -> String {
-    use hunt::bench::median;
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| bug | contract | guided: caught | cases (median) | wall (median / max) | unguided: caught | cases (median) | wall (median / max) | shrink wall (median / max) | shrunk to (largest of each) |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
-    let mut worst_wall = Duration::ZERO;
-    let mut all_caught = true;
-    for bug in bugs {
-        let mode = |guided: bool| -> String {
-            let chases: Vec<_> = bug.chases.iter().filter(|c| c.guided == guided).collect();
-            let caught = chases.iter().filter(|c| c.caught()).count();
-            // An uncaught hunt counts as never: it sorts last.
-            let mut cases: Vec<u64> = chases
-                .iter()
-                .map(|c| if c.caught() { c.cases } else { u64::MAX })
-                .collect();
-            let mut walls: Vec<Duration> = chases
-                .iter()
-                .map(|c| if c.caught() { c.wall } else { Duration::MAX })
-                .collect();
-            let show_cases = |v: Option<u64>| match v {
-                Some(u64::MAX) | None => "-".to_string(),
-                Some(v) => v.to_string(),
-            };
-            let show_wall = |v: Option<Duration>| match v {
-                Some(Duration::MAX) | None => format!("> {:.0} s", wall.as_secs_f64()),
-                Some(v) => format!("{:.2} s", v.as_secs_f64()),
-            };
-            let max = walls.iter().copied().max();
-            format!(
-                "{caught} / {} | {} | {} / {}",
-                chases.len(),
-                show_cases(median(&mut cases)),
-                show_wall(median(&mut walls)),
-                show_wall(max)
-            )
-        };
-        let contracts: Vec<&str> = catalogue_contracts(bug.bug)
-            .iter()
-            .map(|c| c.id())
-            .collect();
-        let shrinks: Vec<_> = bug.chases.iter().filter_map(|c| c.shrunk).collect();
-        let mut shrink_walls: Vec<Duration> = shrinks.iter().map(|s| s.0).collect();
-        // Each measure's largest over the shrinks (not one shrink's).
-        let largest = shrinks
-            .iter()
-            .map(|s| s.2)
-            .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2)));
-        for chase in bug.chases.iter().filter(|c| c.guided) {
-            all_caught &= chase.caught();
-            worst_wall = worst_wall.max(chase.wall);
-        }
-        let _ = writeln!(
-            out,
-            "| #{} {} | {} | {} | {} | {} / {} | {} |",
-            bug.bug.catalogue_id(),
-            bug.bug.name(),
-            contracts.join(", "),
-            mode(true),
-            mode(false),
-            median(&mut shrink_walls).map_or("-".into(), |w| format!("{:.2} s", w.as_secs_f64())),
-            shrink_walls
-                .iter()
-                .max()
-                .map_or("-".into(), |w| format!("{:.2} s", w.as_secs_f64())),
-            largest.map_or("-".into(), |(keys, items, faults)| format!(
-                "<= {keys} keys/peers, {items} items/frames, {faults} faults"
-            )),
-        );
-    }
-    let _ = writeln!(
-        out,
-        "detection: guided hunts caught every bug from every seed: {}; slowest guided hunt {:.2} s",
-        if all_caught { "yes" } else { "NO" },
-        worst_wall.as_secs_f64()
-    );
-    out
 }
 
 fn init_tracing(default: &str) {

@@ -23,10 +23,11 @@
 //! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E and M1–M6 over a log, one evidence collector |
 //! | [`run`] | one run; the ordered parallel engine (`run::stream`); streamed sweeps in bounded memory, shards and their merge (`run::sweep`); audit, selftest (planted bugs), bench; reports (human, JSON, JSON lines, JUnit) |
 //! | [`hunt`] | bug hunting: proptest strategies for whole cases, a coverage-guided corpus, shrinking to exact scenario files, the detection benchmark |
-//! | [`cli`] | the `lanesim` binary: one function per subcommand, one printer, one exit code type |
+//! | [`report`] | everything shown: the typed outcome of each subcommand, the one printer, sweeps as human text, JSON, JSON lines and JUnit, the one exit code type |
+//! | [`cli`] | the `lanesim` binary: arguments, one function per subcommand returning a typed outcome |
 //! | [`rng`] | the run's only randomness: seeded xoshiro256** |
 //!
-//! Dependencies point one way: `cli` → `hunt` → `run` → `world`, `check`
+//! Dependencies point one way: `cli` → `report` → `hunt` → `run` → `world`, `check`
 //! → `event`, `coverage`, `scenario` → `rng`.
 
 pub mod check;
@@ -35,6 +36,7 @@ pub mod coverage;
 pub mod event;
 pub mod fault;
 pub mod hunt;
+pub mod report;
 pub mod rng;
 pub mod run;
 pub mod scenario;

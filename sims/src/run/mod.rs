@@ -10,7 +10,6 @@ use std::time::Duration;
 use lanesim::planted::Planted;
 
 pub mod bench;
-pub mod report;
 pub mod selftest;
 pub mod stream;
 pub mod sweep;

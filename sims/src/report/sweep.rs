@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use super::sweep::{Failure, SweepReport};
-use super::{RunResult, ScenarioReach, Verdict};
+use crate::run::sweep::{Failure, SweepReport};
+use crate::run::{RunResult, ScenarioReach, Verdict};
 use lanesim::planted::Planted;
 
 /// Violations printed per contract and run; the rest are counted.

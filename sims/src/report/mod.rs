@@ -1,0 +1,308 @@
+//! Everything the runner shows, in one module: the typed [`Outcome`] of a
+//! subcommand, [`print()`] (the one place outcomes are printed), the
+//! announcements made before a run starts and the runs a sweep streams,
+//! and the one [`Exit`] code type. `sweep` formats sweeps (human, JSON, JSON
+//! lines, JUnit); `text` the other subcommands' tables.
+//!
+//! Dependencies: `cli` → `report` → `hunt`, `run`; nothing below calls
+//! back up.
+
+pub mod sweep;
+mod text;
+
+use std::time::Duration;
+
+use clap::ValueEnum;
+use lanesim::planted::Planted;
+
+use crate::hunt::bench::BugChases;
+use crate::hunt::shrink::Expect;
+use crate::hunt::{Found, HuntReport};
+use crate::run::bench::BenchReport;
+use crate::run::selftest::BugReport;
+use crate::run::sweep::{Failure, SweepReport};
+use crate::run::{Divergence, RunResult, ScenarioReach, Verdict};
+use crate::scenario::Scenario;
+
+use text::{
+    bench_table, detection_table, found_lines, hunt_report, listing, selftest_json, selftest_table,
+    ScenarioReachLine,
+};
+
+/// `--help`'s list of [`Exit`] codes (pinned to the type by
+/// `help_lists_every_exit_code`).
+pub const EXIT_CODES: &str = "Exit codes:
+  0  every run passed and every reach requirement was met
+  1  a contract was violated
+  2  bad input or usage (a scenario file, a flag, a shard report)
+  3  liveness: a run outlived its virtual-time budget, no contract broken
+  4  crash: the testbed itself panicked
+  5  a required coverage mark not reached (or a listed contract no seed could break)
+  6  audit: a seed's two runs diverged
+  7  selftest: a planted bug a simulated world must catch escaped";
+
+/// The process exit codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// Everything held.
+    Pass = 0,
+    /// A contract was violated.
+    Violated = 1,
+    /// Bad input or usage.
+    Usage = 2,
+    /// A run outlived its virtual-time budget with no contract broken.
+    Liveness = 3,
+    /// The testbed itself panicked.
+    Crash = 4,
+    /// A sweep missed a coverage mark its scenario requires.
+    NotReached = 5,
+    /// `audit`: a seed's two runs differed.
+    Diverged = 6,
+    /// `selftest`: a planted bug a simulated world must catch escaped.
+    Escaped = 7,
+}
+
+impl Exit {
+    /// Every code.
+    pub const ALL: [Self; 8] = [
+        Self::Pass,
+        Self::Violated,
+        Self::Usage,
+        Self::Liveness,
+        Self::Crash,
+        Self::NotReached,
+        Self::Diverged,
+        Self::Escaped,
+    ];
+
+    /// The exit code of a run's verdict.
+    #[must_use]
+    pub fn of(verdict: Verdict) -> Self {
+        match verdict {
+            Verdict::Pass => Self::Pass,
+            Verdict::Liveness => Self::Liveness,
+            Verdict::Violated => Self::Violated,
+            Verdict::Crash => Self::Crash,
+        }
+    }
+
+    /// The exit code of a sweep: its worst verdict, else coverage missed.
+    #[must_use]
+    pub fn of_sweep(report: &SweepReport) -> Self {
+        let worst = report.verdicts().worst();
+        if worst == Verdict::Pass && report.reaches().iter().any(ScenarioReach::fell_short) {
+            Self::NotReached
+        } else {
+            Self::of(worst)
+        }
+    }
+
+    /// The exit code of a failure found by `hunt` or shrunk by `shrink`.
+    #[must_use]
+    pub fn failed(expect: Expect) -> Self {
+        match expect {
+            Expect::Violates(_) => Self::Violated,
+            Expect::Liveness => Self::Liveness,
+            Expect::Crash => Self::Crash,
+        }
+    }
+}
+
+/// How results are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// For people.
+    Human,
+    /// One JSON document on stdout (human lines go to stderr).
+    Json,
+    /// `run`: one JSON object per run on stdout, streamed as runs finish
+    /// (the summary goes to stderr).
+    Jsonl,
+}
+
+/// What a subcommand produced.
+pub enum Outcome {
+    /// `list`.
+    List(Vec<Scenario>),
+    /// `run` and `merge`.
+    Run {
+        /// What the sweep found.
+        report: SweepReport,
+        /// How to print.
+        format: Format,
+    },
+    /// `replay`.
+    Replay {
+        /// The run.
+        result: Box<RunResult>,
+        /// The bug planted.
+        planted: Planted,
+    },
+    /// `selftest`.
+    Selftest {
+        /// Per bug.
+        reports: Vec<BugReport>,
+        /// How to print.
+        format: Format,
+    },
+    /// `bench`.
+    Bench(BenchReport),
+    /// `bench --detection`: per bug, its hunts; each hunt's budget.
+    Detection(Vec<BugChases>, Duration),
+    /// `audit`: per scenario, seeds compared and divergences.
+    Audit(Vec<(String, u64, Vec<Divergence>)>),
+    /// `hunt`.
+    Hunt {
+        /// What it did.
+        report: HuntReport,
+        /// The bug planted.
+        planted: Planted,
+    },
+    /// `shrink`.
+    Shrink {
+        /// The failing run shrunk.
+        found: Box<Found>,
+        /// The bug planted.
+        planted: Planted,
+    },
+}
+
+impl Outcome {
+    /// The process exit code.
+    #[must_use]
+    pub fn exit(&self) -> Exit {
+        match self {
+            Self::List(_) | Self::Bench(_) | Self::Detection(..) => Exit::Pass,
+            Self::Run { report, .. } => Exit::of_sweep(report),
+            Self::Replay { result, .. } => Exit::of(result.verdict),
+            Self::Selftest { reports, .. } => {
+                if reports.iter().any(BugReport::escaped) {
+                    Exit::Escaped
+                } else {
+                    Exit::Pass
+                }
+            }
+            Self::Audit(audits) => {
+                if audits.iter().any(|(_, _, d)| !d.is_empty()) {
+                    Exit::Diverged
+                } else {
+                    Exit::Pass
+                }
+            }
+            Self::Hunt { report, .. } => report
+                .found
+                .iter()
+                .map(|found| Exit::failed(found.expect))
+                .max_by_key(|exit| *exit as u8)
+                .unwrap_or(Exit::Pass),
+            Self::Shrink { found, .. } => Exit::failed(found.expect),
+        }
+    }
+}
+
+/// Says what is about to run: on stdout for people, stderr for machines.
+pub fn announce(format: Format, line: &str) {
+    match format {
+        Format::Human => println!("{line}"),
+        Format::Json | Format::Jsonl => eprintln!("{line}"),
+    }
+}
+
+/// A subcommand that could not run: bad input or usage (exit 2).
+pub fn error(message: &str) {
+    eprintln!("error: {message}");
+}
+
+/// One hunt of the detection benchmark finished (a progress line).
+pub fn chase_done(bug: lanesim::planted::PlantedBug, chase: &crate::hunt::bench::Chase) {
+    eprintln!(
+        "  {} seed {} {}: {} cases, {:.2} s, {}",
+        bug.name(),
+        chase.seed,
+        if chase.guided { "guided" } else { "unguided" },
+        chase.cases,
+        chase.wall.as_secs_f64(),
+        match &chase.first {
+            Some(Ok(contract)) => format!("caught ({})", contract.id()),
+            Some(Err(label)) => format!("first failure {label}"),
+            None => "not caught".into(),
+        }
+    );
+}
+
+/// Streams one run of a sweep (`--format jsonl`): one line on stdout.
+pub fn stream_run(result: &RunResult, planted: Planted) {
+    println!("{}", sweep::jsonl(result, planted));
+}
+
+/// The one place outcomes are printed.
+pub fn print(outcome: &Outcome) {
+    match outcome {
+        Outcome::List(scenarios) => print!("{}", listing(scenarios)),
+        Outcome::Run {
+            report,
+            format: Format::Human,
+        } => print!("{}", sweep::human(report)),
+        Outcome::Run {
+            report,
+            format: Format::Json,
+        } => println!("{}", sweep::json(report, Exit::of_sweep(report) as u8)),
+        Outcome::Run {
+            report,
+            format: Format::Jsonl,
+        } => eprint!("{}", sweep::human(report)),
+        Outcome::Replay { result, planted } => {
+            let reach = ScenarioReachLine(result);
+            if result.verdict == Verdict::Pass {
+                println!("PASS {} seed {}", result.scenario, result.seed);
+            } else {
+                let mut text = String::new();
+                sweep::failure(&mut text, &Failure::of(result, *planted));
+                print!("{text}");
+            }
+            println!("{reach}");
+            println!(
+                "event log hash: {:016x} ({} events)",
+                result.hash,
+                result.records.len()
+            );
+        }
+        Outcome::Selftest {
+            reports,
+            format: Format::Human,
+        } => print!("{}", selftest_table(reports)),
+        Outcome::Selftest {
+            reports,
+            format: Format::Json | Format::Jsonl,
+        } => println!("{}", selftest_json(reports)),
+        Outcome::Bench(bench) => print!("{}", bench_table(bench)),
+        Outcome::Detection(chases, wall) => print!("{}", detection_table(chases, *wall)),
+        Outcome::Audit(audits) => {
+            let mut total = 0;
+            for (name, seeds, divergences) in audits {
+                println!(
+                    "{name}: {seeds} seeds x2, {} divergence(s)",
+                    divergences.len()
+                );
+                for d in divergences {
+                    let show = |r: &Option<crate::event::Record>| {
+                        r.as_ref()
+                            .map_or("<end of log>".into(), ToString::to_string)
+                    };
+                    println!("  seed {} diverges at event {}:", d.seed, d.index);
+                    println!("    first:  {}", show(&d.first));
+                    println!("    second: {}", show(&d.second));
+                }
+                total += divergences.len();
+            }
+            println!("audit: {total} divergence(s)");
+        }
+        Outcome::Hunt { report, planted } => print!("{}", hunt_report(report, *planted)),
+        Outcome::Shrink { found, planted } => {
+            let mut text = String::new();
+            found_lines(&mut text, found, *planted);
+            print!("{text}");
+        }
+    }
+}

@@ -1,0 +1,410 @@
+//! The other subcommands' text: `list`, `hunt` and `shrink`, `selftest`,
+//! `bench` and the detection benchmark, a replay's marks.
+
+use std::time::Duration;
+
+use lanesim::planted::{Planted, CATALOGUE};
+use lanesim::shim::probe::{Mark, Point};
+
+use crate::coverage::{CoverMark, WorldMark};
+use crate::hunt::bench::BugChases;
+use crate::hunt::genes::size;
+use crate::hunt::{Found, HuntReport, Origin, Stop};
+use crate::run::bench::BenchReport;
+use crate::run::selftest::{catalogue_contracts, BugReport};
+use crate::run::{repro_line, RunResult};
+use crate::scenario::{Scenario, WorldKind};
+
+pub(super) fn hunt_report(report: &HuntReport, planted: Planted) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let stop = match report.stop {
+        Stop::Cases => "ran its cases",
+        Stop::Time => "its time was up",
+        Stop::Failure => "found a failure",
+    };
+    let _ = writeln!(
+        out,
+        "hunt: {} cases ({} mutated from a corpus of {}) in {:.1} s; stopped: {stop}",
+        report.cases,
+        report.mutated,
+        report.corpus,
+        report.wall.as_secs_f64()
+    );
+    let all = CoverMark::all();
+    let all: Vec<CoverMark> = all
+        .into_iter()
+        .filter(|mark| {
+            [WorldKind::Lanes, WorldKind::Sender, WorldKind::Mesh]
+                .into_iter()
+                .any(|world| {
+                    report.world.covers(world) && crate::scenario::marks::reachable_in(*mark, world)
+                })
+        })
+        .collect();
+    let missed: Vec<String> = all
+        .iter()
+        .filter(|mark| !report.marks.contains_key(mark))
+        .map(ToString::to_string)
+        .collect();
+    let _ = writeln!(
+        out,
+        "marks reached: {} of {}; not reached: {}",
+        report.marks.len(),
+        all.len(),
+        if missed.is_empty() {
+            "none".into()
+        } else {
+            missed.join(" ")
+        }
+    );
+    let mut rarest: Vec<(u64, CoverMark)> = report.marks.iter().map(|(m, n)| (*n, *m)).collect();
+    rarest.sort_unstable();
+    let rarest: Vec<String> = rarest
+        .iter()
+        .take(8)
+        .map(|(n, mark)| format!("{mark} {n}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "rarest marks (cases that reached them): {}",
+        rarest.join(", ")
+    );
+    for found in &report.found {
+        found_lines(&mut out, found, planted);
+    }
+    if report.failures > report.found.len() as u64 {
+        let _ = writeln!(
+            out,
+            "... and {} more failing case(s), not kept",
+            report.failures - report.found.len() as u64
+        );
+    }
+    let _ = writeln!(
+        out,
+        "hunt: {} failure(s); digest of its runs {:016x}",
+        report.failures, report.digest
+    );
+    out
+}
+
+/// A failure: what broke, how small it shrank, and the line that replays it.
+pub(super) fn found_lines(out: &mut String, found: &Found, planted: Planted) {
+    use std::fmt::Write as _;
+    let origin = match found.origin {
+        Origin::Replayed => "replayed from the regression file",
+        Origin::Fresh => "fresh",
+        Origin::Mutated => "mutated",
+        Origin::Written => "written",
+    };
+    let _ = writeln!(
+        out,
+        "FAIL case {} ({origin}, seed {}): {}",
+        found.index, found.seed, found.message
+    );
+    let (keys, items, faults) = size(&found.params);
+    let _ = writeln!(
+        out,
+        "  found at size: {keys} keys/peers, {items} items/frames, {faults} faults"
+    );
+    match &found.shrunk {
+        Some((shrunk, path)) => {
+            let (keys, items, faults) = size(&shrunk.params);
+            let _ = writeln!(
+                out,
+                "  shrunk in {} runs ({:.1} s{}) to {keys} keys/peers, {items} items/frames, {faults} faults: {}",
+                shrunk.runs,
+                shrunk.wall.as_secs_f64(),
+                if shrunk.exhausted { ", budget exhausted" } else { "" },
+                path.display()
+            );
+            let _ = writeln!(
+                out,
+                "  {}",
+                repro_line(&path.display().to_string(), found.seed, planted)
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  not shrunk; parameters: {}", found.params);
+        }
+    }
+}
+
+/// A replayed run's marks on one line.
+pub(super) struct ScenarioReachLine<'a>(pub(super) &'a RunResult);
+
+impl std::fmt::Display for ScenarioReachLine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("marks:")?;
+        for (mark, count) in &self.0.coverage {
+            write!(f, " {mark}={count}")?;
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn listing(scenarios: &[Scenario]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "scenarios ({}):", scenarios.len());
+    for scenario in scenarios {
+        let checks: Vec<&str> = scenario.file.checks.iter().map(|c| c.id()).collect();
+        let _ = writeln!(
+            out,
+            "  {:<32} {:<7} [{}]",
+            scenario.name,
+            format!("{:?}", scenario.file.world).to_lowercase(),
+            checks.join(", ")
+        );
+        let _ = writeln!(
+            out,
+            "      {}",
+            scenario
+                .file
+                .description
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        if !scenario.reaches.is_empty() {
+            let reaches: Vec<String> = scenario.reaches.iter().map(ToString::to_string).collect();
+            let _ = writeln!(out, "      reaches: {}", reaches.join(", "));
+        }
+    }
+    let _ = writeln!(out, "coverage marks ({}):", CoverMark::all().len());
+    let code: Vec<&str> = Mark::ALL.iter().map(|m| m.name()).collect();
+    let world: Vec<&str> = WorldMark::ALL.iter().map(|m| m.name()).collect();
+    let points: Vec<String> = Point::ALL
+        .iter()
+        .map(|p| CoverMark::Preempted(*p).to_string())
+        .collect();
+    let _ = writeln!(out, "  production code: {}", code.join(" "));
+    let _ = writeln!(out, "  worlds: {}", world.join(" "));
+    let _ = writeln!(out, "  preemption points: {}", points.join(" "));
+    if CATALOGUE.is_empty() {
+        let _ = writeln!(
+            out,
+            "planted bugs: none in this build (build with --features planted-bugs)"
+        );
+    } else {
+        let _ = writeln!(out, "planted bugs ({}):", CATALOGUE.len());
+        for bug in CATALOGUE {
+            let _ = writeln!(out, "  #{:<3} {}", bug.catalogue_id(), bug.name());
+        }
+    }
+    out
+}
+
+pub(super) fn selftest_table(reports: &[BugReport]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| bug | contracts | scenario | caught / seeds | first catching seed | runs to first | wall to first |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for report in reports {
+        let contracts: Vec<&str> = catalogue_contracts(report.bug)
+            .iter()
+            .map(|c| c.id())
+            .collect();
+        let name = format!("#{} {}", report.bug.catalogue_id(), report.bug.name());
+        let catching: Vec<_> = report
+            .detections
+            .iter()
+            .filter(|d| d.seeds_caught > 0)
+            .collect();
+        if catching.is_empty() {
+            let verdict = if report.expected {
+                "ESCAPED"
+            } else {
+                "not caught (not expected: loom/shuttle)"
+            };
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {verdict} | 0 / {} | - | - | - |",
+                contracts.join(", "),
+                report.detections.iter().map(|d| d.seeds_run).sum::<u64>()
+            );
+        }
+        for d in catching {
+            let (seed, runs, wall) = d.first.expect("caught");
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {} | {} / {} | {seed} | {runs} | {:.1} ms |",
+                contracts.join(", "),
+                d.scenario,
+                d.seeds_caught,
+                d.seeds_run,
+                wall.as_secs_f64() * 1e3
+            );
+        }
+    }
+    let escaped: Vec<String> = reports
+        .iter()
+        .filter(|r| r.escaped())
+        .map(|r| r.bug.name().to_string())
+        .collect();
+    let caught = reports.iter().filter(|r| r.caught()).count();
+    let _ = writeln!(
+        out,
+        "selftest: {caught} of {} bugs caught; {} expected bug(s) escaped{}",
+        reports.len(),
+        escaped.len(),
+        if escaped.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", escaped.join(", "))
+        }
+    );
+    out
+}
+
+pub(super) fn selftest_json(reports: &[BugReport]) -> String {
+    let bugs: Vec<serde_json::Value> = reports
+        .iter()
+        .map(|report| {
+            serde_json::json!({
+                "bug": report.bug.name(),
+                "catalogue_id": report.bug.catalogue_id(),
+                "contracts": catalogue_contracts(report.bug).iter().map(|c| c.id()).collect::<Vec<_>>(),
+                "expected": report.expected,
+                "caught": report.caught(),
+                "escaped": report.escaped(),
+                "scenarios": report.detections.iter().map(|d| serde_json::json!({
+                    "scenario": d.scenario,
+                    "seeds_run": d.seeds_run,
+                    "seeds_caught": d.seeds_caught,
+                    "seeds_failed_otherwise": d.seeds_other,
+                    "first_seed": d.first.map(|f| f.0),
+                    "runs_to_first": d.first.map(|f| f.1),
+                    "wall_ms_to_first": d.first.map(|f| f.2.as_secs_f64() * 1e3),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({ "bugs": bugs })).unwrap_or_default()
+}
+
+pub(super) fn bench_table(bench: &BenchReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| scenario | seeds | seeds/s (1 core) | virtual s / wall s |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|");
+    for b in &bench.scenarios {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.0} | {:.0} |",
+            b.name, b.seeds, b.seeds_per_sec, b.virtual_per_wall
+        );
+    }
+    out.push('\n');
+    for (tick, virtual_time, wall) in &bench.exchange {
+        let _ = writeln!(out, "wedged exchange, turmoil tick {tick} ms: {virtual_time:?} virtual in {wall:?} wall (median of 7)");
+    }
+    if let Some(real) = bench.real {
+        let _ = writeln!(out, "wedged exchange, real loopback TCP: {real:?} wall");
+        for (tick, _, wall) in &bench.exchange {
+            let _ = writeln!(
+                out,
+                "ratio real / simulated at tick {tick} ms: {:.0}x",
+                real.as_secs_f64() / wall.as_secs_f64()
+            );
+        }
+    }
+    out.push('\n');
+    for (name, harness, bare) in &bench.harness {
+        let _ = writeln!(
+            out,
+            "{name}: harness {harness:?} vs bare turmoil {bare:?} over 20 seeds: {:.2}x",
+            harness.as_secs_f64() / bare.as_secs_f64()
+        );
+    }
+    out
+}
+
+pub(super) fn detection_table(bugs: &[BugChases], wall: Duration) -> String {
+    use crate::hunt::bench::median;
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| bug | contract | guided: caught | cases (median) | wall (median / max) | unguided: caught | cases (median) | wall (median / max) | shrink wall (median / max) | shrunk to (largest of each) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
+    let mut worst_wall = Duration::ZERO;
+    let mut all_caught = true;
+    for bug in bugs {
+        let mode = |guided: bool| -> String {
+            let chases: Vec<_> = bug.chases.iter().filter(|c| c.guided == guided).collect();
+            let caught = chases.iter().filter(|c| c.caught()).count();
+            // An uncaught hunt counts as never: it sorts last.
+            let mut cases: Vec<u64> = chases
+                .iter()
+                .map(|c| if c.caught() { c.cases } else { u64::MAX })
+                .collect();
+            let mut walls: Vec<Duration> = chases
+                .iter()
+                .map(|c| if c.caught() { c.wall } else { Duration::MAX })
+                .collect();
+            let show_cases = |v: Option<u64>| match v {
+                Some(u64::MAX) | None => "-".to_string(),
+                Some(v) => v.to_string(),
+            };
+            let show_wall = |v: Option<Duration>| match v {
+                Some(Duration::MAX) | None => format!("> {:.0} s", wall.as_secs_f64()),
+                Some(v) => format!("{:.2} s", v.as_secs_f64()),
+            };
+            let max = walls.iter().copied().max();
+            format!(
+                "{caught} / {} | {} | {} / {}",
+                chases.len(),
+                show_cases(median(&mut cases)),
+                show_wall(median(&mut walls)),
+                show_wall(max)
+            )
+        };
+        let contracts: Vec<&str> = catalogue_contracts(bug.bug)
+            .iter()
+            .map(|c| c.id())
+            .collect();
+        let shrinks: Vec<_> = bug.chases.iter().filter_map(|c| c.shrunk).collect();
+        let mut shrink_walls: Vec<Duration> = shrinks.iter().map(|s| s.0).collect();
+        // Each measure's largest over the shrinks (not one shrink's).
+        let largest = shrinks
+            .iter()
+            .map(|s| s.2)
+            .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2)));
+        for chase in bug.chases.iter().filter(|c| c.guided) {
+            all_caught &= chase.caught();
+            worst_wall = worst_wall.max(chase.wall);
+        }
+        let _ = writeln!(
+            out,
+            "| #{} {} | {} | {} | {} | {} / {} | {} |",
+            bug.bug.catalogue_id(),
+            bug.bug.name(),
+            contracts.join(", "),
+            mode(true),
+            mode(false),
+            median(&mut shrink_walls).map_or("-".into(), |w| format!("{:.2} s", w.as_secs_f64())),
+            shrink_walls
+                .iter()
+                .max()
+                .map_or("-".into(), |w| format!("{:.2} s", w.as_secs_f64())),
+            largest.map_or("-".into(), |(keys, items, faults)| format!(
+                "<= {keys} keys/peers, {items} items/frames, {faults} faults"
+            )),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "detection: guided hunts caught every bug from every seed: {}; slowest guided hunt {:.2} s",
+        if all_caught { "yes" } else { "NO" },
+        worst_wall.as_secs_f64()
+    );
+    out
+}
