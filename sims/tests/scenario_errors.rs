@@ -305,6 +305,10 @@ fn values_that_once_crashed_a_run_are_refused_with_their_bound() {
             "shutdown_after_budget.toml",
             ":12:15: sender.shutdown_at: 500s is not within the run's budget (120s)",
         ),
+        (
+            "mesh_heartbeat_under_latency.toml",
+            ":10:13: mesh.heartbeat: at least 250ms",
+        ),
         ("listed_twice.toml", ":3:23: checks[2]: L1 is listed twice"),
         (
             "endless_latency.toml",
