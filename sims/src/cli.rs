@@ -100,6 +100,10 @@ enum Command {
         /// The seed.
         #[arg(long)]
         seed: u64,
+        /// Also write the run as a Chrome / Perfetto trace-event file in
+        /// virtual time (open it at ui.perfetto.dev).
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
         /// Plant this bug (needs a `--features planted-bugs` build).
         #[arg(long)]
         bug: Option<String>,
@@ -266,7 +270,12 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             format,
             junit,
         } => merge(&files, format, junit.as_deref()),
-        Command::Replay { path, seed, bug } => replay(&path, seed, bug.as_deref()),
+        Command::Replay {
+            path,
+            seed,
+            trace,
+            bug,
+        } => replay(&path, seed, trace.as_deref(), bug.as_deref()),
         Command::Selftest {
             paths,
             seeds,
@@ -621,7 +630,12 @@ fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8: {e}", path.display()))
 }
 
-fn replay(path: &Path, seed: u64, bug: Option<&str>) -> Result<Outcome, String> {
+fn replay(
+    path: &Path,
+    seed: u64,
+    trace: Option<&Path>,
+    bug: Option<&str>,
+) -> Result<Outcome, String> {
     let planted = planted(bug)?;
     let scenario = Scenario::load(path).map_err(|e| e.to_string())?;
     init_tracing("lanesim::event=debug");
@@ -631,6 +645,11 @@ fn replay(path: &Path, seed: u64, bug: Option<&str>) -> Result<Outcome, String> 
     );
     announce(Format::Human, &format!("params: {}", scenario.sample(seed)));
     let result = run::execute(&scenario, seed, planted);
+    if let Some(trace) = trace {
+        let document = report::trace::document(&result);
+        std::fs::write(trace, document.to_string())
+            .map_err(|e| format!("--trace {}: {e}", trace.display()))?;
+    }
     Ok(Outcome::Replay {
         result: Box::new(result),
         planted,

@@ -794,3 +794,78 @@ fn empty_directories_symlink_loops_and_repeats_are_named_or_run_once() {
         stdout(&out)
     );
 }
+
+/// `replay --trace`: a trace-event file (Chrome / Perfetto JSON) stamped in
+/// virtual time: in a wedged-peer run the write deadline's down lands
+/// `write_timeout` (5 s) after the wedged write began; processes and tracks
+/// are named; the fault is an instant. A failure prints the trace command
+/// next to its repro line.
+#[test]
+fn a_trace_is_trace_event_json_in_virtual_time() {
+    let path = std::env::temp_dir().join(format!("lanesim-trace-{}.json", std::process::id()));
+    let out = lanesim(&[
+        "replay",
+        "scenarios/sender_wedged_peer.toml",
+        "--seed",
+        "0",
+        "--trace",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).expect("JSON");
+    let events = doc["traceEvents"].as_array().expect("a traceEvents array");
+    for event in events {
+        let ph = event["ph"].as_str().expect("every event has a phase");
+        assert!(["B", "E", "i", "M"].contains(&ph), "{event}");
+        assert!(event["pid"].is_u64() && event["tid"].is_u64(), "{event}");
+        assert!(ph == "M" || event["ts"].is_u64(), "{event}");
+    }
+    let named = |what: &str, name: &str| {
+        events
+            .iter()
+            .any(|e| e["ph"] == "M" && e["name"] == what && e["args"]["name"] == name)
+    };
+    assert!(named("process_name", "local") && named("process_name", "peer0"));
+    assert!(named("thread_name", "to 0 gen 1 writes"));
+    assert!(events
+        .iter()
+        .any(|e| e["ph"] == "i" && e["name"].as_str().unwrap_or("").starts_with("fault: Wedge")));
+    let down = events
+        .iter()
+        .find(|e| e["ph"] == "i" && e["name"] == "down: WriteTimeout")
+        .expect("the wedged generation's deadline down");
+    let (peer, generation) = (&down["args"]["peer"], &down["args"]["generation"]);
+    let began = events
+        .iter()
+        .filter(|e| {
+            e["ph"] == "B"
+                && e["args"]["event"] == "write_started"
+                && &e["args"]["peer"] == peer
+                && &e["args"]["generation"] == generation
+                && e["ts"].as_u64() <= down["ts"].as_u64()
+        })
+        .filter_map(|e| e["ts"].as_u64())
+        .max()
+        .expect("the wedged write");
+    let after = down["ts"].as_u64().unwrap() - began;
+    // write_timeout = 5s; the deadline fires on the tick (50 ms) it falls in.
+    assert!(
+        (5_000_000..=5_050_000).contains(&after),
+        "down {after} us after the write began"
+    );
+
+    let stuck = stuck_scenario();
+    let out = lanesim(&["run", stuck.to_str().unwrap(), "--seed", "0"]);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let repro = lines
+        .iter()
+        .position(|l| l.starts_with("note: reproduce with:"))
+        .expect("a repro line");
+    assert!(
+        lines[repro + 1].starts_with("note: see it in time with: cargo run -- replay ")
+            && lines[repro + 1].contains("--seed 0 --trace trace.json"),
+        "{text}"
+    );
+}

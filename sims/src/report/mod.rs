@@ -9,6 +9,7 @@
 
 pub mod sweep;
 mod text;
+pub mod trace;
 
 use std::time::Duration;
 

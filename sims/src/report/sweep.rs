@@ -156,6 +156,9 @@ pub fn failure(out: &mut String, failed: &Failure) {
         );
     }
     let _ = writeln!(out, "  {}", failed.repro);
+    if !failed.trace.is_empty() {
+        let _ = writeln!(out, "  {}", failed.trace);
+    }
 }
 
 /// Marks as rows, scenarios as numbered columns: how many seeds reached
@@ -273,6 +276,7 @@ pub fn jsonl(result: &RunResult, planted: Planted) -> String {
     line["marks"] = Value::Object(marks);
     if result.verdict == Verdict::Pass {
         line["repro"] = Value::Null;
+        line["trace"] = Value::Null;
     }
     line.to_string()
 }

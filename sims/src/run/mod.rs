@@ -339,6 +339,23 @@ pub fn first_divergence(a: &[Record], b: &[Record]) -> Option<usize> {
     )
 }
 
+/// The line printed next to [`repro_line`]: the same replay, writing the
+/// run as a trace-event file in virtual time.
+#[must_use]
+pub fn trace_line(path: &str, seed: u64, planted: Planted) -> String {
+    let features = if planted.selected().is_some() {
+        " --features planted-bugs"
+    } else {
+        ""
+    };
+    let bug = planted
+        .selected()
+        .map_or(String::new(), |bug| format!(" --bug {}", bug.name()));
+    format!(
+        "note: see it in time with: cargo run{features} -- replay {path} --seed {seed}{bug} --trace trace.json (open in ui.perfetto.dev)"
+    )
+}
+
 /// The single line that reproduces a failed run, in rustc's `note:` style.
 #[must_use]
 pub fn repro_line(path: &str, seed: u64, planted: Planted) -> String {

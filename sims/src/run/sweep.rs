@@ -23,7 +23,7 @@ use lanesim::planted::Planted;
 use serde::{Deserialize, Serialize};
 
 use super::stream::{self, Feed};
-use super::{execute, repro_line, MarkReach, RunResult, ScenarioReach, Verdict};
+use super::{execute, repro_line, trace_line, MarkReach, RunResult, ScenarioReach, Verdict};
 use crate::coverage::CoverMark;
 use crate::scenario::marks::evidence;
 use crate::scenario::{Contract, Reach, Scenario, SeedRange};
@@ -127,6 +127,9 @@ pub struct Failure {
     pub hash: String,
     /// The line that reproduces it.
     pub repro: String,
+    /// The line that writes its trace.
+    #[serde(default)]
+    pub trace: String,
 }
 
 impl Failure {
@@ -152,6 +155,7 @@ impl Failure {
             virtual_ms: u64::try_from(result.elapsed.as_millis()).unwrap_or(u64::MAX),
             hash: format!("{:016x}", result.hash),
             repro: repro_line(&result.path, result.seed, planted),
+            trace: trace_line(&result.path, result.seed, planted),
         }
     }
 }
