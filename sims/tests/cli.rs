@@ -148,6 +148,13 @@ fn jsonl_streams_one_object_per_run_and_the_summary_to_stderr() {
     assert!(lines[1]["repro"].as_str().unwrap().contains("--seed 1"));
     assert!(lines[3]["repro"].is_null());
     assert!(stderr(&out).contains("summary: 6 runs: 3 pass, 0 violated, 3 liveness"));
+    // Redirected, so no progress bar and no colour: no escape codes, no
+    // carriage returns.
+    assert!(
+        !stderr(&out).contains('\u{1b}') && !stderr(&out).contains('\r'),
+        "{:?}",
+        stderr(&out)
+    );
 }
 
 /// `--junit FILE`: a test case per scenario and one per failed seed, the

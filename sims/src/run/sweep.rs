@@ -473,10 +473,13 @@ pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
         result.records = Vec::new();
         result
     });
+    // The budget may run out just as the last run is drawn: only runs left
+    // undone make the sweep a stopped one.
+    let stopped = feed.stopped && feed.tallies.iter().any(|t| t.ran() < t.planned);
     SweepReport {
         scenarios: feed.tallies,
         shard: (plan.shard != Shard::ALL).then_some(plan.shard),
-        stopped: feed.stopped,
+        stopped,
         planted: plan.planted.selected().map(|bug| bug.name().to_string()),
     }
 }
@@ -491,6 +494,7 @@ struct SweepFeed<'p, 'w> {
     tallies: Vec<Tally>,
     watch: &'w mut dyn Watch,
     started: Instant,
+    /// Whether `--for` ran out while drawing.
     stopped: bool,
 }
 
@@ -520,7 +524,7 @@ impl<'p> Feed for SweepFeed<'p, '_> {
             .wall
             .is_some_and(|wall| self.started.elapsed() >= wall)
         {
-            self.stopped = self.tallies.iter().any(|t| t.ran() < t.planned);
+            self.stopped = true;
             return None;
         }
         let (index, seed) = self.next_job()?;
