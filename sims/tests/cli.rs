@@ -568,6 +568,18 @@ fn hunt_refuses_budgets_it_cannot_honour_with_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
         assert!(!stderr(&out).is_empty(), "{args:?}: no message");
     }
+    for args in [
+        &["run", "scenarios", "--jobs", "0"][..],
+        &["run", "scenarios", "--shard", "3/3"],
+        &["run", "scenarios", "--shard", "0/0"],
+        &["run", "scenarios", "--for", "0s"],
+        &["run", "scenarios", "--seeds", "0..=18446744073709551615"],
+        &["merge", "no/such/shard.json"],
+    ] {
+        let out = lanesim(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+        assert!(!stderr(&out).is_empty(), "{args:?}: no message");
+    }
     let out = lanesim(&[
         "run",
         "scenarios/lanes_order.toml",
