@@ -209,6 +209,12 @@ enum Command {
         /// Seed range `A..B` or `A..=B`.
         #[arg(long, default_value = "0..8")]
         seeds: SeedRange,
+        /// Instead, run the sweep in two separate processes (one thread,
+        /// then two) and compare every run they stream: verdict, marks and
+        /// event-log hash. Catches what one process hides (a hash map
+        /// seeded per process, an address-dependent order).
+        #[arg(long)]
+        processes: bool,
     },
 }
 
@@ -297,7 +303,16 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             seeds,
             no_real,
         ))),
-        Command::Audit { paths, seeds } => audit(&paths, seeds),
+        Command::Audit {
+            paths,
+            seeds,
+            processes: false,
+        } => audit(&paths, seeds),
+        Command::Audit {
+            paths,
+            seeds,
+            processes: true,
+        } => audit_processes(&paths, seeds),
         Command::Hunt {
             world,
             for_,
@@ -700,6 +715,45 @@ fn audit(paths: &[PathBuf], seeds: SeedRange) -> Result<Outcome, String> {
             })
             .collect(),
     ))
+}
+
+/// Runs the sweep in two child processes of this binary (`--jobs 1`, then
+/// `--jobs 2`) streaming JSON lines, and compares them run by run.
+fn audit_processes(paths: &[PathBuf], seeds: SeedRange) -> Result<Outcome, String> {
+    load_all(paths)?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let sweep = |jobs: &str| -> Result<Vec<String>, String> {
+        let out = std::process::Command::new(&exe)
+            .arg("run")
+            .args(paths)
+            .args([
+                "--seeds",
+                &seeds.to_string(),
+                "--jobs",
+                jobs,
+                "--format",
+                "jsonl",
+            ])
+            .env("NO_COLOR", "1")
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        if out.stdout.is_empty() {
+            return Err(format!(
+                "the sweep with --jobs {jobs} streamed nothing: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect())
+    };
+    let (first, second) = (sweep("1")?, sweep("2")?);
+    let difference = run::first_line_difference(&first, &second);
+    Ok(Outcome::AuditProcesses {
+        runs: first.len() as u64,
+        difference,
+    })
 }
 
 fn init_tracing(default: &str) {

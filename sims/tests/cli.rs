@@ -888,3 +888,36 @@ fn a_trace_is_trace_event_json_in_virtual_time() {
         "{text}"
     );
 }
+
+/// `audit --processes`: the same sweep in two processes streams the same
+/// runs; the comparison names the first run that differs, or the point
+/// where one stream ends early.
+#[test]
+fn audit_across_processes_finds_identical_runs_and_detects_the_first_difference() {
+    let out = lanesim(&[
+        "audit",
+        "scenarios/lanes_order.toml",
+        "scenarios/sender_fifo.toml",
+        "--seeds",
+        "0..3",
+        "--processes",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("audit across processes: 6 runs, identical in both"),
+        "{}",
+        stdout(&out)
+    );
+    use lanesim_sims::run::first_line_difference;
+    let lines = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+    let a = lines(&["x", "y", "z"]);
+    assert_eq!(first_line_difference(&a, &a), None);
+    assert_eq!(
+        first_line_difference(&a, &lines(&["x", "Y", "z"])),
+        Some((1, "y".into(), "Y".into()))
+    );
+    assert_eq!(
+        first_line_difference(&a, &lines(&["x", "y"])),
+        Some((2, "z".into(), String::new()))
+    );
+}

@@ -153,6 +153,14 @@ pub enum Outcome {
     Detection(Vec<BugChases>, Duration),
     /// `audit`: per scenario, seeds compared and divergences.
     Audit(Vec<(String, u64, Vec<Divergence>)>),
+    /// `audit --processes`: runs compared across two processes, and the
+    /// first that differed (its index and both processes' lines).
+    AuditProcesses {
+        /// Runs the first process streamed.
+        runs: u64,
+        /// The first difference.
+        difference: Option<(usize, String, String)>,
+    },
     /// `hunt`.
     Hunt {
         /// What it did.
@@ -186,6 +194,13 @@ impl Outcome {
             }
             Self::Audit(audits) => {
                 if audits.iter().any(|(_, _, d)| !d.is_empty()) {
+                    Exit::Diverged
+                } else {
+                    Exit::Pass
+                }
+            }
+            Self::AuditProcesses { difference, .. } => {
+                if difference.is_some() {
                     Exit::Diverged
                 } else {
                     Exit::Pass
@@ -299,6 +314,14 @@ pub fn print(outcome: &Outcome) {
             }
             println!("audit: {total} divergence(s)");
         }
+        Outcome::AuditProcesses { runs, difference } => match difference {
+            None => println!("audit across processes: {runs} runs, identical in both"),
+            Some((index, first, second)) => {
+                println!("audit across processes: run {index} differs");
+                println!("  first process:  {first}");
+                println!("  second process: {second}");
+            }
+        },
         Outcome::Hunt { report, planted } => print!("{}", hunt_report(report, *planted)),
         Outcome::Shrink { found, planted } => {
             let mut text = String::new();

@@ -325,6 +325,22 @@ pub fn audit(
     divergences
 }
 
+/// Where two processes' streamed runs first differ: the index and both
+/// lines (empty where one stream ended), or `None` when they are the same.
+#[must_use]
+pub fn first_line_difference(a: &[String], b: &[String]) -> Option<(usize, String, String)> {
+    let index = a
+        .iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .or_else(|| (a.len() != b.len()).then(|| a.len().min(b.len())))?;
+    Some((
+        index,
+        a.get(index).cloned().unwrap_or_default(),
+        b.get(index).cloned().unwrap_or_default(),
+    ))
+}
+
 /// Where two logs first differ, or `None` when they are the same.
 #[must_use]
 pub fn first_divergence(a: &[Record], b: &[Record]) -> Option<usize> {
