@@ -108,7 +108,15 @@ fn finished(ms: u64, generation: u64, lane: Lane, seq: u64, outcome: Written) ->
 }
 
 fn begun(ms: u64, socket: u16, lane: Lane, seq: u64) -> Record {
-    at(ms, Event::FrameWriteBegun { socket, lane, seq })
+    at(
+        ms,
+        Event::FrameWriteBegun {
+            socket,
+            lane,
+            seq,
+            bytes: 100,
+        },
+    )
 }
 
 fn arrived(ms: u64, socket: u16, lane: Lane, generation: u64, seq: u64) -> Record {

@@ -72,6 +72,9 @@ struct Replay<'a> {
     out: Collector<'a>,
     context: &'a CheckContext,
     lanes: BTreeMap<u64, Lane>,
+    /// Per key, its open lanes (what `created` looks at, without a walk
+    /// over every lane the run ever had).
+    open_by_key: BTreeMap<u64, BTreeSet<u64>>,
     current: BTreeMap<u64, u64>,
     items: BTreeMap<u64, Item>,
     refused: BTreeMap<u64, usize>,
@@ -229,12 +232,14 @@ impl Replay<'_> {
     }
 
     fn created(&mut self, index: usize, key: u64, lane: u64) {
-        let busy: Vec<(u64, usize)> = self
-            .lanes
+        let open = self.open_by_key.entry(key).or_default();
+        let busy: Vec<(u64, usize)> = open
             .iter()
-            .filter(|(id, l)| l.key == key && l.open && **id != lane && !l.outstanding.is_empty())
-            .map(|(id, l)| (*id, l.created))
+            .map(|id| (*id, &self.lanes[id]))
+            .filter(|(id, l)| l.key == key && l.open && *id != lane && !l.outstanding.is_empty())
+            .map(|(id, l)| (id, l.created))
             .collect();
+        open.insert(lane);
         for (other, created) in busy {
             let outstanding = self.lanes[&other].outstanding.len();
             self.violate(
@@ -471,6 +476,9 @@ impl Replay<'_> {
         let Some(lane) = self.lanes.get_mut(&lane_id) else {
             return;
         };
+        if let Some(open) = self.open_by_key.get_mut(&lane.key) {
+            open.remove(&lane_id);
+        }
         lane.open = false;
         lane.closed = Some(index);
         lane.idle_since = None;
@@ -547,6 +555,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
         out: Collector::new(records),
         context,
         lanes: BTreeMap::new(),
+        open_by_key: BTreeMap::new(),
         current: BTreeMap::new(),
         items: BTreeMap::new(),
         refused: BTreeMap::new(),

@@ -552,7 +552,9 @@ fn dc2(out: &mut Collector<'_>, model: &Model) {
                     }
                 }
             }
-            Event::FrameWriteBegun { socket, lane, seq } => {
+            Event::FrameWriteBegun {
+                socket, lane, seq, ..
+            } => {
                 let Some(gen) = model.socket_gen.get(&socket) else {
                     continue;
                 };

@@ -7,7 +7,8 @@
 //!   released by the real 5 s deadline, then a frame to a healthy peer) on
 //!   real loopback TCP and in simulation, side by side, as a ratio;
 //! - the harness (world, event log, checkers) against bare turmoil carrying
-//!   the same frames.
+//!   the same traffic: the run's own sockets and frames, replayed at the
+//!   instants the harness made them, with the same faults and span.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -213,55 +214,223 @@ impl SenderObserver for Written {
     fn data_unroutable(&self, _: &NodeName, _: &[u8]) {}
 }
 
-/// Bare turmoil carrying a sender-world run's data frames (same peers,
-/// sizes, gaps and tick; no production code, log or checkers): wall time.
+/// What bare turmoil replays of a harness run, at the instant the harness
+/// did it.
+#[derive(Clone, Copy, Debug)]
+enum Replayed {
+    /// The local node opened a socket to a peer (its hello's first byte).
+    Open { socket: u16, peer: u64 },
+    /// A frame of `bytes` began to be written to a socket.
+    Write { socket: u16, bytes: usize },
+    /// The socket's generation went down: the local node closed it.
+    Close { socket: u16 },
+}
+
+/// The socket-level traffic of a sender-world run, from its log: every
+/// socket the local node opened, every frame it began to write (size
+/// included), every socket it closed, each at its virtual instant; and
+/// the run's length.
+fn traffic(records: &[crate::event::Record]) -> (Vec<(Duration, Replayed)>, Duration) {
+    use std::collections::BTreeMap;
+
+    use crate::event::Event;
+    let mut peer_of: BTreeMap<u16, u64> = BTreeMap::new();
+    let mut socket_of: BTreeMap<(u64, u64), u16> = BTreeMap::new();
+    for record in records {
+        if let Event::ConnectionUp {
+            peer,
+            generation,
+            socket,
+        } = record.event
+        {
+            peer_of.insert(socket, peer);
+            socket_of.insert((peer, generation), socket);
+        }
+    }
+    let mut steps = Vec::new();
+    let mut end = Duration::ZERO;
+    for record in records {
+        end = end.max(record.at);
+        let step = match record.event {
+            Event::HelloWriteBegun { socket } => peer_of
+                .get(&socket)
+                .map(|&peer| Replayed::Open { socket, peer }),
+            Event::FrameWriteBegun { socket, bytes, .. } => Some(Replayed::Write {
+                socket,
+                bytes: bytes as usize,
+            }),
+            Event::ConnectionDown {
+                peer, generation, ..
+            } => socket_of
+                .get(&(peer, generation))
+                .map(|&socket| Replayed::Close { socket }),
+            _ => None,
+        };
+        steps.extend(step.map(|step| (record.at, step)));
+    }
+    (steps, end)
+}
+
+/// A bare peer: reads whole frames with the production codec and obeys
+/// the same fault signals as the world's peers (between frames), with no
+/// log, tags or framed reader.
+async fn bare_peer(controls: Arc<Vec<crate::fault::PeerControl>>, index: u64) -> turmoil::Result {
+    use crate::fault::PeerControl;
+    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", 9000)).await?;
+    loop {
+        let (mut stream, _) = listener.accept().await?;
+        let controls = Arc::clone(&controls);
+        tokio::spawn(async move {
+            let control = &controls[index as usize];
+            loop {
+                if PeerControl::take(&control.kill) {
+                    return;
+                }
+                if PeerControl::take(&control.wedge) {
+                    std::future::pending::<()>().await;
+                }
+                let slow = *control.slow.lock().unwrap();
+                if let Some(every) = slow {
+                    tokio::time::sleep(every).await;
+                }
+                if read_frame(&mut stream, DEFAULT_MAX_FRAME).await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+/// Bare turmoil carrying the same traffic as a sender-world run whose log
+/// is `harness`: the same hosts, tick, window and seed; the same sockets
+/// opened and closed, and the same frames (sizes, sockets, MSS-sized
+/// segments) begun at the same virtual instants; the same fault timeline;
+/// for the same virtual time. No production code, event log, tags or
+/// checkers. Wall time.
+///
+/// Until this replay, bare turmoil wrote each frame as one segment (the
+/// harness writes one per MSS, and turmoil's window counts segments),
+/// skipped the faults (no partition, slow or wedged reader) and stopped
+/// 200 ms after its last write, so it simulated a fraction of the
+/// harness's virtual time (2 s of 7 s for a partition, 0.9 s of 7 s for a
+/// wedged peer).
 ///
 /// # Panics
 /// When the simulation fails.
 #[must_use]
-pub fn bare_turmoil(params: &Params, seed: u64) -> Duration {
+pub fn bare_turmoil(params: &Params, seed: u64, harness: &[crate::event::Record]) -> Duration {
+    use std::collections::BTreeMap;
+
+    use crate::fault::{timeline, Action, PeerControl};
     let Params::Sender(p) = params else {
         return Duration::ZERO;
     };
+    let (steps, span) = traffic(harness);
     let started = Instant::now(); // wall-clock: ok (benchmark)
     let mut sim = turmoil::Builder::new()
+        .simulation_duration(span + Duration::from_secs(3600))
         .tick_duration(p.tick)
         .tcp_capacity(p.tcp_capacity as usize)
+        .rng_seed(seed)
         .build();
+    let controls: Arc<Vec<PeerControl>> =
+        Arc::new((0..p.peers).map(|_| PeerControl::default()).collect());
     for index in 0..p.peers {
-        sim.host(format!("peer{index}"), || async {
-            let listener = turmoil::net::TcpListener::bind(("0.0.0.0", 9000)).await?;
-            loop {
-                let (mut stream, _) = listener.accept().await?;
-                tokio::spawn(async move {
-                    while read_frame(&mut stream, DEFAULT_MAX_FRAME).await.is_ok() {}
-                });
-            }
+        let controls = Arc::clone(&controls);
+        sim.host(crate::world::peer::peer_name(index), move || {
+            bare_peer(Arc::clone(&controls), index)
         });
     }
-    let p = p.clone();
+    let (mss, connect_timeout) = (p.mss.max(1) as usize, p.connect_timeout);
     sim.client("local", async move {
         use tokio::io::AsyncWriteExt;
-        let mut rng = crate::rng::SimRng::new(seed).fork("bare");
-        let mut streams = Vec::new();
-        for index in 0..p.peers {
-            streams.push(turmoil::net::TcpStream::connect(format!("peer{index}:9000")).await?);
-        }
-        for _ in 0..p.data_frames + 2 * p.links {
-            let peer = rng.range(0, p.peers - 1) as usize;
-            let payload = rng.range(p.frame_bytes.0, p.frame_bytes.1) as usize;
-            streams[peer]
-                .write_all(&encode(&[0; 25], &vec![0xA5; payload]).unwrap())
-                .await?;
-            let gap = rng.range(p.gap.0.as_micros() as u64, p.gap.1.as_micros() as u64);
-            if gap > 0 {
-                tokio::time::sleep(Duration::from_micros(gap)).await;
+        let start = tokio::time::Instant::now();
+        let largest = steps.iter().map(|(_, step)| match step {
+            Replayed::Write { bytes, .. } => *bytes,
+            _ => 0,
+        });
+        let filler = vec![0xA5; largest.max().unwrap_or(0)];
+        let mut writers: BTreeMap<u16, tokio::sync::mpsc::UnboundedSender<Vec<u8>>> =
+            BTreeMap::new();
+        let mut tasks = BTreeMap::new();
+        for (at, step) in steps {
+            tokio::time::sleep_until(start + at).await;
+            match step {
+                Replayed::Open { socket, peer } => {
+                    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+                    writers.insert(socket, tx);
+                    let task = tokio::spawn(async move {
+                        let addr = format!("{}:9000", crate::world::peer::peer_name(peer));
+                        let connect = turmoil::net::TcpStream::connect(addr);
+                        let Ok(Ok(mut stream)) =
+                            tokio::time::timeout(connect_timeout, connect).await
+                        else {
+                            return;
+                        };
+                        let hello = encode(lanesim::distribution::HELLO, b"local").unwrap();
+                        let _ = stream.write_all(&hello).await;
+                        while let Some(frame) = rx.recv().await {
+                            for segment in frame.chunks(mss) {
+                                if stream.write_all(segment).await.is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    });
+                    tasks.insert(socket, task);
+                }
+                Replayed::Write { socket, bytes } => {
+                    let header =
+                        crate::world::tag::TAG_LEN + lanesim::distribution::frame::HEADER_LEN;
+                    let payload = &filler[..bytes.saturating_sub(header)];
+                    let frame = encode(&[0; crate::world::tag::TAG_LEN], payload).unwrap();
+                    if let Some(writer) = writers.get(&socket) {
+                        let _ = writer.send(frame);
+                    }
+                }
+                Replayed::Close { socket } => {
+                    writers.remove(&socket);
+                    if let Some(task) = tasks.remove(&socket) {
+                        task.abort();
+                    }
+                }
             }
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep_until(start + span).await;
         Ok(())
     });
-    sim.run().expect("the bare simulation runs");
+    let mut faults = timeline(&p.faults).into_iter().peekable();
+    crate::world::drive(&mut sim, span + Duration::from_secs(60), |sim, now| {
+        while let Some((_, peer, action)) = faults.next_if(|&(at, _, _)| at <= now) {
+            let (name, control) = (
+                crate::world::peer::peer_name(peer),
+                &controls[peer as usize],
+            );
+            match action {
+                Action::Wedge => {
+                    control
+                        .wedge
+                        .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+                }
+                Action::Kill => {
+                    control
+                        .kill
+                        .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+                }
+                Action::Slow(every) => *control.slow.lock().unwrap() = Some(every),
+                Action::Crash => sim.crash(name.as_str()),
+                Action::Bounce => {
+                    control.reset();
+                    sim.bounce(name.as_str());
+                }
+                Action::Partition => sim.partition("local", name.as_str()),
+                Action::Repair => sim.repair("local", name.as_str()),
+                Action::Latency(latency) => sim.set_link_latency("local", name.as_str(), latency),
+                // The local node's own act: its socket's close is replayed.
+                Action::Disconnect => {}
+            }
+        }
+    });
     started.elapsed()
 }
 
@@ -306,9 +475,9 @@ pub fn report(
             let mut bare = Duration::ZERO;
             for seed in seeds.iter().take(20) {
                 let started = Instant::now(); // wall-clock: ok (benchmark)
-                let _ = execute(s, seed, Planted::none());
+                let run = execute(s, seed, Planted::none());
                 with += started.elapsed();
-                bare += bare_turmoil(&s.sample(seed), seed);
+                bare += bare_turmoil(&s.sample(seed), seed, &run.records);
             }
             (s.name.clone(), with, bare)
         })

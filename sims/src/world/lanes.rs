@@ -242,7 +242,7 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, planted: Planted) 
     super::lanes_started(None);
     // The log ends at `RunEnd`: cancelling what is left (stuck lanes) with
     // the runtime is not part of the run, and is not counted either.
-    let records = log.snapshot();
+    let records = log.take();
     let coverage = probe.close();
     drop(runtime);
     drop(installed);

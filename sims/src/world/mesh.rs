@@ -266,7 +266,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
         }
     }
     shared.log.push(at, "driver", Event::RunEnd { finished });
-    let records = shared.log.snapshot();
+    let records = shared.log.take();
     let coverage = probe.close();
     // Teardown is not part of the run: nothing a dying host does is logged.
     for alive in &shared.alive {

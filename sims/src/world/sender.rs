@@ -33,7 +33,7 @@ use tokio::sync::{mpsc, Notify};
 
 use super::net::{TurmoilTcp, WriteTap};
 use super::peer::{peer_main, peer_name, PeerWorld, PORT};
-use super::tag::Tag;
+use super::tag::{frame_len, Tag};
 use super::WorldRun;
 use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{ControlOutcome, DataOutcome, Event, EventLog, Lane};
@@ -181,7 +181,7 @@ pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted)
     shared
         .log
         .push(sim.elapsed(), "driver", Event::RunEnd { finished });
-    let records = shared.log.snapshot();
+    let records = shared.log.take();
     let coverage = probe.close();
     let elapsed = sim.elapsed();
     drop(installed);
@@ -471,6 +471,7 @@ async fn local_main(
                 socket,
                 lane: tag.lane,
                 seq: tag.seq,
+                bytes: frame_len(frame).map_or(0, |len| len as u64),
             },
             None => Event::HelloWriteBegun { socket },
         };
@@ -576,6 +577,7 @@ async fn local_main(
     let mut remaining_data = p.data_frames;
     let mut remaining_links = p.links;
     let mut open_links: Vec<(u64, Arc<DistConnection>)> = Vec::new();
+    let mut scratch = Vec::new();
     while remaining_data + remaining_links + open_links.len() as u64 > 0 {
         let pick = rng.range(
             0,
@@ -594,10 +596,8 @@ async fn local_main(
                 seq: *seq,
                 link: None,
             }
-            .frame(payload);
-            let outcome: DataOutcome = sender
-                .enqueue(nodes[peer as usize].clone(), Arc::from(frame))
-                .into();
+            .shared_frame(payload, &mut scratch);
+            let outcome: DataOutcome = sender.enqueue(nodes[peer as usize].clone(), frame).into();
             shared.record(
                 LOCAL,
                 Event::DataEnqueued {
@@ -654,7 +654,7 @@ async fn local_main(
             let outcome: ControlOutcome = sender
                 .enqueue_control(ControlOutbound {
                     connection: Arc::clone(&connection),
-                    frame: Arc::from(tag.frame(payload)),
+                    frame: tag.shared_frame(payload, &mut scratch),
                 })
                 .into();
             if outcome == ControlOutcome::Queued {
@@ -716,9 +716,13 @@ async fn local_main(
     if let Some(last_step) = last_step {
         tokio::time::sleep_until(start + last_step).await;
     }
+    // Quiet since the last record, not since the last look: sleeping a
+    // whole `quiet` after every look waited up to twice as long (idle
+    // simulation steps, a fifth of a short run) for the same silence.
     loop {
-        let before = shared.log.len();
-        tokio::time::sleep(quiet).await;
+        let (before, last) = (shared.log.len(), shared.log.last_at());
+        let now = turmoil::sim_elapsed().unwrap_or_default();
+        tokio::time::sleep((last.unwrap_or(now) + quiet).saturating_sub(now)).await;
         if shared.log.len() == before {
             break;
         }
