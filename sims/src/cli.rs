@@ -78,6 +78,13 @@ enum Command {
         /// Plant this bug (needs a `--features planted-bugs` build).
         #[arg(long)]
         bug: Option<String>,
+        /// Run on the production path instead of in simulation: a real
+        /// tokio runtime and real loopback TCP, faults made for real, the
+        /// same checkers. Sender-world scenarios only; not deterministic
+        /// (the seed fixes the parameters only); one run at a time;
+        /// default seeds: each scenario's first three.
+        #[arg(long, conflicts_with_all = ["shard", "for_", "junit"])]
+        real: bool,
     },
     /// Fold the `--format json` reports of a sweep's shards into the report
     /// of the whole sweep, with the exit code the unsharded run would have.
@@ -254,6 +261,7 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             junit,
             verbose,
             bug,
+            real,
         } => run(&RunArgs {
             paths,
             seeds: seed.map(SeedRange::one).or(seeds),
@@ -264,6 +272,7 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             junit,
             verbose,
             bug,
+            real,
         }),
         Command::Merge {
             files,
@@ -488,6 +497,7 @@ struct RunArgs {
     junit: Option<PathBuf>,
     verbose: bool,
     bug: Option<String>,
+    real: bool,
 }
 
 /// What a `run` shows while it goes: the seeds and parameters of runs
@@ -521,6 +531,9 @@ impl Watch for RunWatch {
 }
 
 fn run(args: &RunArgs) -> Result<Outcome, String> {
+    if args.real {
+        return run_real(args);
+    }
     let planted = planted(args.bug.as_deref())?;
     let scenarios = load_all(&args.paths)?;
     let plan = Plan {
@@ -580,6 +593,60 @@ fn run(args: &RunArgs) -> Result<Outcome, String> {
         report,
         format: args.format,
     })
+}
+
+/// Seeds `run --real` takes from a scenario given none: its first three.
+const REAL_DEFAULT_SEEDS: u64 = 3;
+
+/// `run --real`: each seed of each scenario on the production path, one at
+/// a time, or the reason it cannot be made for real.
+fn run_real(args: &RunArgs) -> Result<Outcome, String> {
+    if args.format != Format::Human {
+        return Err("--real prints human text only: use --format human".into());
+    }
+    let planted = planted(args.bug.as_deref())?;
+    let scenarios = load_all(&args.paths)?;
+    // `RUST_LOG=lanesim::event=debug` shows the events as they happen.
+    init_tracing("warn");
+    announce(Format::Human, report::REAL_NOTE);
+    let mut runs = Vec::new();
+    for scenario in &scenarios {
+        let seeds = args.seeds.unwrap_or_else(|| {
+            let own = scenario.default_seeds();
+            let first = own.into_iter().next().unwrap_or(0);
+            SeedRange::new(first, first + REAL_DEFAULT_SEEDS.min(own.len()) - 1).unwrap_or(own)
+        });
+        if let Some(reason) = run::real::scenario_refusal(scenario) {
+            runs.push(run::real::RealOutcome::Skipped {
+                scenario: scenario.name.clone(),
+                path: scenario.path.display().to_string(),
+                seed: seeds.into_iter().next().unwrap_or(0),
+                reason,
+            });
+            continue;
+        }
+        announce(
+            Format::Human,
+            &format!(
+                "{} ({}): seeds {seeds}, for real at time scale {}",
+                scenario.name,
+                scenario.path.display(),
+                scenario.real_time_scale()
+            ),
+        );
+        for seed in seeds {
+            if args.verbose {
+                announce(
+                    Format::Human,
+                    &format!("  seed {seed}: {}", scenario.sample(seed)),
+                );
+            }
+            let outcome = run::real::execute_real(scenario, seed, planted);
+            report::real_run(&outcome);
+            runs.push(outcome);
+        }
+    }
+    Ok(Outcome::Real(runs))
 }
 
 fn write_junit(path: &Path, report: &SweepReport) -> Result<(), String> {

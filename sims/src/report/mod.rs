@@ -20,6 +20,7 @@ use crate::hunt::bench::BugChases;
 use crate::hunt::shrink::Expect;
 use crate::hunt::{Found, HuntReport};
 use crate::run::bench::BenchReport;
+use crate::run::real::RealOutcome;
 use crate::run::selftest::BugReport;
 use crate::run::sweep::{Failure, SweepReport};
 use crate::run::{Divergence, RunResult, ScenarioReach, Verdict};
@@ -167,6 +168,9 @@ pub enum Outcome {
         /// The bug planted.
         planted: Planted,
     },
+    /// `run --real`: each seed, run or skipped (each was shown as it
+    /// finished, by [`real_run`]).
+    Real(Vec<RealOutcome>),
 }
 
 impl Outcome {
@@ -198,6 +202,14 @@ impl Outcome {
                 .max_by_key(|exit| *exit as u8)
                 .unwrap_or(Exit::Pass),
             Self::Shrink { found, .. } => Exit::failed(found.expect),
+            Self::Real(runs) => runs
+                .iter()
+                .filter_map(|run| match run {
+                    RealOutcome::Ran(ran) => Some(ran.result.verdict),
+                    RealOutcome::Skipped { .. } => None,
+                })
+                .max()
+                .map_or(Exit::Pass, Exit::of),
         }
     }
 }
@@ -235,6 +247,15 @@ pub fn chase_done(bug: lanesim::planted::PlantedBug, chase: &crate::hunt::bench:
 /// Streams one run of a sweep (`--format jsonl`): one line on stdout.
 pub fn stream_run(result: &RunResult, planted: Planted) {
     println!("{}", sweep::jsonl(result, planted));
+}
+
+/// What every real-mode output says first.
+pub const REAL_NOTE: &str = "note: real mode is not deterministic: the seed fixes the parameters and the workload's choices, real scheduling decides the rest; a real run cannot be replayed, and event-log hashes differ from run to run";
+
+/// One real run finished (or was skipped): its verdict line, and a failed
+/// run's violations.
+pub fn real_run(outcome: &RealOutcome) {
+    print!("{}", text::real_lines(outcome));
 }
 
 /// The one place outcomes are printed.
@@ -305,5 +326,6 @@ pub fn print(outcome: &Outcome) {
             found_lines(&mut text, found, *planted);
             print!("{text}");
         }
+        Outcome::Real(runs) => print!("{}", text::real_summary(runs)),
     }
 }

@@ -11,6 +11,7 @@ use crate::hunt::bench::BugChases;
 use crate::hunt::genes::size;
 use crate::hunt::{Found, HuntReport, Origin, Stop};
 use crate::run::bench::BenchReport;
+use crate::run::real::RealOutcome;
 use crate::run::selftest::{catalogue_contracts, BugReport};
 use crate::run::{repro_line, RunResult};
 use crate::scenario::{Scenario, WorldKind};
@@ -407,4 +408,71 @@ pub(super) fn detection_table(bugs: &[BugChases], wall: Duration) -> String {
         worst_wall.as_secs_f64()
     );
     out
+}
+
+/// A real run's lines: its verdict, scale and wall time, and a failed
+/// run's violations (no repro line: a real run cannot be replayed).
+pub(super) fn real_lines(outcome: &RealOutcome) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    match outcome {
+        RealOutcome::Skipped {
+            scenario,
+            seed,
+            reason,
+            ..
+        } => {
+            let _ = writeln!(text, "SKIP {scenario} seed {seed} (real): {reason}");
+        }
+        RealOutcome::Ran(ran) => {
+            let r = &ran.result;
+            let _ = writeln!(
+                text,
+                "{} {} seed {} (real, time scale {}): {:.2} s wall, {:.2} s scenario time, {} events",
+                r.verdict.name().to_uppercase(),
+                r.scenario,
+                r.seed,
+                ran.scale,
+                ran.wall.as_secs_f64(),
+                r.elapsed.as_secs_f64(),
+                r.records.len()
+            );
+            if let Some(crash) = &r.crash {
+                let _ = writeln!(text, "  crash: {crash}");
+            }
+            for violation in &r.violations {
+                let _ = write!(text, "  {violation}");
+            }
+        }
+    }
+    text
+}
+
+/// `run --real`'s summary.
+pub(super) fn real_summary(runs: &[RealOutcome]) -> String {
+    let mut verdicts = std::collections::BTreeMap::<&str, u64>::new();
+    let mut skipped = 0;
+    let mut wall = 0.0;
+    for run in runs {
+        match run {
+            RealOutcome::Ran(ran) => {
+                *verdicts.entry(ran.result.verdict.name()).or_default() += 1;
+                wall += ran.wall.as_secs_f64();
+            }
+            RealOutcome::Skipped { .. } => skipped += 1,
+        }
+    }
+    let ran: u64 = verdicts.values().sum();
+    let counts: Vec<String> = verdicts
+        .iter()
+        .map(|(name, count)| format!("{count} {name}"))
+        .collect();
+    format!(
+        "real: {ran} run(s) ({}), {skipped} skipped, {wall:.2} s wall\n",
+        if counts.is_empty() {
+            "none".into()
+        } else {
+            counts.join(", ")
+        }
+    )
 }
