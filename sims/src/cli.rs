@@ -208,6 +208,21 @@ enum Command {
         #[arg(long)]
         bug: Option<String>,
     },
+    /// Run each seed of each real-capable scenario both in simulation and
+    /// for real (`run --real`): verdicts (they must agree), coverage marks
+    /// each side reached, wall time real vs simulated. A disagreement
+    /// exits 6, naming scenario and seed.
+    Fidelity {
+        /// Scenario files or directories.
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Seed range `A..B` or `A..=B`.
+        #[arg(long, default_value = "0..3")]
+        seeds: SeedRange,
+        /// Plant this bug (needs a `--features planted-bugs` build).
+        #[arg(long)]
+        bug: Option<String>,
+    },
     /// Run each seed twice and compare the event-log hashes.
     Audit {
         /// Scenario files or directories.
@@ -307,6 +322,20 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             no_real,
         ))),
         Command::Audit { paths, seeds } => audit(&paths, seeds),
+        Command::Fidelity { paths, seeds, bug } => {
+            let planted = planted(bug.as_deref())?;
+            let scenarios = load_all(&paths)?;
+            announce(Format::Human, report::REAL_NOTE);
+            let mut found = Vec::new();
+            for scenario in &scenarios {
+                announce(
+                    Format::Human,
+                    &format!("{}: seeds {seeds}, simulated and real", scenario.name),
+                );
+                found.push(run::real::fidelity(scenario, seeds, planted));
+            }
+            Ok(Outcome::Fidelity(found))
+        }
         Command::Hunt {
             world,
             for_,
@@ -617,12 +646,14 @@ fn run_real(args: &RunArgs) -> Result<Outcome, String> {
             SeedRange::new(first, first + REAL_DEFAULT_SEEDS.min(own.len()) - 1).unwrap_or(own)
         });
         if let Some(reason) = run::real::scenario_refusal(scenario) {
-            runs.push(run::real::RealOutcome::Skipped {
+            let skipped = run::real::RealOutcome::Skipped {
                 scenario: scenario.name.clone(),
                 path: scenario.path.display().to_string(),
                 seed: seeds.into_iter().next().unwrap_or(0),
                 reason,
-            });
+            };
+            report::real_run(&skipped);
+            runs.push(skipped);
             continue;
         }
         announce(

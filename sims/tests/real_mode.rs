@@ -195,3 +195,27 @@ fn a_planted_missing_write_deadline_is_caught_for_real_by_s2() {
         );
     }
 }
+
+/// `fidelity`: one seed of the wedged peer both ways; the verdicts agree
+/// and both sides reach the write deadline.
+#[test]
+fn fidelity_runs_a_seed_both_ways_and_the_verdicts_agree() {
+    use lanesim::shim::probe::Mark;
+    use lanesim_sims::coverage::CoverMark;
+    use lanesim_sims::scenario::SeedRange;
+
+    let found = lanesim_sims::run::real::fidelity(
+        &scenario("wedged_real.toml", WEDGED),
+        SeedRange::one(0),
+        Planted::none(),
+    );
+    assert_eq!(found.seeds.len(), 1);
+    let seed = &found.seeds[0];
+    assert_eq!(seed.real, Some(Verdict::Pass));
+    assert!(!seed.disagrees());
+    assert_eq!(
+        found.marks.get(&CoverMark::Code(Mark::WriteDeadlineFired)),
+        Some(&(1, 1)),
+        "the drain's mark, made on the sender's own runtime, counts"
+    );
+}

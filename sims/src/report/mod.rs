@@ -20,7 +20,7 @@ use crate::hunt::bench::BugChases;
 use crate::hunt::shrink::Expect;
 use crate::hunt::{Found, HuntReport};
 use crate::run::bench::BenchReport;
-use crate::run::real::RealOutcome;
+use crate::run::real::{Fidelity, FidelitySeed, RealOutcome};
 use crate::run::selftest::BugReport;
 use crate::run::sweep::{Failure, SweepReport};
 use crate::run::{Divergence, RunResult, ScenarioReach, Verdict};
@@ -40,7 +40,7 @@ pub const EXIT_CODES: &str = "Exit codes:
   3  liveness: a run outlived its virtual-time budget, no contract broken
   4  crash: the testbed itself panicked
   5  a required coverage mark not reached (or a listed contract no seed could break)
-  6  audit: a seed's two runs diverged
+  6  audit: a seed's two runs diverged; fidelity: a seed's simulated and real verdicts differ
   7  selftest: a planted bug a simulated world must catch escaped";
 
 /// The process exit codes.
@@ -171,6 +171,8 @@ pub enum Outcome {
     /// `run --real`: each seed, run or skipped (each was shown as it
     /// finished, by [`real_run`]).
     Real(Vec<RealOutcome>),
+    /// `fidelity`: per scenario, its seeds both ways.
+    Fidelity(Vec<Fidelity>),
 }
 
 impl Outcome {
@@ -202,6 +204,17 @@ impl Outcome {
                 .max_by_key(|exit| *exit as u8)
                 .unwrap_or(Exit::Pass),
             Self::Shrink { found, .. } => Exit::failed(found.expect),
+            Self::Fidelity(found) => {
+                if found
+                    .iter()
+                    .flat_map(|f| &f.seeds)
+                    .any(FidelitySeed::disagrees)
+                {
+                    Exit::Diverged
+                } else {
+                    Exit::Pass
+                }
+            }
             Self::Real(runs) => runs
                 .iter()
                 .filter_map(|run| match run {
@@ -327,5 +340,6 @@ pub fn print(outcome: &Outcome) {
             print!("{text}");
         }
         Outcome::Real(runs) => print!("{}", text::real_summary(runs)),
+        Outcome::Fidelity(found) => print!("{}", text::fidelity(found)),
     }
 }

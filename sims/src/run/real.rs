@@ -14,8 +14,11 @@ use std::time::Duration;
 
 use lanesim::planted::Planted;
 
-use super::{check_context, judge, stream, RunResult};
-use crate::scenario::{Params, Scenario};
+use std::collections::BTreeMap;
+
+use super::{check_context, judge, stream, RunResult, Verdict};
+use crate::coverage::CoverMark;
+use crate::scenario::{Params, Scenario, SeedRange};
 use crate::world::sender;
 
 /// One real run, decided.
@@ -133,4 +136,95 @@ pub fn execute_real(scenario: &Scenario, seed: u64, planted: Planted) -> RealOut
         wall,
         scale,
     }))
+}
+
+/// One seed run both ways.
+#[derive(Debug)]
+pub struct FidelitySeed {
+    /// The seed.
+    pub seed: u64,
+    /// The simulated run's verdict.
+    pub simulated: Verdict,
+    /// The real run's verdict (`None`: skipped).
+    pub real: Option<Verdict>,
+    /// The contracts each side found broken, as `(simulated, real)`.
+    pub broken: (Vec<String>, Vec<String>),
+    /// Wall time of the simulated run.
+    pub simulated_wall: Duration,
+    /// Wall time of the real run.
+    pub real_wall: Duration,
+}
+
+impl FidelitySeed {
+    /// Whether the two verdicts differ (a skipped real run differs from
+    /// nothing).
+    #[must_use]
+    pub fn disagrees(&self) -> bool {
+        self.real.is_some_and(|real| real != self.simulated)
+    }
+}
+
+/// One scenario run both ways over some seeds.
+#[derive(Debug)]
+pub struct Fidelity {
+    /// The scenario's name.
+    pub scenario: String,
+    /// Its file.
+    pub path: String,
+    /// Per seed.
+    pub seeds: Vec<FidelitySeed>,
+    /// Seeds the real side skipped, and why (the first reason).
+    pub skipped: Option<String>,
+    /// Per mark, how many seeds reached it: `(simulated, real)`.
+    pub marks: BTreeMap<CoverMark, (u64, u64)>,
+}
+
+/// Runs each of `seeds` of `scenario` in simulation and for real.
+#[must_use]
+pub fn fidelity(scenario: &Scenario, seeds: SeedRange, planted: Planted) -> Fidelity {
+    let mut out = Fidelity {
+        scenario: scenario.name.clone(),
+        path: scenario.path.display().to_string(),
+        seeds: Vec::new(),
+        skipped: scenario_refusal(scenario),
+        marks: BTreeMap::new(),
+    };
+    if out.skipped.is_some() {
+        return out;
+    }
+    let contracts = |r: &RunResult| -> Vec<String> {
+        r.violations
+            .iter()
+            .map(|v| v.contract.id().to_string())
+            .collect()
+    };
+    for seed in seeds {
+        let started = std::time::Instant::now(); // wall-clock: ok (benchmark)
+        let simulated = super::execute(scenario, seed, planted);
+        let simulated_wall = started.elapsed();
+        for mark in simulated.coverage.keys() {
+            out.marks.entry(*mark).or_default().0 += 1;
+        }
+        let (real, real_wall, real_broken) = match execute_real(scenario, seed, planted) {
+            RealOutcome::Ran(ran) => {
+                for mark in ran.result.coverage.keys() {
+                    out.marks.entry(*mark).or_default().1 += 1;
+                }
+                (Some(ran.result.verdict), ran.wall, contracts(&ran.result))
+            }
+            RealOutcome::Skipped { reason, .. } => {
+                out.skipped.get_or_insert(reason);
+                (None, Duration::ZERO, Vec::new())
+            }
+        };
+        out.seeds.push(FidelitySeed {
+            seed,
+            simulated: simulated.verdict,
+            real,
+            broken: (contracts(&simulated), real_broken),
+            simulated_wall,
+            real_wall,
+        });
+    }
+    out
 }
