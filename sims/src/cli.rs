@@ -78,6 +78,13 @@ enum Command {
         /// Plant this bug (needs a `--features planted-bugs` build).
         #[arg(long)]
         bug: Option<String>,
+        /// Run on the production path instead of in simulation: a real
+        /// tokio runtime and real loopback TCP, faults made for real, the
+        /// same checkers. Sender-world scenarios only; not deterministic
+        /// (the seed fixes the parameters only); one run at a time;
+        /// default seeds: each scenario's first three.
+        #[arg(long, conflicts_with_all = ["shard", "for_", "junit"])]
+        real: bool,
     },
     /// Fold the `--format json` reports of a sweep's shards into the report
     /// of the whole sweep, with the exit code the unsharded run would have.
@@ -201,6 +208,21 @@ enum Command {
         #[arg(long)]
         bug: Option<String>,
     },
+    /// Run each seed of each real-capable scenario both in simulation and
+    /// for real (`run --real`): verdicts (they must agree), coverage marks
+    /// each side reached, wall time real vs simulated. A disagreement
+    /// exits 6, naming scenario and seed.
+    Fidelity {
+        /// Scenario files or directories.
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Seed range `A..B` or `A..=B`.
+        #[arg(long, default_value = "0..3")]
+        seeds: SeedRange,
+        /// Plant this bug (needs a `--features planted-bugs` build).
+        #[arg(long)]
+        bug: Option<String>,
+    },
     /// Run each seed twice and compare the event-log hashes.
     Audit {
         /// Scenario files or directories.
@@ -260,6 +282,7 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             junit,
             verbose,
             bug,
+            real,
         } => run(&RunArgs {
             paths,
             seeds: seed.map(SeedRange::one).or(seeds),
@@ -270,6 +293,7 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             junit,
             verbose,
             bug,
+            real,
         }),
         Command::Merge {
             files,
@@ -313,6 +337,7 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             seeds,
             processes: true,
         } => audit_processes(&paths, seeds),
+        Command::Fidelity { paths, seeds, bug } => fidelity(&paths, seeds, bug.as_deref()),
         Command::Hunt {
             world,
             for_,
@@ -503,6 +528,7 @@ struct RunArgs {
     junit: Option<PathBuf>,
     verbose: bool,
     bug: Option<String>,
+    real: bool,
 }
 
 /// What a `run` shows while it goes: the seeds and parameters of runs
@@ -536,6 +562,9 @@ impl Watch for RunWatch {
 }
 
 fn run(args: &RunArgs) -> Result<Outcome, String> {
+    if args.real {
+        return run_real(args);
+    }
     let planted = planted(args.bug.as_deref())?;
     let scenarios = load_all(&args.paths)?;
     let plan = Plan {
@@ -595,6 +624,62 @@ fn run(args: &RunArgs) -> Result<Outcome, String> {
         report,
         format: args.format,
     })
+}
+
+/// Seeds `run --real` takes from a scenario given none: its first three.
+const REAL_DEFAULT_SEEDS: u64 = 3;
+
+/// `run --real`: each seed of each scenario on the production path, one at
+/// a time, or the reason it cannot be made for real.
+fn run_real(args: &RunArgs) -> Result<Outcome, String> {
+    if args.format != Format::Human {
+        return Err("--real prints human text only: use --format human".into());
+    }
+    let planted = planted(args.bug.as_deref())?;
+    let scenarios = load_all(&args.paths)?;
+    // `RUST_LOG=lanesim::event=debug` shows the events as they happen.
+    init_tracing("warn");
+    announce(Format::Human, report::REAL_NOTE);
+    let mut runs = Vec::new();
+    for scenario in &scenarios {
+        let seeds = args.seeds.unwrap_or_else(|| {
+            let own = scenario.default_seeds();
+            let first = own.into_iter().next().unwrap_or(0);
+            SeedRange::new(first, first + REAL_DEFAULT_SEEDS.min(own.len()) - 1).unwrap_or(own)
+        });
+        if let Some(reason) = run::real::scenario_refusal(scenario) {
+            let skipped = run::real::RealOutcome::Skipped {
+                scenario: scenario.name.clone(),
+                path: scenario.path.display().to_string(),
+                seed: seeds.into_iter().next().unwrap_or(0),
+                reason,
+            };
+            report::real_run(&skipped);
+            runs.push(skipped);
+            continue;
+        }
+        announce(
+            Format::Human,
+            &format!(
+                "{} ({}): seeds {seeds}, for real at time scale {}",
+                scenario.name,
+                scenario.path.display(),
+                scenario.real_time_scale()
+            ),
+        );
+        for seed in seeds {
+            if args.verbose {
+                announce(
+                    Format::Human,
+                    &format!("  seed {seed}: {}", scenario.sample(seed)),
+                );
+            }
+            let outcome = run::real::execute_real(scenario, seed, planted);
+            report::real_run(&outcome);
+            runs.push(outcome);
+        }
+    }
+    Ok(Outcome::Real(runs))
 }
 
 fn write_junit(path: &Path, report: &SweepReport) -> Result<(), String> {
@@ -715,6 +800,22 @@ fn audit(paths: &[PathBuf], seeds: SeedRange) -> Result<Outcome, String> {
             })
             .collect(),
     ))
+}
+
+/// `fidelity`: each scenario's seeds simulated and for real, compared.
+fn fidelity(paths: &[PathBuf], seeds: SeedRange, bug: Option<&str>) -> Result<Outcome, String> {
+    let planted = planted(bug)?;
+    let scenarios = load_all(paths)?;
+    announce(Format::Human, report::REAL_NOTE);
+    let mut found = Vec::new();
+    for scenario in &scenarios {
+        announce(
+            Format::Human,
+            &format!("{}: seeds {seeds}, simulated and real", scenario.name),
+        );
+        found.push(run::real::fidelity(scenario, seeds, planted));
+    }
+    Ok(Outcome::Fidelity(found))
 }
 
 /// Runs the sweep in two child processes of this binary (`--jobs 1`, then

@@ -633,8 +633,16 @@ impl EventLog {
 
     /// Appends `event` at virtual time `at`, from `host`.
     pub fn push(&self, at: Duration, host: &str, event: Event) {
-        tracing::debug!(target: "lanesim::event", at = %format_args!("{:.6}s", at.as_secs_f64()), host, ?event);
+        self.push_timed(|| at, host, event);
+    }
+
+    /// Appends `event` from `host` at the time `now` reads under the log's
+    /// lock, so records pushed from many threads (real mode) stay in time
+    /// order.
+    pub fn push_timed(&self, now: impl FnOnce() -> Duration, host: &str, event: Event) {
         let mut inner = self.inner();
+        let at = now();
+        tracing::debug!(target: "lanesim::event", at = %format_args!("{:.6}s", at.as_secs_f64()), host, ?event);
         let host = match inner.hosts.iter().find(|known| &***known == host) {
             Some(known) => Arc::clone(known),
             None => {

@@ -243,6 +243,18 @@ mod imp {
         PROBE.with(|probe| probe.borrow().clone())
     }
 
+    /// What a runtime the production code builds (a dedicated runtime)
+    /// runs on each of its worker threads as it starts: installs the probe
+    /// of the thread that built the runtime, if it had one, so marks made
+    /// on those workers count for the run that started them (the testbed's
+    /// real mode runs the sender on its own runtime, as production does).
+    pub(crate) fn inheritor() -> Option<Arc<dyn Fn() + Send + Sync>> {
+        let probe = current()?;
+        Some(Arc::new(move || {
+            PROBE.with(|slot| *slot.borrow_mut() = Some(Arc::clone(&probe)));
+        }))
+    }
+
     pub(crate) fn mark(mark: Mark) {
         if let Some(probe) = current() {
             probe.mark(mark);
@@ -266,6 +278,13 @@ mod imp {
     /// Whether marks and points do anything in this build.
     pub const ENABLED: bool = false;
 
+    /// Nothing to inherit in this build.
+    #[cfg(not(any(loom, shuttle)))]
+    #[inline(always)]
+    pub(crate) fn inheritor() -> Option<std::sync::Arc<dyn Fn() + Send + Sync>> {
+        None
+    }
+
     #[inline(always)]
     pub(crate) fn mark(_mark: Mark) {}
 
@@ -273,6 +292,8 @@ mod imp {
     pub(crate) async fn preempt_point(_point: Point) {}
 }
 
+#[cfg(not(any(loom, shuttle)))]
+pub(crate) use imp::inheritor;
 pub use imp::ENABLED;
 #[cfg(all(feature = "testbed", not(any(loom, shuttle))))]
 pub use imp::{install, Installed};

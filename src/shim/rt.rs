@@ -72,11 +72,17 @@ impl TaskRuntime {
                 _owned: None,
             }),
             RuntimeChoice::Dedicated { thread_name } => {
-                let runtime = Builder::new_multi_thread()
+                let mut builder = Builder::new_multi_thread();
+                builder
                     .worker_threads(1)
                     .thread_name(thread_name)
-                    .enable_all()
-                    .build()?;
+                    .enable_all();
+                // The testbed's probe, if the building thread has one (a
+                // no-op without the `testbed` feature).
+                if let Some(inherit) = crate::shim::probe::inheritor() {
+                    builder.on_thread_start(move || inherit());
+                }
+                let runtime = builder.build()?;
                 Ok(Self {
                     handle: runtime.handle().clone(),
                     _owned: Some(OwnedRuntime {

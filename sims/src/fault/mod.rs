@@ -30,6 +30,10 @@ pub struct PeerControl {
     pub kill: AtomicU32,
     /// Pause between frame reads, once slow.
     pub slow: Mutex<Option<Duration>>,
+    /// Delay before reading each frame: real mode's stand-in for link
+    /// latency (loopback has none to add without root). Never set in
+    /// simulation, where turmoil delays the link itself.
+    pub latency: Mutex<Option<Duration>>,
     /// Wakes the peer's sockets.
     pub poke: Notify,
 }

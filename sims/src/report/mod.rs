@@ -20,6 +20,7 @@ use crate::hunt::bench::BugChases;
 use crate::hunt::shrink::Expect;
 use crate::hunt::{Found, HuntReport};
 use crate::run::bench::BenchReport;
+use crate::run::real::{Fidelity, FidelitySeed, RealOutcome};
 use crate::run::selftest::BugReport;
 use crate::run::sweep::{Failure, SweepReport};
 use crate::run::{Divergence, RunResult, ScenarioReach, Verdict};
@@ -39,7 +40,7 @@ pub const EXIT_CODES: &str = "Exit codes:
   3  liveness: a run outlived its virtual-time budget, no contract broken
   4  crash: the testbed itself panicked
   5  a required coverage mark not reached (or a listed contract no seed could break)
-  6  audit: a seed's two runs diverged
+  6  audit: a seed's two runs diverged; fidelity: a seed's simulated and real verdicts differ
   7  selftest: a planted bug a simulated world must catch escaped";
 
 /// The process exit codes.
@@ -175,6 +176,11 @@ pub enum Outcome {
         /// The bug planted.
         planted: Planted,
     },
+    /// `run --real`: each seed, run or skipped (each was shown as it
+    /// finished, by [`real_run`]).
+    Real(Vec<RealOutcome>),
+    /// `fidelity`: per scenario, its seeds both ways.
+    Fidelity(Vec<Fidelity>),
 }
 
 impl Outcome {
@@ -213,6 +219,25 @@ impl Outcome {
                 .max_by_key(|exit| *exit as u8)
                 .unwrap_or(Exit::Pass),
             Self::Shrink { found, .. } => Exit::failed(found.expect),
+            Self::Fidelity(found) => {
+                if found
+                    .iter()
+                    .flat_map(|f| &f.seeds)
+                    .any(FidelitySeed::disagrees)
+                {
+                    Exit::Diverged
+                } else {
+                    Exit::Pass
+                }
+            }
+            Self::Real(runs) => runs
+                .iter()
+                .filter_map(|run| match run {
+                    RealOutcome::Ran(ran) => Some(ran.result.verdict),
+                    RealOutcome::Skipped { .. } => None,
+                })
+                .max()
+                .map_or(Exit::Pass, Exit::of),
         }
     }
 }
@@ -250,6 +275,15 @@ pub fn chase_done(bug: lanesim::planted::PlantedBug, chase: &crate::hunt::bench:
 /// Streams one run of a sweep (`--format jsonl`): one line on stdout.
 pub fn stream_run(result: &RunResult, planted: Planted) {
     println!("{}", sweep::jsonl(result, planted));
+}
+
+/// What every real-mode output says first.
+pub const REAL_NOTE: &str = "note: real mode is not deterministic: the seed fixes the parameters and the workload's choices, real scheduling decides the rest; a real run cannot be replayed, and event-log hashes differ from run to run";
+
+/// One real run finished (or was skipped): its verdict line, and a failed
+/// run's violations.
+pub fn real_run(outcome: &RealOutcome) {
+    print!("{}", text::real_lines(outcome));
 }
 
 /// The one place outcomes are printed.
@@ -328,5 +362,7 @@ pub fn print(outcome: &Outcome) {
             found_lines(&mut text, found, *planted);
             print!("{text}");
         }
+        Outcome::Real(runs) => print!("{}", text::real_summary(runs)),
+        Outcome::Fidelity(found) => print!("{}", text::fidelity(found)),
     }
 }

@@ -11,6 +11,7 @@ use crate::hunt::bench::BugChases;
 use crate::hunt::genes::size;
 use crate::hunt::{Found, HuntReport, Origin, Stop};
 use crate::run::bench::BenchReport;
+use crate::run::real::{Fidelity, RealOutcome};
 use crate::run::selftest::{catalogue_contracts, BugReport};
 use crate::run::{repro_line, RunResult};
 use crate::scenario::{Scenario, WorldKind};
@@ -407,4 +408,150 @@ pub(super) fn detection_table(bugs: &[BugChases], wall: Duration) -> String {
         worst_wall.as_secs_f64()
     );
     out
+}
+
+/// A real run's lines: its verdict, scale and wall time, and a failed
+/// run's violations (no repro line: a real run cannot be replayed).
+pub(super) fn real_lines(outcome: &RealOutcome) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    match outcome {
+        RealOutcome::Skipped {
+            scenario,
+            seed,
+            reason,
+            ..
+        } => {
+            let _ = writeln!(text, "SKIP {scenario} seed {seed} (real): {reason}");
+        }
+        RealOutcome::Ran(ran) => {
+            let r = &ran.result;
+            let _ = writeln!(
+                text,
+                "{} {} seed {} (real, time scale {}): {:.2} s wall, {:.2} s scenario time, {} events",
+                r.verdict.name().to_uppercase(),
+                r.scenario,
+                r.seed,
+                ran.scale,
+                ran.wall.as_secs_f64(),
+                r.elapsed.as_secs_f64(),
+                r.records.len()
+            );
+            if let Some(crash) = &r.crash {
+                let _ = writeln!(text, "  crash: {crash}");
+            }
+            for violation in &r.violations {
+                let _ = write!(text, "  {violation}");
+            }
+        }
+    }
+    text
+}
+
+/// `run --real`'s summary.
+pub(super) fn real_summary(runs: &[RealOutcome]) -> String {
+    let mut verdicts = std::collections::BTreeMap::<&str, u64>::new();
+    let mut skipped = 0;
+    let mut wall = 0.0;
+    for run in runs {
+        match run {
+            RealOutcome::Ran(ran) => {
+                *verdicts.entry(ran.result.verdict.name()).or_default() += 1;
+                wall += ran.wall.as_secs_f64();
+            }
+            RealOutcome::Skipped { .. } => skipped += 1,
+        }
+    }
+    let ran: u64 = verdicts.values().sum();
+    let counts: Vec<String> = verdicts
+        .iter()
+        .map(|(name, count)| format!("{count} {name}"))
+        .collect();
+    format!(
+        "real: {ran} run(s) ({}), {skipped} skipped, {wall:.2} s wall\n",
+        if counts.is_empty() {
+            "none".into()
+        } else {
+            counts.join(", ")
+        }
+    )
+}
+
+/// `fidelity`'s table: per scenario, each seed's verdicts both ways, the
+/// marks only one side reached, and wall time real vs simulated.
+pub(super) fn fidelity(found: &[Fidelity]) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let mut disagreements = Vec::new();
+    for f in found {
+        let ran: Vec<_> = f.seeds.iter().filter(|s| s.real.is_some()).collect();
+        if ran.is_empty() {
+            let why = f.skipped.as_deref().unwrap_or("no seeds");
+            let _ = writeln!(text, "{}: skipped for real: {why}", f.scenario);
+            continue;
+        }
+        let agree = ran.iter().filter(|s| !s.disagrees()).count();
+        let sim: f64 = ran.iter().map(|s| s.simulated_wall.as_secs_f64()).sum();
+        let real: f64 = ran.iter().map(|s| s.real_wall.as_secs_f64()).sum();
+        let _ = writeln!(
+            text,
+            "{}: verdicts agree on {agree}/{} seed(s); wall real {real:.2} s vs simulated {sim:.3} s ({:.0}x)",
+            f.scenario,
+            ran.len(),
+            real / sim.max(1e-9)
+        );
+        for s in &f.seeds {
+            let real = s.real.map_or("skipped", |v| v.name());
+            let broken = |b: &[String]| {
+                if b.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", b.join(", "))
+                }
+            };
+            let _ = writeln!(
+                text,
+                "  seed {}: simulated {}{}, real {real}{}{}",
+                s.seed,
+                s.simulated.name(),
+                broken(&s.broken.0),
+                broken(&s.broken.1),
+                if s.disagrees() { "  DISAGREE" } else { "" }
+            );
+            if s.disagrees() {
+                disagreements.push(format!("{} seed {}", f.scenario, s.seed));
+            }
+        }
+        if let Some(why) = &f.skipped {
+            let _ = writeln!(text, "  some seeds skipped for real: {why}");
+        }
+        let only = |pick: fn(&(u64, u64)) -> bool| -> Vec<String> {
+            f.marks
+                .iter()
+                .filter(|(_, counts)| pick(counts))
+                .map(|(mark, _)| mark.to_string())
+                .collect()
+        };
+        let both = only(|&(s, r)| s > 0 && r > 0).len();
+        let _ = writeln!(text, "  marks reached both ways: {both}");
+        for (side, marks) in [
+            ("simulation", only(|&(s, r)| s > 0 && r == 0)),
+            ("real", only(|&(s, r)| s == 0 && r > 0)),
+        ] {
+            if !marks.is_empty() {
+                let _ = writeln!(text, "  marks only in {side}: {}", marks.join(", "));
+            }
+        }
+    }
+    if disagreements.is_empty() {
+        let _ = writeln!(text, "fidelity: simulated and real verdicts agree");
+    } else {
+        let _ = writeln!(
+            text,
+            "fidelity: {} disagreement(s): {}",
+            disagreements.len(),
+            disagreements.join("; ")
+        );
+    }
+    text
 }

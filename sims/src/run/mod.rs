@@ -10,6 +10,7 @@ use std::time::Duration;
 use lanesim::planted::Planted;
 
 pub mod bench;
+pub mod real;
 pub mod selftest;
 pub mod stream;
 pub mod sweep;
@@ -200,11 +201,21 @@ pub fn execute(scenario: &Scenario, seed: u64, planted: Planted) -> RunResult {
             return result;
         }
     };
-    let violations = check::check(
-        &scenario.file.checks,
-        &run.records,
-        &check_context(&params, run.finished),
-    );
+    let context = check_context(&params, run.finished);
+    judge(scenario, seed, &params, run, &context)
+}
+
+/// Decides a world's run of `scenario` with `params` against its
+/// contracts under `context` (simulated and real runs alike).
+#[must_use]
+pub fn judge(
+    scenario: &Scenario,
+    seed: u64,
+    params: &Params,
+    run: world::WorldRun,
+    context: &CheckContext,
+) -> RunResult {
+    let violations = check::check(&scenario.file.checks, &run.records, context);
     let verdict = if !violations.is_empty() {
         Verdict::Violated
     } else if !run.finished {

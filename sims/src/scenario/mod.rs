@@ -259,6 +259,12 @@ impl Scenario {
             .unwrap_or(SeedRange::new(0, 31).expect("32 seeds"))
     }
 
+    /// Real mode's time scale (`real_time_scale`, default 1).
+    #[must_use]
+    pub fn real_time_scale(&self) -> f64 {
+        self.file.real_time_scale.unwrap_or(1.0)
+    }
+
     /// The virtual-time budget.
     #[must_use]
     pub fn budget(&self) -> std::time::Duration {
@@ -362,6 +368,17 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
             "sender.chaos",
             "an exact file lists every fault: no chaos",
         ));
+    }
+    if let Some(scale) = file.real_time_scale {
+        if !(limits::MIN_REAL_TIME_SCALE..=1.0).contains(&scale) {
+            problems.push(problem(
+                "real_time_scale",
+                format!(
+                    "must be in [{}, 1] (got {scale})",
+                    limits::MIN_REAL_TIME_SCALE
+                ),
+            ));
+        }
     }
     if file.budget.is_some_and(|budget| budget.0.is_zero()) {
         problems.push(problem("budget", "must be greater than zero"));
@@ -659,6 +676,9 @@ pub mod limits {
     /// Shortest mesh heartbeat tick (see `validate_mesh`).
     pub const MIN_HEARTBEAT: Duration = Duration::from_millis(250);
 
+    /// Smallest `real_time_scale`: below it a scaled deadline drowns in
+    /// real scheduling noise (a millisecond of jitter reads as 0.1 s).
+    pub const MIN_REAL_TIME_SCALE: f64 = 0.01;
     /// Virtual-time budget of one run.
     pub const BUDGET: Duration = Duration::from_secs(3_600);
     /// Lanes: keys.

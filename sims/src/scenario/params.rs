@@ -580,6 +580,7 @@ impl Params {
             seeds: Some(super::SeedRange::one(seed)),
             budget: Some(Dur(budget)),
             exact: true,
+            real_time_scale: None,
             reaches: Vec::new(),
             lanes,
             sender,

@@ -32,6 +32,12 @@ pub struct ScenarioFile {
     /// writes its cases this way). No `chaos` then: every fault is listed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exact: bool,
+    /// Real mode (`run --real`) multiplies every duration the world acts on
+    /// (timeouts, redial pause, gaps, fault times and durations, the
+    /// budget) by this, in `[0.01, 1]`, so a real run takes seconds; its log
+    /// reads wall time divided by it. Default 1. Simulation ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_time_scale: Option<f64>,
     /// Coverage marks this scenario exists to reach: `"mark"` (some seed of
     /// a sweep must reach it) or `"mark >= 25%"` (that share of its seeds).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -119,7 +119,7 @@ pub const INJECTED: &str = "lanesim: injected";
 
 /// Injected panics are expected by the thousand: keep them off stderr, and
 /// leave every other panic to the previous hook.
-fn quiet_injected_panics() {
+pub(crate) fn quiet_injected_panics() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();

@@ -113,6 +113,89 @@ impl Transport for TurmoilTcp {
     }
 }
 
+/// Where each peer listens in real mode: its node name to its loopback port
+/// (a crashed peer keeps its entry; a dial to it is refused).
+pub type PortMap = Arc<Mutex<std::collections::BTreeMap<String, u16>>>;
+
+/// Real loopback TCP for `ConnectionManager` in the sender world's real
+/// mode: `peerN:PORT` dials `127.0.0.1` at the port peer N listens on, and
+/// the write half is MSS-capped and tapped exactly as [`TurmoilTcp`]'s.
+/// `buffer`, if set, is the socket's send and receive buffer request
+/// (what stands in for turmoil's segment credit: the kernel parks a write
+/// once the buffers on both ends are full).
+pub struct RealTcp {
+    /// Largest write passed to the socket at once.
+    pub mss: usize,
+    /// Frame starts are reported here, if set.
+    pub tap: Option<WriteTap>,
+    /// Peer name to loopback port.
+    pub ports: PortMap,
+    /// `SO_SNDBUF` / `SO_RCVBUF` to ask for, in bytes.
+    pub buffer: Option<u32>,
+}
+
+impl RealTcp {
+    /// A loopback socket with the buffer sizes asked for.
+    ///
+    /// # Errors
+    /// When the socket cannot be made.
+    pub fn socket(buffer: Option<u32>) -> io::Result<tokio::net::TcpSocket> {
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        if let Some(bytes) = buffer {
+            socket.set_send_buffer_size(bytes)?;
+            socket.set_recv_buffer_size(bytes)?;
+        }
+        Ok(socket)
+    }
+
+    async fn dial(&self, addr: &str) -> io::Result<Connected> {
+        let host = addr.rsplit_once(':').map_or(addr, |(host, _)| host);
+        let port = self
+            .ports
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(host)
+            .copied()
+            .ok_or_else(|| {
+                io::Error::new(io::ErrorKind::ConnectionRefused, format!("no peer {host}"))
+            })?;
+        let stream = Self::socket(self.buffer)?
+            .connect(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+            .await?;
+        stream.set_nodelay(true)?;
+        let peer = stream.peer_addr()?;
+        let local = stream.local_addr()?;
+        let (read, write) = stream.into_split();
+        Ok(Connected {
+            read: Box::new(read),
+            write: Box::new(MssCapped {
+                inner: write,
+                mss: self.mss,
+                socket: local.port(),
+                remaining: 0,
+                tap: self.tap.clone(),
+            }),
+            peer: peer.to_string(),
+            local: local.to_string(),
+        })
+    }
+}
+
+impl Transport for RealTcp {
+    fn connect<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, io::Result<Connected>> {
+        Box::pin(self.dial(addr))
+    }
+
+    fn bind<'a>(&'a self, _addr: &'a str) -> BoxFuture<'a, io::Result<Box<dyn Listener>>> {
+        Box::pin(async {
+            Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "the real sender world's local node only dials",
+            ))
+        })
+    }
+}
+
 struct TurmoilListener {
     listener: turmoil::net::TcpListener,
     transport: TurmoilTcp,

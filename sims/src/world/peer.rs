@@ -23,6 +23,7 @@ use bytes::{Buf, BytesMut};
 use futures_util::StreamExt;
 use lanesim::distribution::frame::{decode, Frame, ReadFrameError, DEFAULT_MAX_FRAME};
 use lanesim::distribution::HELLO;
+use tokio::io::AsyncRead;
 use tokio_util::codec::{Decoder, FramedRead};
 
 use super::tag::Tag;
@@ -113,10 +114,42 @@ pub async fn peer_main<W: PeerWorld>(shared: Arc<W>, index: u64) -> turmoil::Res
     }
 }
 
-async fn read_socket<W: PeerWorld>(
+/// A peer of the real-mode sender world: the same reader as
+/// [`peer_main`], on a real loopback listener. Its readers live in a
+/// `JoinSet` this task owns, so aborting the task (a crash) drops the
+/// listener and closes every socket it accepted.
+pub async fn real_peer_main<W: PeerWorld>(
+    shared: Arc<W>,
+    index: u64,
+    listener: tokio::net::TcpListener,
+) {
+    let mut readers = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, remote)) = accepted else {
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let socket = socket_of(&remote);
+                shared.record(
+                    &peer_name(index),
+                    Event::PeerAccepted {
+                        peer: index,
+                        socket,
+                    },
+                );
+                readers.spawn(read_socket(Arc::clone(&shared), index, stream, socket));
+            }
+            Some(_) = readers.join_next(), if !readers.is_empty() => {}
+        }
+    }
+}
+
+async fn read_socket<W: PeerWorld, S: AsyncRead + Unpin>(
     shared: Arc<W>,
     peer: u64,
-    stream: turmoil::net::TcpStream,
+    stream: S,
     socket: u16,
 ) {
     let host = peer_name(peer);
@@ -134,7 +167,12 @@ async fn read_socket<W: PeerWorld>(
             std::future::pending::<()>().await;
         }
         let slow = *control.slow.lock().unwrap();
-        if let Some(every) = slow {
+        let latency = *control.latency.lock().unwrap();
+        let pause = match (slow, latency) {
+            (Some(every), Some(latency)) => Some(every + latency),
+            (slow, latency) => slow.or(latency),
+        };
+        if let Some(every) = pause {
             tokio::select! {
                 biased;
                 () = control.poke.notified() => continue,

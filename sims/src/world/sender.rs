@@ -28,11 +28,12 @@ use lanesim::distribution::{
     NodeName, SenderConfig, SenderLane, SenderObserver, WriteOutcome,
 };
 use lanesim::planted::Planted;
+use lanesim::shim::net::Transport;
 use lanesim::shim::rt::RuntimeChoice;
 use tokio::sync::{mpsc, Notify};
 
-use super::net::{TurmoilTcp, WriteTap};
-use super::peer::{peer_main, peer_name, PeerWorld, PORT};
+use super::net::{PortMap, RealTcp, TurmoilTcp, WriteTap};
+use super::peer::{peer_main, peer_name, real_peer_main, PeerWorld, PORT};
 use super::tag::{frame_len, Tag};
 use super::WorldRun;
 use crate::coverage::{self, WorldMark, WorldProbe};
@@ -47,8 +48,44 @@ const LOCAL: &str = "local";
 /// be a newer generation, or none, while the held one is down).
 const STALE_LINK: f64 = 0.15;
 
-/// What the hosts and the driver share (all on the simulation's thread).
+/// Where the log's times come from.
+enum Clock {
+    /// turmoil's virtual time.
+    Sim,
+    /// Real mode: wall time since `start`, divided by the scenario's
+    /// `real_time_scale`, so the log reads in the scenario's own units.
+    Real {
+        start: std::time::Instant,
+        scale: f64,
+    },
+}
+
+impl Clock {
+    fn now(&self) -> Duration {
+        match self {
+            Self::Sim => turmoil::sim_elapsed().unwrap_or_default(),
+            // wall-clock: ok (real mode)
+            Self::Real { start, scale } => start.elapsed().div_f64(*scale),
+        }
+    }
+
+    /// How much longer to wait for `quiet` (virtual time in simulation,
+    /// wall time in real mode, where the end's quiet is not scaled) to
+    /// have passed since the log time `last`.
+    fn until_quiet(&self, last: Option<Duration>, quiet: Duration) -> Duration {
+        let now = self.now();
+        let since = now.saturating_sub(last.unwrap_or(now));
+        match self {
+            Self::Sim => quiet.saturating_sub(since),
+            Self::Real { scale, .. } => quiet.saturating_sub(since.mul_f64(*scale)),
+        }
+    }
+}
+
+/// What the hosts and the driver share (all on the simulation's thread in
+/// simulation; across a real runtime's threads in real mode).
 struct Shared {
+    clock: Clock,
     log: EventLog,
     peers: Vec<PeerControl>,
     /// Signalled whenever the drain disposes of a frame, so the end of the
@@ -59,6 +96,11 @@ struct Shared {
     probe: Arc<WorldProbe>,
     workload_done: AtomicBool,
     shut_down: AtomicBool,
+    /// Real mode: the run is over, record nothing more (what tearing the
+    /// sender down does, on its own runtime's thread, is not part of it).
+    frozen: AtomicBool,
+    /// See [`Shared::ordered`].
+    order: Mutex<()>,
     /// Controls accepted and not yet disposed of by the drain, per pinned
     /// (peer, generation): what makes a redial "with controls queued".
     pending_controls: Mutex<BTreeMap<(u64, u64), u64>>,
@@ -66,8 +108,10 @@ struct Shared {
 
 impl PeerWorld for Shared {
     fn record(&self, host: &str, event: Event) {
-        self.log
-            .push(turmoil::sim_elapsed().unwrap_or_default(), host, event);
+        if self.frozen.load(Ordering::Acquire) {
+            return;
+        }
+        self.ordered(|| self.log.push_timed(|| self.clock.now(), host, event));
     }
 
     fn control(&self, index: u64) -> &PeerControl {
@@ -75,7 +119,37 @@ impl PeerWorld for Shared {
     }
 }
 
+thread_local! {
+    /// Whether this thread is inside [`Shared::ordered`].
+    static ORDERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 impl Shared {
+    /// Runs `f` as one step of the log: an enqueue and its record, or a
+    /// drain hook and its record, never interleave with another thread's.
+    /// In simulation one thread runs everything and this changes nothing;
+    /// in real mode the drain (on its own runtime's thread) could otherwise
+    /// write a frame, and log it, before the enqueuer logs its enqueue.
+    /// Reentrant on one thread (an enqueue may run the down hooks inline).
+    fn ordered<T>(&self, f: impl FnOnce() -> T) -> T {
+        struct Leave;
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                ORDERED.with(|inside| inside.set(false));
+            }
+        }
+        if ORDERED.with(std::cell::Cell::get) {
+            return f();
+        }
+        let _order = self
+            .order
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        ORDERED.with(|inside| inside.set(true));
+        let _leave = Leave;
+        f()
+    }
+
     fn mark(&self, mark: WorldMark) {
         self.probe.world(mark);
     }
@@ -140,12 +214,15 @@ pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted)
     let probe = Arc::new(WorldProbe::new(seed, params.preempt));
     let installed = coverage::install(&probe);
     let shared = Arc::new(Shared {
+        clock: Clock::Sim,
         log: EventLog::default(),
         peers: (0..params.peers).map(|_| PeerControl::default()).collect(),
         drained: Notify::new(),
         probe: Arc::clone(&probe),
         workload_done: AtomicBool::new(false),
         shut_down: AtomicBool::new(false),
+        frozen: AtomicBool::new(false),
+        order: Mutex::new(()),
         pending_controls: Mutex::new(BTreeMap::new()),
     });
     let (disconnect_tx, disconnect_rx) = mpsc::unbounded_channel();
@@ -169,6 +246,7 @@ pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted)
             seed,
             planted,
             disconnect_rx,
+            LocalNet::Sim,
         ),
     );
 
@@ -203,8 +281,36 @@ fn apply(
 ) {
     let name = peer_name(peer);
     let control = &shared.peers[peer as usize];
+    if let Some(network) = begin_fault(shared, disconnect, peer, action, sim.elapsed()) {
+        match network {
+            Action::Crash => sim.crash(name.as_str()),
+            Action::Bounce => {
+                control.reset();
+                sim.bounce(name.as_str());
+            }
+            Action::Partition => sim.partition(LOCAL, name.as_str()),
+            Action::Repair => sim.repair(LOCAL, name.as_str()),
+            Action::Latency(latency) => sim.set_link_latency(LOCAL, name.as_str(), latency),
+            Action::Wedge | Action::Kill | Action::Slow(_) | Action::Disconnect => {}
+        }
+    }
+    control.poke.notify_waiters();
+}
+
+/// What applying a fault does the same way in both modes: logs it at
+/// `now`, counts its marks, and signals the peer (wedge, kill, slow) or the
+/// local node (disconnect). Returns the action when it is the network's
+/// (crash, bounce, partition, repair, latency), for the mode to make.
+fn begin_fault(
+    shared: &Shared,
+    disconnect: &mpsc::UnboundedSender<u64>,
+    peer: u64,
+    action: Action,
+    now: Duration,
+) -> Option<Action> {
+    let control = &shared.peers[peer as usize];
     shared.log.push(
-        sim.elapsed(),
+        now,
         "driver",
         Event::Fault {
             peer,
@@ -223,20 +329,23 @@ fn apply(
             control.kill.fetch_add(1, Ordering::AcqRel);
         }
         Action::Slow(every) => *control.slow.lock().unwrap() = Some(every),
-        Action::Crash => sim.crash(name.as_str()),
-        Action::Bounce => {
-            control.reset();
-            sim.bounce(name.as_str());
-        }
-        Action::Partition => sim.partition(LOCAL, name.as_str()),
-        Action::Repair => sim.repair(LOCAL, name.as_str()),
-        Action::Latency(latency) => sim.set_link_latency(LOCAL, name.as_str(), latency),
         Action::Disconnect => {
             // The local node does it, on its own host, at this instant.
             let _ = disconnect.send(peer);
         }
+        Action::Crash
+        | Action::Bounce
+        | Action::Partition
+        | Action::Repair
+        | Action::Latency(_) => return Some(action),
     }
-    control.poke.notify_waiters();
+    None
+}
+
+/// The local node's network: turmoil's, or real loopback TCP.
+enum LocalNet {
+    Sim,
+    Real { ports: PortMap, buffer: Option<u32> },
 }
 
 /// The sequence number logged for a frame whose tag was mangled.
@@ -292,26 +401,30 @@ impl SenderObserver for Observer {
         frame: &[u8],
         outcome: WriteOutcome,
     ) {
-        let tag = Self::tag(frame);
-        if tag.lane == Lane::Control {
-            self.control_done(&tag, connection);
-        }
-        self.record(Event::WriteFinished {
-            peer: peer_index(connection.node()),
-            generation: connection.generation(),
-            lane: lane.into(),
-            seq: tag.seq,
-            outcome: outcome.into(),
+        self.0.ordered(|| {
+            let tag = Self::tag(frame);
+            if tag.lane == Lane::Control {
+                self.control_done(&tag, connection);
+            }
+            self.record(Event::WriteFinished {
+                peer: peer_index(connection.node()),
+                generation: connection.generation(),
+                lane: lane.into(),
+                seq: tag.seq,
+                outcome: outcome.into(),
+            });
         });
     }
 
     fn control_skipped(&self, connection: &DistConnection, frame: &[u8]) {
-        let tag = Self::tag(frame);
-        self.control_done(&tag, connection);
-        self.record(Event::ControlSkipped {
-            peer: peer_index(connection.node()),
-            generation: connection.generation(),
-            seq: tag.seq,
+        self.0.ordered(|| {
+            let tag = Self::tag(frame);
+            self.control_done(&tag, connection);
+            self.record(Event::ControlSkipped {
+                peer: peer_index(connection.node()),
+                generation: connection.generation(),
+                seq: tag.seq,
+            });
         });
     }
 
@@ -323,25 +436,29 @@ impl SenderObserver for Observer {
     }
 
     fn write_abandoned(&self, connection: &DistConnection, lane: SenderLane, frame: &[u8]) {
-        let tag = Self::tag(frame);
-        if tag.lane == Lane::Control {
-            self.control_done(&tag, connection);
-        }
-        self.record(Event::WriteAbandoned {
-            peer: peer_index(connection.node()),
-            generation: connection.generation(),
-            lane: lane.into(),
-            seq: tag.seq,
+        self.0.ordered(|| {
+            let tag = Self::tag(frame);
+            if tag.lane == Lane::Control {
+                self.control_done(&tag, connection);
+            }
+            self.record(Event::WriteAbandoned {
+                peer: peer_index(connection.node()),
+                generation: connection.generation(),
+                lane: lane.into(),
+                seq: tag.seq,
+            });
         });
     }
 
     fn control_discarded(&self, pinned: &DistConnection, frame: &[u8]) {
-        let tag = Self::tag(frame);
-        self.control_done(&tag, pinned);
-        self.record(Event::ControlDiscarded {
-            peer: peer_index(pinned.node()),
-            generation: pinned.generation(),
-            seq: tag.seq,
+        self.0.ordered(|| {
+            let tag = Self::tag(frame);
+            self.control_done(&tag, pinned);
+            self.record(Event::ControlDiscarded {
+                peer: peer_index(pinned.node()),
+                generation: pinned.generation(),
+                seq: tag.seq,
+            });
         });
     }
 
@@ -454,6 +571,7 @@ async fn local_main(
     seed: u64,
     planted: Planted,
     mut disconnects: mpsc::UnboundedReceiver<u64>,
+    net: LocalNet,
 ) -> turmoil::Result {
     let start = tokio::time::Instant::now();
     let mut rng = SimRng::new(seed).fork("sender");
@@ -477,15 +595,29 @@ async fn local_main(
         };
         tap_log.record(LOCAL, event);
     });
-    let manager = ConnectionManager::new(
-        NodeName::from(LOCAL),
-        Arc::new(TurmoilTcp {
-            mss: p.mss as usize,
-            tap: Some(tap),
-            gate: None,
-        }),
-        manager_config,
-    )?;
+    let (transport, sender_runtime): (Arc<dyn Transport>, _) = match net {
+        LocalNet::Sim => (
+            Arc::new(TurmoilTcp {
+                mss: p.mss as usize,
+                tap: Some(tap),
+                gate: None,
+            }),
+            RuntimeChoice::current(),
+        ),
+        // The sender owns its runtime, as production runs it.
+        LocalNet::Real { ports, buffer } => (
+            Arc::new(RealTcp {
+                mss: p.mss as usize,
+                tap: Some(tap),
+                ports,
+                buffer,
+            }),
+            RuntimeChoice::Dedicated {
+                thread_name: "lanesim-real-sender".into(),
+            },
+        ),
+    };
+    let manager = ConnectionManager::new(NodeName::from(LOCAL), transport, manager_config)?;
     let link_log = Arc::clone(&shared);
     let links = LinkTable::new(move |node, link| {
         link_log.record(
@@ -524,7 +656,7 @@ async fn local_main(
             data_capacity: p.data_capacity as usize,
             control_capacity: p.control_capacity as usize,
             write_timeout: p.write_timeout,
-            runtime: RuntimeChoice::current(),
+            runtime: sender_runtime,
             observer: Some(Arc::new(Observer(Arc::clone(&shared)))),
             planted,
         },
@@ -597,15 +729,12 @@ async fn local_main(
                 link: None,
             }
             .shared_frame(payload, &mut scratch);
-            let outcome: DataOutcome = sender.enqueue(nodes[peer as usize].clone(), frame).into();
-            shared.record(
-                LOCAL,
-                Event::DataEnqueued {
-                    peer,
-                    seq: *seq,
-                    outcome,
-                },
-            );
+            let seq = *seq;
+            shared.ordered(|| {
+                let outcome: DataOutcome =
+                    sender.enqueue(nodes[peer as usize].clone(), frame).into();
+                shared.record(LOCAL, Event::DataEnqueued { peer, seq, outcome });
+            });
         } else if pick < remaining_data + remaining_links {
             remaining_links -= 1;
             let peer = rng.range(0, p.peers - 1);
@@ -651,26 +780,29 @@ async fn local_main(
                 seq: control_seq,
                 link: Some(link),
             };
-            let outcome: ControlOutcome = sender
-                .enqueue_control(ControlOutbound {
-                    connection: Arc::clone(&connection),
-                    frame: tag.shared_frame(payload, &mut scratch),
-                })
-                .into();
-            if outcome == ControlOutcome::Queued {
-                shared.control_pending(peer, generation, 1);
-            }
-            shared.record(
-                LOCAL,
-                Event::ControlEnqueued {
-                    peer,
-                    generation,
-                    seq: control_seq,
-                    link: Some(link),
-                    outcome,
-                    down_at_return: connection.is_down(),
-                },
-            );
+            let frame = tag.shared_frame(payload, &mut scratch);
+            shared.ordered(|| {
+                let outcome: ControlOutcome = sender
+                    .enqueue_control(ControlOutbound {
+                        connection: Arc::clone(&connection),
+                        frame,
+                    })
+                    .into();
+                if outcome == ControlOutcome::Queued {
+                    shared.control_pending(peer, generation, 1);
+                }
+                shared.record(
+                    LOCAL,
+                    Event::ControlEnqueued {
+                        peer,
+                        generation,
+                        seq: control_seq,
+                        link: Some(link),
+                        outcome,
+                        down_at_return: connection.is_down(),
+                    },
+                );
+            });
         }
         if closed_before {
             shared.mark(WorldMark::EnqueueAfterShutdown);
@@ -721,8 +853,7 @@ async fn local_main(
     // simulation steps, a fifth of a short run) for the same silence.
     loop {
         let (before, last) = (shared.log.len(), shared.log.last_at());
-        let now = turmoil::sim_elapsed().unwrap_or_default();
-        tokio::time::sleep((last.unwrap_or(now) + quiet).saturating_sub(now)).await;
+        tokio::time::sleep(shared.clock.until_quiet(last, quiet)).await;
         if shared.log.len() == before {
             break;
         }
@@ -737,5 +868,264 @@ async fn local_main(
         );
     }
     shared.record(LOCAL, Event::SenderStats(sender.stats().into()));
+    if matches!(shared.clock, Clock::Real { .. }) {
+        // Before the sender drops (its drain's drop marks connections
+        // down on another thread): in simulation the run ends here too.
+        shared.frozen.store(true, Ordering::Release);
+    }
     Ok(())
+}
+
+/// A real run: the world's log and coverage, and the wall time it took.
+pub struct RealRun {
+    /// What the run produced; `elapsed` is in the scenario's own units
+    /// (wall time divided by the time scale).
+    pub world: WorldRun,
+    /// Wall time, start to `RunEnd`.
+    pub wall: Duration,
+}
+
+/// Why the sender world cannot run `params` for real, if it cannot.
+#[must_use]
+pub fn real_refusal(params: &SenderParams) -> Option<String> {
+    params
+        .faults
+        .iter()
+        .any(|fault| fault.kind == FaultKind::Partition)
+        .then(|| {
+            "a partition cannot be made on loopback TCP without root (it needs packet \
+             filtering, e.g. nftables, to drop segments silently while both sockets stay open)"
+                .into()
+        })
+}
+
+/// `params` with every duration the world acts on multiplied by `scale`:
+/// gaps, write and connect timeouts, redial pause, shutdown time, fault
+/// times and durations (and the tick and preemption sleeps, which real
+/// mode does not use).
+#[must_use]
+pub fn scaled(params: &SenderParams, scale: f64) -> SenderParams {
+    let by = |d: Duration| d.mul_f64(scale);
+    let mut p = params.clone();
+    p.gap = (by(p.gap.0), by(p.gap.1));
+    p.write_timeout = by(p.write_timeout);
+    p.connect_timeout = by(p.connect_timeout);
+    p.redial_after = p.redial_after.map(by);
+    p.tick = by(p.tick);
+    p.shutdown_at = p.shutdown_at.map(by);
+    p.preempt.sleep = (by(p.preempt.sleep.0), by(p.preempt.sleep.1));
+    for fault in &mut p.faults {
+        fault.at = by(fault.at);
+        fault.lasting = by(fault.lasting);
+    }
+    p
+}
+
+/// The socket buffer size real mode asks for on both ends: half of
+/// turmoil's segment credit in bytes each (the kernel doubles the request),
+/// so a peer that stops reading parks the writer after about as many bytes
+/// as in simulation.
+fn real_buffer(p: &SenderParams) -> u32 {
+    let credit = p.tcp_capacity.saturating_mul(p.mss) / 2;
+    u32::try_from(credit.clamp(4 << 10, 4 << 20)).unwrap_or(4 << 20)
+}
+
+/// A peer's loopback listener on `port` (0: any), its accepted sockets
+/// inheriting the buffer size asked for.
+async fn bind_peer(port: u16, buffer: u32) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = RealTcp::socket(Some(buffer))?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], port)))?;
+    socket.listen(64)
+}
+
+/// Runs one seed of the sender world for real: the production sender on
+/// its own runtime (as production runs it), its connection manager and the
+/// peers on a real multi-thread tokio runtime, real loopback TCP, the
+/// scenario's durations multiplied by `scale`, faults made for real (see
+/// `docs/real-mode.md`). The log's times are wall time divided by `scale`.
+/// Not deterministic: the seed fixes the parameters and the workload's
+/// choices, real scheduling the rest.
+///
+/// # Panics
+/// When no loopback port can be bound, or the testbed itself panics
+/// (the runner reports a crash). `params` must not be refused by
+/// [`real_refusal`].
+#[must_use]
+pub fn run_real(
+    params: &SenderParams,
+    scale: f64,
+    seed: u64,
+    budget: Duration,
+    planted: Planted,
+) -> RealRun {
+    let p = scaled(params, scale);
+    // Real threads preempt for real: the probe counts marks and never
+    // preempts.
+    let probe = Arc::new(WorldProbe::new(seed, coverage::PreemptPolicy::default()));
+    let installed = coverage::install(&probe);
+    let on_worker = Arc::clone(&probe);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("lanesim-real")
+        .enable_all()
+        .on_thread_start(move || std::mem::forget(coverage::install(&on_worker)))
+        .build()
+        .expect("a real tokio runtime");
+    let start = std::time::Instant::now(); // wall-clock: ok (real mode)
+    let shared = Arc::new(Shared {
+        clock: Clock::Real { start, scale },
+        log: EventLog::default(),
+        peers: (0..p.peers).map(|_| PeerControl::default()).collect(),
+        drained: Notify::new(),
+        probe: Arc::clone(&probe),
+        workload_done: AtomicBool::new(false),
+        shut_down: AtomicBool::new(false),
+        frozen: AtomicBool::new(false),
+        order: Mutex::new(()),
+        pending_controls: Mutex::new(BTreeMap::new()),
+    });
+    let buffer = real_buffer(&p);
+    let finished = runtime.block_on(drive_real(
+        &shared,
+        &p,
+        seed,
+        budget.mul_f64(scale),
+        planted,
+        buffer,
+    ));
+    shared.frozen.store(true, Ordering::Release);
+    shared
+        .log
+        .push_timed(|| shared.clock.now(), "driver", Event::RunEnd { finished });
+    let coverage = probe.close();
+    let elapsed = shared.clock.now();
+    let wall = start.elapsed(); // wall-clock: ok (real mode)
+    let mut records = shared.log.take();
+    // A hook that passed the frozen check just before may have landed
+    // after the end: the run ends at `RunEnd`.
+    if let Some(end) = records
+        .iter()
+        .position(|record| matches!(record.event, Event::RunEnd { .. }))
+    {
+        records.truncate(end + 1);
+    }
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    drop(installed);
+    RealRun {
+        world: WorldRun {
+            records,
+            finished,
+            elapsed,
+            coverage,
+        },
+        wall,
+    }
+}
+
+/// Real mode's driver: binds the peers, starts the local node, applies the
+/// fault timeline at its (scaled) times; `true` when the local node
+/// finished within `budget` (wall time).
+async fn drive_real(
+    shared: &Arc<Shared>,
+    p: &SenderParams,
+    seed: u64,
+    budget: Duration,
+    planted: Planted,
+    buffer: u32,
+) -> bool {
+    let begun = tokio::time::Instant::now();
+    let ports: PortMap = Arc::default();
+    let mut peers = Vec::new();
+    for index in 0..p.peers {
+        let listener = bind_peer(0, buffer).await.expect("a loopback port");
+        let port = listener.local_addr().expect("a bound port").port();
+        ports
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(peer_name(index), port);
+        peers.push(Some(tokio::spawn(real_peer_main(
+            Arc::clone(shared),
+            index,
+            listener,
+        ))));
+    }
+    let (disconnect_tx, disconnect_rx) = mpsc::unbounded_channel();
+    let main = local_main(
+        Arc::clone(shared),
+        p.clone(),
+        seed,
+        planted,
+        disconnect_rx,
+        LocalNet::Real {
+            ports: Arc::clone(&ports),
+            buffer: Some(buffer),
+        },
+    );
+    // turmoil's error type is not `Send`: the task's output carries text.
+    let local = tokio::spawn(async move { main.await.map_err(|error| error.to_string()) });
+    let driver = async {
+        for (at, peer, action) in timeline(&p.faults) {
+            tokio::time::sleep_until(begun + at).await;
+            let control = &shared.peers[peer as usize];
+            let now = || shared.clock.now();
+            match begin_fault(shared, &disconnect_tx, peer, action, now()) {
+                Some(Action::Crash) => {
+                    // The listener and every accepted socket close.
+                    if let Some(task) = peers[peer as usize].take() {
+                        task.abort();
+                        let _ = task.await;
+                    }
+                }
+                Some(Action::Bounce) => {
+                    control.reset();
+                    let port = ports
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .get(&peer_name(peer))
+                        .copied()
+                        .unwrap_or_default();
+                    let mut listener = bind_peer(port, buffer).await;
+                    for _ in 0..100 {
+                        if listener.is_ok() {
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(2)).await;
+                        listener = bind_peer(port, buffer).await;
+                    }
+                    let listener = listener.expect("re-bind a bounced peer's port");
+                    peers[peer as usize] = Some(tokio::spawn(real_peer_main(
+                        Arc::clone(shared),
+                        peer,
+                        listener,
+                    )));
+                }
+                Some(Action::Latency(latency)) => {
+                    *control
+                        .latency
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(latency);
+                }
+                Some(Action::Partition | Action::Repair) => {
+                    unreachable!("real mode refuses partitions before the run")
+                }
+                Some(Action::Wedge | Action::Kill | Action::Slow(_) | Action::Disconnect)
+                | None => {}
+            }
+            control.poke.notify_waiters();
+        }
+        std::future::pending::<()>().await;
+    };
+    tokio::select! {
+        joined = local => match joined {
+            Ok(Ok(())) => true,
+            Ok(Err(error)) => panic!("the local node failed: {error}"),
+            Err(error) => match error.try_into_panic() {
+                Ok(payload) => std::panic::resume_unwind(payload),
+                Err(error) => panic!("the local node was cancelled: {error}"),
+            },
+        },
+        () = tokio::time::sleep(budget) => false,
+        () = driver => unreachable!("the driver never ends"),
+    }
 }

@@ -1,0 +1,230 @@
+//! Real mode: a scenario's seed run on the production path (a real tokio
+//! multi-thread runtime, the sender on its own runtime, real loopback TCP,
+//! faults made for real) and decided by the same checkers over the same
+//! kind of event log. Not deterministic: the seed fixes the parameters and
+//! the workload's choices; real scheduling decides the rest, so a real run
+//! cannot be replayed. Real runs are serialized in a process: two at once
+//! would share the cores their timing depends on.
+//!
+//! Only the sender world has a real mode so far.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use lanesim::planted::Planted;
+
+use std::collections::BTreeMap;
+
+use super::{check_context, judge, stream, RunResult, Verdict};
+use crate::coverage::CoverMark;
+use crate::scenario::{Params, Scenario, SeedRange};
+use crate::world::sender;
+
+/// One real run, decided.
+#[derive(Debug)]
+pub struct RealResult {
+    /// The run's result; its times are wall time divided by `scale`.
+    pub result: RunResult,
+    /// Wall time the run took.
+    pub wall: Duration,
+    /// The scenario's `real_time_scale`.
+    pub scale: f64,
+}
+
+/// A seed real mode ran, or skipped and why.
+#[derive(Debug)]
+pub enum RealOutcome {
+    /// It ran.
+    Ran(Box<RealResult>),
+    /// It could not be made faithfully for real.
+    Skipped {
+        /// The scenario's name.
+        scenario: String,
+        /// Its file.
+        path: String,
+        /// The seed.
+        seed: u64,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Why `scenario` has no real mode at all, if it has none (whatever the
+/// seed).
+#[must_use]
+pub fn scenario_refusal(scenario: &Scenario) -> Option<String> {
+    let world = scenario.file.world;
+    (world != crate::scenario::WorldKind::Sender).then(|| {
+        format!(
+            "real mode covers the sender world only so far; the {} world has none yet",
+            world.name()
+        )
+    })
+}
+
+/// Why seed `seed` of `scenario` cannot run for real, if it cannot.
+#[must_use]
+pub fn refusal(scenario: &Scenario, seed: u64) -> Option<String> {
+    if let Some(reason) = scenario_refusal(scenario) {
+        return Some(reason);
+    }
+    match scenario.sample(seed) {
+        Params::Sender(p) => sender::real_refusal(&p),
+        _ => Some("not a sender-world scenario".into()),
+    }
+}
+
+/// Real scheduling's grain, in wall time: how late a real thread may wake
+/// (a drain picking its next frame, a timer firing, a peer reading) on a
+/// loaded machine. The checkers' slacks are multiples of the simulation's
+/// tick, its grain; in real mode the grain is the larger of the tick and
+/// this, divided by the time scale (the log reads wall time / scale, so
+/// 5 ms of real lateness reads as 50 ms at scale 0.1).
+pub const REAL_GRAIN: Duration = Duration::from_millis(5);
+
+/// `p` with its tick raised to real mode's grain (what the checkers'
+/// slacks are made of).
+fn real_grain(p: &crate::scenario::SenderParams, scale: f64) -> Params {
+    let mut p = p.clone();
+    p.tick = p.tick.max(REAL_GRAIN.div_f64(scale));
+    Params::Sender(p)
+}
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs seed `seed` of `scenario` for real, or says why it cannot.
+#[must_use]
+pub fn execute_real(scenario: &Scenario, seed: u64, planted: Planted) -> RealOutcome {
+    let skipped = |reason| RealOutcome::Skipped {
+        scenario: scenario.name.clone(),
+        path: scenario.path.display().to_string(),
+        seed,
+        reason,
+    };
+    if let Some(reason) = refusal(scenario, seed) {
+        return skipped(reason);
+    }
+    let params = scenario.sample(seed);
+    let Params::Sender(p) = &params else {
+        return skipped("not a sender-world scenario".into());
+    };
+    let scale = scenario.real_time_scale();
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    crate::world::quiet_injected_panics();
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        sender::run_real(p, scale, seed, scenario.budget(), planted)
+    }));
+    let (result, wall) = match outcome {
+        Ok(run) => {
+            let context = check_context(&real_grain(p, scale), run.world.finished);
+            (
+                judge(scenario, seed, &params, run.world, &context),
+                run.wall,
+            )
+        }
+        Err(payload) => {
+            let mut result = RunResult::crashed(scenario, seed, stream::panic_message(&*payload));
+            result.params = params.to_string();
+            (result, Duration::ZERO)
+        }
+    };
+    RealOutcome::Ran(Box::new(RealResult {
+        result,
+        wall,
+        scale,
+    }))
+}
+
+/// One seed run both ways.
+#[derive(Debug)]
+pub struct FidelitySeed {
+    /// The seed.
+    pub seed: u64,
+    /// The simulated run's verdict.
+    pub simulated: Verdict,
+    /// The real run's verdict (`None`: skipped).
+    pub real: Option<Verdict>,
+    /// The contracts each side found broken, as `(simulated, real)`.
+    pub broken: (Vec<String>, Vec<String>),
+    /// Wall time of the simulated run.
+    pub simulated_wall: Duration,
+    /// Wall time of the real run.
+    pub real_wall: Duration,
+}
+
+impl FidelitySeed {
+    /// Whether the two verdicts differ (a skipped real run differs from
+    /// nothing).
+    #[must_use]
+    pub fn disagrees(&self) -> bool {
+        self.real.is_some_and(|real| real != self.simulated)
+    }
+}
+
+/// One scenario run both ways over some seeds.
+#[derive(Debug)]
+pub struct Fidelity {
+    /// The scenario's name.
+    pub scenario: String,
+    /// Its file.
+    pub path: String,
+    /// Per seed.
+    pub seeds: Vec<FidelitySeed>,
+    /// Seeds the real side skipped, and why (the first reason).
+    pub skipped: Option<String>,
+    /// Per mark, how many seeds reached it: `(simulated, real)`.
+    pub marks: BTreeMap<CoverMark, (u64, u64)>,
+}
+
+/// Runs each of `seeds` of `scenario` in simulation and for real.
+#[must_use]
+pub fn fidelity(scenario: &Scenario, seeds: SeedRange, planted: Planted) -> Fidelity {
+    let mut out = Fidelity {
+        scenario: scenario.name.clone(),
+        path: scenario.path.display().to_string(),
+        seeds: Vec::new(),
+        skipped: scenario_refusal(scenario),
+        marks: BTreeMap::new(),
+    };
+    if out.skipped.is_some() {
+        return out;
+    }
+    let contracts = |r: &RunResult| -> Vec<String> {
+        r.violations
+            .iter()
+            .map(|v| v.contract.id().to_string())
+            .collect()
+    };
+    for seed in seeds {
+        let started = std::time::Instant::now(); // wall-clock: ok (benchmark)
+        let simulated = super::execute(scenario, seed, planted);
+        let simulated_wall = started.elapsed();
+        for mark in simulated.coverage.keys() {
+            out.marks.entry(*mark).or_default().0 += 1;
+        }
+        let (real, real_wall, real_broken) = match execute_real(scenario, seed, planted) {
+            RealOutcome::Ran(ran) => {
+                for mark in ran.result.coverage.keys() {
+                    out.marks.entry(*mark).or_default().1 += 1;
+                }
+                (Some(ran.result.verdict), ran.wall, contracts(&ran.result))
+            }
+            RealOutcome::Skipped { reason, .. } => {
+                out.skipped.get_or_insert(reason);
+                (None, Duration::ZERO, Vec::new())
+            }
+        };
+        out.seeds.push(FidelitySeed {
+            seed,
+            simulated: simulated.verdict,
+            real,
+            broken: (contracts(&simulated), real_broken),
+            simulated_wall,
+            real_wall,
+        });
+    }
+    out
+}

@@ -1,0 +1,221 @@
+//! Real mode (`run --real`): sender scenarios on the production path, a
+//! real tokio runtime and real loopback TCP, decided by the same checkers.
+//! Each run takes about a second of wall time (`real_time_scale`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use lanesim::planted::Planted;
+use lanesim_sims::event::{Down, Event, Record, Written};
+use lanesim_sims::run::real::{execute_real, RealOutcome, RealResult};
+use lanesim_sims::run::Verdict;
+use lanesim_sims::scenario::Scenario;
+
+/// A peer stops reading while 30-40 kB frames keep coming: more than the
+/// loopback socket buffers real mode asks for (`tcp_capacity` x `mss`).
+const WEDGED: &str = r#"
+description = "a wedged peer, for real"
+world = "sender"
+checks = ["DC-1", "DC-2", "DC-5", "S2", "S3", "S4", "S6", "S7", "E2E"]
+budget = "20s"
+real_time_scale = 0.1
+
+[sender]
+peers = 2
+data_frames = 80
+links = 5
+frame_bytes = [30000, 40000]
+gap = ["1ms", "2ms"]
+write_timeout = "5s"
+mss = 1460
+tick = "50ms"
+
+[[sender.fault]]
+kind = "wedge"
+peer = 0
+at = "50ms"
+"#;
+
+fn scenario(name: &str, text: &str) -> Scenario {
+    Scenario::parse(Path::new(name), text).expect("a good scenario")
+}
+
+fn written(name: &str) -> Scenario {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(name);
+    Scenario::load(&path).expect("a written scenario")
+}
+
+fn ran(outcome: RealOutcome) -> RealResult {
+    match outcome {
+        RealOutcome::Ran(result) => *result,
+        RealOutcome::Skipped { reason, .. } => panic!("skipped: {reason}"),
+    }
+}
+
+fn failures(result: &RealResult) -> String {
+    result
+        .result
+        .violations
+        .iter()
+        .map(ToString::to_string)
+        .chain(result.result.crash.clone())
+        .collect()
+}
+
+/// The wedged generation goes down `WriteTimeout` one deadline after its
+/// last write began (in the log's units; `write_timeout x scale` of wall
+/// time), and every checker passes.
+#[test]
+fn a_wedged_peer_goes_down_by_the_real_write_deadline() {
+    let result = ran(execute_real(
+        &scenario("wedged_real.toml", WEDGED),
+        0,
+        Planted::none(),
+    ));
+    assert_eq!(
+        result.result.verdict,
+        Verdict::Pass,
+        "{}",
+        failures(&result)
+    );
+    let records: &[Record] = &result.result.records;
+    let (down_at, generation) = records
+        .iter()
+        .find_map(|r| match r.event {
+            Event::ConnectionDown {
+                peer: 0,
+                generation,
+                reason: Down::WriteTimeout,
+                ..
+            } => Some((r.at, generation)),
+            _ => None,
+        })
+        .expect("the wedged generation went down WriteTimeout");
+    let timed_out = records
+        .iter()
+        .position(|r| {
+            matches!(r.event, Event::WriteFinished { peer: 0, generation: g, outcome: Written::TimedOut, .. } if g == generation)
+        })
+        .expect("a write timed out");
+    let Event::WriteFinished { seq, lane, .. } = records[timed_out].event else {
+        unreachable!()
+    };
+    let began = records[..timed_out]
+        .iter()
+        .rev()
+        .find_map(|r| match r.event {
+            Event::WriteStarted {
+                peer: 0,
+                generation: g,
+                lane: l,
+                seq: s,
+            } if g == generation && l == lane && s == seq => Some(r.at),
+            _ => None,
+        })
+        .expect("the timed-out write began");
+    let took = down_at - began;
+    // 5 s in the log's units is 0.5 s of wall time at scale 0.1; real
+    // timers fire late, never early.
+    assert!(
+        took >= Duration::from_secs(5) && took <= Duration::from_millis(5_500),
+        "down {took:?} after the write began"
+    );
+    assert!(result.wall < Duration::from_secs(5), "{:?}", result.wall);
+}
+
+/// A peer that closes its socket mid-traffic, for real: the written
+/// scenario passes.
+#[test]
+fn a_dead_peer_passes_for_real() {
+    let result = ran(execute_real(
+        &written("sender_dead_peer.toml"),
+        0,
+        Planted::none(),
+    ));
+    assert_eq!(
+        result.result.verdict,
+        Verdict::Pass,
+        "{}",
+        failures(&result)
+    );
+    assert!(result.result.records.iter().any(|r| matches!(
+        r.event,
+        Event::PeerActed {
+            act: lanesim_sims::event::PeerAct::Killed,
+            ..
+        }
+    )));
+}
+
+/// A partition cannot be made on loopback without root: skipped, saying so.
+#[test]
+fn a_partition_is_skipped_with_its_reason() {
+    match execute_real(&written("sender_partition_heal.toml"), 0, Planted::none()) {
+        RealOutcome::Skipped { reason, .. } => {
+            assert!(reason.contains("partition"), "{reason}");
+            assert!(reason.contains("root"), "{reason}");
+        }
+        RealOutcome::Ran(_) => panic!("a partition scenario ran for real"),
+    }
+}
+
+/// `real_time_scale` is bounded, and a bad one is refused at its line.
+#[test]
+fn a_bad_time_scale_is_refused_at_its_line() {
+    let text = WEDGED.replace("real_time_scale = 0.1", "real_time_scale = 5.0");
+    let error = Scenario::parse(Path::new("x.toml"), &text)
+        .expect_err("refused")
+        .to_string();
+    assert!(error.contains("x.toml:6:"), "{error}");
+    assert!(error.contains("real_time_scale"), "{error}");
+    assert!(error.contains("[0.01, 1]"), "{error}");
+}
+
+/// The planted missing write deadline is caught for real by the checker
+/// that catches it in simulation (S2: a write held the drain past the
+/// deadline).
+#[cfg(feature = "planted-bugs")]
+#[test]
+fn a_planted_missing_write_deadline_is_caught_for_real_by_s2() {
+    use lanesim::planted::PlantedBug;
+    use lanesim_sims::scenario::Contract;
+
+    let planted = Planted::select(PlantedBug::NoWriteDeadline).expect("planted bugs");
+    let wedged = scenario("wedged_real.toml", WEDGED);
+    let simulated = lanesim_sims::run::execute(&wedged, 0, planted);
+    let real = ran(execute_real(&wedged, 0, planted));
+    for (side, result) in [("simulated", &simulated), ("real", &real.result)] {
+        assert_eq!(result.verdict, Verdict::Violated, "{side}");
+        assert!(
+            result.violations.iter().any(|v| v.contract == Contract::S2),
+            "{side}: {:?}",
+            result.violations
+        );
+    }
+}
+
+/// `fidelity`: one seed of the wedged peer both ways; the verdicts agree
+/// and both sides reach the write deadline.
+#[test]
+fn fidelity_runs_a_seed_both_ways_and_the_verdicts_agree() {
+    use lanesim::shim::probe::Mark;
+    use lanesim_sims::coverage::CoverMark;
+    use lanesim_sims::scenario::SeedRange;
+
+    let found = lanesim_sims::run::real::fidelity(
+        &scenario("wedged_real.toml", WEDGED),
+        SeedRange::one(0),
+        Planted::none(),
+    );
+    assert_eq!(found.seeds.len(), 1);
+    let seed = &found.seeds[0];
+    assert_eq!(seed.real, Some(Verdict::Pass));
+    assert!(!seed.disagrees());
+    assert_eq!(
+        found.marks.get(&CoverMark::Code(Mark::WriteDeadlineFired)),
+        Some(&(1, 1)),
+        "the drain's mark, made on the sender's own runtime, counts"
+    );
+}
