@@ -77,16 +77,15 @@ impl TurmoilTcp {
         };
         Ok(Connected {
             read,
-            write: Box::new(MssCapped {
-                inner: SharedWrite {
+            write: MssCapped::boxed(
+                SharedWrite {
                     stream,
                     shut: false,
                 },
-                mss: self.mss,
-                socket: local.port(),
-                remaining: 0,
-                tap: self.tap.clone(),
-            }),
+                self.mss,
+                local.port(),
+                self.tap.clone(),
+            ),
             peer: peer.to_string(),
             local: local.to_string(),
         })
@@ -168,13 +167,7 @@ impl RealTcp {
         let (read, write) = stream.into_split();
         Ok(Connected {
             read: Box::new(read),
-            write: Box::new(MssCapped {
-                inner: write,
-                mss: self.mss,
-                socket: local.port(),
-                remaining: 0,
-                tap: self.tap.clone(),
-            }),
+            write: MssCapped::boxed(write, self.mss, local.port(), self.tap.clone()),
             peer: peer.to_string(),
             local: local.to_string(),
         })
@@ -378,6 +371,25 @@ struct MssCapped<W> {
     /// Bytes of the current frame not yet passed on; 0 at a boundary.
     remaining: usize,
     tap: Option<WriteTap>,
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> MssCapped<W> {
+    /// `inner` as a connection's write half, capped at `mss` and tapped:
+    /// the same for the simulated and the real transport.
+    fn boxed(
+        inner: W,
+        mss: usize,
+        socket: u16,
+        tap: Option<WriteTap>,
+    ) -> lanesim::shim::net::BoxWrite {
+        Box::new(Self {
+            inner,
+            mss,
+            socket,
+            remaining: 0,
+            tap,
+        })
+    }
 }
 
 impl<W: AsyncWrite + Unpin> AsyncWrite for MssCapped<W> {

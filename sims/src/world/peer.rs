@@ -102,14 +102,7 @@ pub async fn peer_main<W: PeerWorld>(shared: Arc<W>, index: u64) -> turmoil::Res
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
     loop {
         let (stream, remote) = listener.accept().await?;
-        let socket = socket_of(&remote);
-        shared.record(
-            &peer_name(index),
-            Event::PeerAccepted {
-                peer: index,
-                socket,
-            },
-        );
+        let socket = accepted(&*shared, index, &remote);
         tokio::spawn(read_socket(Arc::clone(&shared), index, stream, socket));
     }
 }
@@ -125,25 +118,34 @@ pub async fn real_peer_main<W: PeerWorld>(
 ) {
     let mut readers = tokio::task::JoinSet::new();
     loop {
+        // Biased, like every select here: the order arms are tried in
+        // never depends on a random draw.
         tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, remote)) = accepted else {
+            biased;
+            next = listener.accept() => {
+                let Ok((stream, remote)) = next else {
                     continue;
                 };
                 let _ = stream.set_nodelay(true);
-                let socket = socket_of(&remote);
-                shared.record(
-                    &peer_name(index),
-                    Event::PeerAccepted {
-                        peer: index,
-                        socket,
-                    },
-                );
+                let socket = accepted(&*shared, index, &remote);
                 readers.spawn(read_socket(Arc::clone(&shared), index, stream, socket));
             }
             Some(_) = readers.join_next(), if !readers.is_empty() => {}
         }
     }
+}
+
+/// Logs that peer `index` accepted a socket from `remote`; its name.
+fn accepted<W: PeerWorld>(shared: &W, index: u64, remote: &SocketAddr) -> u16 {
+    let socket = socket_of(remote);
+    shared.record(
+        &peer_name(index),
+        Event::PeerAccepted {
+            peer: index,
+            socket,
+        },
+    );
+    socket
 }
 
 async fn read_socket<W: PeerWorld, S: AsyncRead + Unpin>(

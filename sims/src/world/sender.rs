@@ -379,6 +379,27 @@ impl Observer {
         self.0.drained.notify_one();
         self.0.record(LOCAL, event);
     }
+
+    /// A write ended (finished or abandoned): a control is done with, and
+    /// `event` (given peer, generation, seq) is logged, under one order.
+    fn write_ended(
+        &self,
+        connection: &DistConnection,
+        frame: &[u8],
+        event: impl FnOnce(u64, u64, u64) -> Event,
+    ) {
+        self.0.ordered(|| {
+            let tag = Self::tag(frame);
+            if tag.lane == Lane::Control {
+                self.control_done(&tag, connection);
+            }
+            self.record(event(
+                peer_index(connection.node()),
+                connection.generation(),
+                tag.seq,
+            ));
+        });
+    }
 }
 
 impl SenderObserver for Observer {
@@ -401,18 +422,14 @@ impl SenderObserver for Observer {
         frame: &[u8],
         outcome: WriteOutcome,
     ) {
-        self.0.ordered(|| {
-            let tag = Self::tag(frame);
-            if tag.lane == Lane::Control {
-                self.control_done(&tag, connection);
-            }
-            self.record(Event::WriteFinished {
-                peer: peer_index(connection.node()),
-                generation: connection.generation(),
+        self.write_ended(connection, frame, |peer, generation, seq| {
+            Event::WriteFinished {
+                peer,
+                generation,
                 lane: lane.into(),
-                seq: tag.seq,
+                seq,
                 outcome: outcome.into(),
-            });
+            }
         });
     }
 
@@ -436,17 +453,13 @@ impl SenderObserver for Observer {
     }
 
     fn write_abandoned(&self, connection: &DistConnection, lane: SenderLane, frame: &[u8]) {
-        self.0.ordered(|| {
-            let tag = Self::tag(frame);
-            if tag.lane == Lane::Control {
-                self.control_done(&tag, connection);
-            }
-            self.record(Event::WriteAbandoned {
-                peer: peer_index(connection.node()),
-                generation: connection.generation(),
+        self.write_ended(connection, frame, |peer, generation, seq| {
+            Event::WriteAbandoned {
+                peer,
+                generation,
                 lane: lane.into(),
-                seq: tag.seq,
-            });
+                seq,
+            }
         });
     }
 
