@@ -5,7 +5,7 @@
 //! seeds never holds a list of them) and folds each result, strictly in the
 //! order the jobs were drawn, so what a fold sees never depends on `--jobs`
 //! (pinned by `a_parallel_sweep_gives_exactly_the_serial_results` and the
-//! hunt's `the_same_hunt_seed_gives_the_same_digest_at_any_jobs`). At most
+//! hunt's `a_hunt_draws_the_same_cases_from_the_same_seed_whatever_its_jobs`). At most
 //! `lag` jobs are drawn ahead of the fold: that bounds the results waiting
 //! to be folded, and lets a feed that draws from what it folded (the hunt's
 //! corpus) know how stale its view is. A fold may stop the feed; results
