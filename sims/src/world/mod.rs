@@ -136,3 +136,39 @@ pub(crate) fn quiet_injected_panics() {
         }));
     });
 }
+
+thread_local! {
+    /// Whether this thread is inside [`Order::ordered`].
+    static ORDERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The ordering seam of a world whose records come from many threads (real
+/// mode): a step of the world and its record (an enqueue or a route and
+/// its log, a hook and its log) run under one lock, so the log is a
+/// faithful linearisation. In simulation one thread runs everything and
+/// this changes nothing. Reentrant on one thread (a step may run hooks
+/// inline that log too).
+#[derive(Default)]
+pub(crate) struct Order(std::sync::Mutex<()>);
+
+impl Order {
+    /// Runs `f` as one step of the log.
+    pub(crate) fn ordered<T>(&self, f: impl FnOnce() -> T) -> T {
+        struct Leave;
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                ORDERED.with(|inside| inside.set(false));
+            }
+        }
+        if ORDERED.with(std::cell::Cell::get) {
+            return f();
+        }
+        let _order = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        ORDERED.with(|inside| inside.set(true));
+        let _leave = Leave;
+        f()
+    }
+}
