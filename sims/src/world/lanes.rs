@@ -87,8 +87,9 @@ struct World {
     /// Real mode: the run is over (`RunEnd` is logged), record nothing more
     /// (what tearing the runtime down cancels is not part of the run).
     frozen: std::sync::atomic::AtomicBool,
-    /// See [`super::Order`].
-    order: super::Order,
+    /// See [`super::Order`]; shared with real mode's worker threads, which
+    /// let go of a kept order when they park.
+    order: Arc<super::Order>,
 }
 
 impl World {
@@ -96,6 +97,23 @@ impl World {
         self.order.ordered(|| {
             if !self.frozen.load(std::sync::atomic::Ordering::Acquire) {
                 self.log.push_timed(|| self.clock.now(), HOST, event);
+            }
+        });
+    }
+
+    /// Logs an item's end. The lane acknowledges the item (its pending
+    /// count, what `route` reports and admits by) only after the handler's
+    /// future resolves, on the same thread, before it runs anything else.
+    /// In simulation nothing can come between; in real mode a route on
+    /// another thread could, and see the item still pending after its end
+    /// is logged. So in real mode this thread keeps the log's order past
+    /// the record until its next step or until it parks: by then the lane
+    /// has acknowledged the item, and the end is logged where it happened.
+    fn end(&self, event: Event) {
+        self.order.ordered(|| {
+            self.record(event);
+            if matches!(self.clock, Clock::Real { .. }) {
+                self.order.keep();
             }
         });
     }
@@ -170,7 +188,7 @@ fn handle(world: &Arc<World>, lane: LaneId, (key, item): Item) -> BoxFuture<'sta
         return Box::pin(std::future::pending());
     }
     if world.chance(world.params.sync_panic_chance) {
-        world.record(Event::HandleEnd {
+        world.end(Event::HandleEnd {
             key,
             item,
             lane,
@@ -186,7 +204,7 @@ fn handle(world: &Arc<World>, lane: LaneId, (key, item): Item) -> BoxFuture<'sta
             tokio::time::sleep(duration).await;
         }
         let panicked = world.chance(world.params.panic_chance);
-        world.record(Event::HandleEnd {
+        world.end(Event::HandleEnd {
             key,
             item,
             lane,
@@ -312,8 +330,16 @@ async fn main(
     planted: Planted,
     log: EventLog,
     probe: Arc<WorldProbe>,
-    clock: Option<Clock>,
+    real: Option<(Clock, Arc<super::Order>)>,
 ) -> (bool, Duration) {
+    let (clock, order) = real.unwrap_or_else(|| {
+        (
+            Clock::Sim {
+                start: Instant::now(),
+            },
+            Arc::default(),
+        )
+    });
     let stuck: BTreeSet<u64> = (params.keys - params.stuck_keys..params.keys).collect();
     let world = Arc::new(World {
         log,
@@ -325,11 +351,9 @@ async fn main(
         params,
         stuck,
         hung: Mutex::new(BTreeSet::new()),
-        clock: clock.unwrap_or(Clock::Sim {
-            start: Instant::now(),
-        }),
+        clock,
         frozen: std::sync::atomic::AtomicBool::new(false),
-        order: super::Order::default(),
+        order,
     });
     let target = Arc::new(Mutex::new(Some(Target::build(&world, planted))));
 
@@ -509,11 +533,16 @@ pub fn run_real(
     let probe = Arc::new(WorldProbe::new(seed, coverage::PreemptPolicy::default()));
     let installed = coverage::install(&probe);
     let on_worker = Arc::clone(&probe);
+    let order = Arc::new(super::Order::default());
+    let parking = Arc::clone(&order);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("lanesim-real")
         .enable_all()
         .on_thread_start(move || std::mem::forget(coverage::install(&on_worker)))
+        // A worker with nothing left to run has finished the poll that
+        // kept the order (see `World::end`).
+        .on_thread_park(move || parking.let_go())
         .build()
         .expect("a real tokio runtime");
     let log = EventLog::default();
@@ -525,7 +554,7 @@ pub fn run_real(
         planted,
         log.clone(),
         Arc::clone(&probe),
-        Some(Clock::Real { start, scale }),
+        Some((Clock::Real { start, scale }, order)),
     ));
     let wall = start.elapsed(); // wall-clock: ok (real mode)
     let coverage = probe.close();
