@@ -219,3 +219,87 @@ fn fidelity_runs_a_seed_both_ways_and_the_verdicts_agree() {
         "the drain's mark, made on the sender's own runtime, counts"
     );
 }
+
+/// The lanes world for real: the plain FIFO scenario passes on a real
+/// multi-thread runtime, in wall time, with the router spawning its lanes
+/// on it.
+#[test]
+fn a_lanes_scenario_passes_for_real() {
+    let result = ran(execute_real(
+        &written("lanes_order.toml"),
+        0,
+        Planted::none(),
+    ));
+    assert_eq!(
+        result.result.verdict,
+        Verdict::Pass,
+        "{}",
+        failures(&result)
+    );
+    assert!(result
+        .result
+        .records
+        .iter()
+        .any(|r| matches!(r.event, Event::HandleEnd { .. })));
+    assert!(result.wall < Duration::from_secs(3), "{:?}", result.wall);
+}
+
+/// Reap races are real races on a multi-thread runtime: the reap-race
+/// scenario reaches the reap decision (won or declined) for real, and the
+/// contracts hold.
+#[test]
+fn a_reap_race_is_decided_for_real() {
+    use lanesim::shim::probe::Mark;
+    use lanesim_sims::coverage::CoverMark;
+
+    let result = ran(execute_real(
+        &written("lanes_reap_race.toml"),
+        0,
+        Planted::none(),
+    ));
+    assert_eq!(
+        result.result.verdict,
+        Verdict::Pass,
+        "{}",
+        failures(&result)
+    );
+    let coverage = &result.result.coverage;
+    assert!(
+        coverage.contains_key(&CoverMark::Code(Mark::ReapWon))
+            || coverage.contains_key(&CoverMark::Code(Mark::ReapDeclined)),
+        "{coverage:?}"
+    );
+}
+
+/// The planted missing exit guard (a panicked raw lane stays in the map and
+/// black-holes its key's later items) is caught for real by the contract
+/// that catches it in simulation.
+#[cfg(feature = "planted-bugs")]
+#[test]
+fn a_planted_missing_exit_guard_is_caught_for_real_by_the_same_contract() {
+    use lanesim::planted::PlantedBug;
+
+    let planted = Planted::select(PlantedBug::NoExitGuard).expect("planted bugs");
+    let panics = written("lanes_raw_panics.toml");
+    let simulated = lanesim_sims::run::execute(&panics, 0, planted);
+    let real = ran(execute_real(&panics, 0, planted));
+    assert_eq!(simulated.verdict, Verdict::Violated);
+    assert_eq!(real.result.verdict, Verdict::Violated, "real");
+    let caught = |result: &lanesim_sims::run::RunResult| {
+        result
+            .violations
+            .iter()
+            .map(|v| v.contract)
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let both: Vec<_> = caught(&simulated)
+        .intersection(&caught(&real.result))
+        .copied()
+        .collect();
+    assert!(
+        !both.is_empty(),
+        "simulated {:?}, real {:?}",
+        simulated.violations,
+        real.result.violations
+    );
+}

@@ -29,7 +29,8 @@
 //! lane's idle timeout and the log of its end: `lane.idle_before_reap` and
 //! `lane.reaped_before_exit`; none between an item becoming ready and its
 //! handler starting, but `lane.idle_before_reap` when the item arrives while
-//! the lane is deciding to reap).
+//! the lane is deciding to reap). In real mode the context's tick is raised
+//! to real scheduling's grain, and both slacks grow by the excess.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -95,12 +96,21 @@ impl Replay<'_> {
     /// decision, and another may hold the reaped lane before its exit guard
     /// logs the end.
     fn reap_slack(&self) -> Duration {
-        TIMER_GRAIN + self.context.preempt_max * 2
+        TIMER_GRAIN + self.lateness() + self.context.preempt_max * 2
     }
 
     /// How long a ready item may wait to start.
     fn start_slack(&self) -> Duration {
-        self.context.preempt_max
+        self.context.preempt_max + self.lateness()
+    }
+
+    /// How late a thread may wake beyond what the slacks above model: none
+    /// in simulation (the tick is the timer's grain, and virtual time is
+    /// exact); in real mode the tick is raised to real scheduling's grain
+    /// (`run::real::REAL_GRAIN`), and the excess is how late a real thread
+    /// may run.
+    fn lateness(&self) -> Duration {
+        self.context.tick.saturating_sub(TIMER_GRAIN)
     }
 
     fn step(&mut self, index: usize) {

@@ -6,7 +6,8 @@
 //! cannot be replayed. Real runs are serialized in a process: two at once
 //! would share the cores their timing depends on.
 //!
-//! Only the sender world has a real mode so far.
+//! The sender and lanes worlds have a real mode; the mesh world has none
+//! yet.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
@@ -19,7 +20,7 @@ use std::collections::BTreeMap;
 use super::{check_context, judge, stream, RunResult, Verdict};
 use crate::coverage::CoverMark;
 use crate::scenario::{Params, Scenario, SeedRange};
-use crate::world::sender;
+use crate::world::{lanes, sender};
 
 /// One real run, decided.
 #[derive(Debug)]
@@ -55,9 +56,9 @@ pub enum RealOutcome {
 #[must_use]
 pub fn scenario_refusal(scenario: &Scenario) -> Option<String> {
     let world = scenario.file.world;
-    (world != crate::scenario::WorldKind::Sender).then(|| {
+    matches!(world, crate::scenario::WorldKind::Mesh).then(|| {
         format!(
-            "real mode covers the sender world only so far; the {} world has none yet",
+            "real mode covers the sender and lanes worlds only so far; the {} world has none yet",
             world.name()
         )
     })
@@ -71,7 +72,8 @@ pub fn refusal(scenario: &Scenario, seed: u64) -> Option<String> {
     }
     match scenario.sample(seed) {
         Params::Sender(p) => sender::real_refusal(&p),
-        _ => Some("not a sender-world scenario".into()),
+        Params::Lanes(_) => None,
+        Params::Mesh(_) => Some("not a sender- or lanes-world scenario".into()),
     }
 }
 
@@ -83,12 +85,22 @@ pub fn refusal(scenario: &Scenario, seed: u64) -> Option<String> {
 /// 5 ms of real lateness reads as 50 ms at scale 0.1).
 pub const REAL_GRAIN: Duration = Duration::from_millis(5);
 
-/// `p` with its tick raised to real mode's grain (what the checkers'
-/// slacks are made of).
-fn real_grain(p: &crate::scenario::SenderParams, scale: f64) -> Params {
-    let mut p = p.clone();
-    p.tick = p.tick.max(REAL_GRAIN.div_f64(scale));
-    Params::Sender(p)
+/// The check context of a real run: the simulated one with its tick raised
+/// to real mode's grain (what the checkers' slacks are made of).
+fn real_context(params: &Params, scale: f64, finished: bool) -> super::CheckContext {
+    let grain = REAL_GRAIN.div_f64(scale);
+    match params {
+        Params::Sender(p) => {
+            let mut p = p.clone();
+            p.tick = p.tick.max(grain);
+            check_context(&Params::Sender(p), finished)
+        }
+        _ => {
+            let mut context = check_context(params, finished);
+            context.tick = context.tick.max(grain);
+            context
+        }
+    }
 }
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -106,20 +118,19 @@ pub fn execute_real(scenario: &Scenario, seed: u64, planted: Planted) -> RealOut
         return skipped(reason);
     }
     let params = scenario.sample(seed);
-    let Params::Sender(p) = &params else {
-        return skipped("not a sender-world scenario".into());
-    };
     let scale = scenario.real_time_scale();
     let _one = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     crate::world::quiet_injected_panics();
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        sender::run_real(p, scale, seed, scenario.budget(), planted)
+    let outcome = catch_unwind(AssertUnwindSafe(|| match &params {
+        Params::Sender(p) => sender::run_real(p, scale, seed, scenario.budget(), planted),
+        Params::Lanes(p) => lanes::run_real(p, scale, seed, scenario.budget(), planted),
+        Params::Mesh(_) => unreachable!("refused above"),
     }));
     let (result, wall) = match outcome {
         Ok(run) => {
-            let context = check_context(&real_grain(p, scale), run.world.finished);
+            let context = real_context(&params, scale, run.world.finished);
             (
                 judge(scenario, seed, &params, run.world, &context),
                 run.wall,

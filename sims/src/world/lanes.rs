@@ -8,6 +8,10 @@
 //! router drop mid-flight, and "buggify" yields and short sleeps at the
 //! workload's and the handler's await points, so each seed explores its own
 //! async interleaving.
+//!
+//! Real mode ([`run_real`]) runs the same workload on a real multi-thread
+//! runtime in wall time, its durations scaled by the scenario's
+//! `real_time_scale`.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -32,6 +36,39 @@ const HOST: &str = "lanes";
 
 type Item = (u64, u64);
 
+/// Where the log's times come from.
+enum Clock {
+    /// The paused runtime's virtual time since `start`.
+    Sim { start: Instant },
+    /// Real mode: wall time since `start`, divided by the scenario's
+    /// `real_time_scale`, so the log reads in the scenario's own units.
+    Real {
+        start: std::time::Instant,
+        scale: f64,
+    },
+}
+
+impl Clock {
+    fn now(&self) -> Duration {
+        match self {
+            Self::Sim { start } => start.elapsed(),
+            // wall-clock: ok (real mode)
+            Self::Real { start, scale } => start.elapsed().div_f64(*scale),
+        }
+    }
+
+    /// `d` of the scenario's time as the runtime's time: itself in
+    /// simulation, multiplied by the scale in real mode (the world's own
+    /// perturbation sleeps and quiet periods; the sampled durations are
+    /// scaled up front, see [`scaled`]).
+    fn runtime(&self, d: Duration) -> Duration {
+        match self {
+            Self::Sim { .. } => d,
+            Self::Real { scale, .. } => d.mul_f64(*scale),
+        }
+    }
+}
+
 /// What the world's tasks share.
 struct World {
     log: EventLog,
@@ -46,11 +83,39 @@ struct World {
     stuck: BTreeSet<u64>,
     /// Stuck keys whose hang has begun.
     hung: Mutex<BTreeSet<u64>>,
+    clock: Clock,
+    /// Real mode: the run is over (`RunEnd` is logged), record nothing more
+    /// (what tearing the runtime down cancels is not part of the run).
+    frozen: std::sync::atomic::AtomicBool,
+    /// See [`super::Order`]; shared with real mode's worker threads, which
+    /// let go of a kept order when they park.
+    order: Arc<super::Order>,
 }
 
 impl World {
     fn record(&self, event: Event) {
-        self.log.push(self.start.elapsed(), HOST, event);
+        self.order.ordered(|| {
+            if !self.frozen.load(std::sync::atomic::Ordering::Acquire) {
+                self.log.push_timed(|| self.clock.now(), HOST, event);
+            }
+        });
+    }
+
+    /// Logs an item's end. The lane acknowledges the item (its pending
+    /// count, what `route` reports and admits by) only after the handler's
+    /// future resolves, on the same thread, before it runs anything else.
+    /// In simulation nothing can come between; in real mode a route on
+    /// another thread could, and see the item still pending after its end
+    /// is logged. So in real mode this thread keeps the log's order past
+    /// the record until its next step or until it parks: by then the lane
+    /// has acknowledged the item, and the end is logged where it happened.
+    fn end(&self, event: Event) {
+        self.order.ordered(|| {
+            self.record(event);
+            if matches!(self.clock, Clock::Real { .. }) {
+                self.order.keep();
+            }
+        });
     }
 
     fn chance(&self, p: f64) -> bool {
@@ -79,7 +144,10 @@ impl World {
                     tokio::task::yield_now().await;
                 }
             }
-            _ => tokio::time::sleep(Duration::from_micros(self.draw(1, 500))).await,
+            _ => {
+                let nap = self.clock.runtime(Duration::from_micros(self.draw(1, 500)));
+                tokio::time::sleep(nap).await;
+            }
         }
     }
 }
@@ -120,7 +188,7 @@ fn handle(world: &Arc<World>, lane: LaneId, (key, item): Item) -> BoxFuture<'sta
         return Box::pin(std::future::pending());
     }
     if world.chance(world.params.sync_panic_chance) {
-        world.record(Event::HandleEnd {
+        world.end(Event::HandleEnd {
             key,
             item,
             lane,
@@ -136,7 +204,7 @@ fn handle(world: &Arc<World>, lane: LaneId, (key, item): Item) -> BoxFuture<'sta
             tokio::time::sleep(duration).await;
         }
         let panicked = world.chance(world.params.panic_chance);
-        world.record(Event::HandleEnd {
+        world.end(Event::HandleEnd {
             key,
             item,
             lane,
@@ -236,6 +304,7 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, planted: Planted) 
             planted,
             log.clone(),
             Arc::clone(&probe),
+            None,
         )
         .await
     });
@@ -261,7 +330,16 @@ async fn main(
     planted: Planted,
     log: EventLog,
     probe: Arc<WorldProbe>,
+    real: Option<(Clock, Arc<super::Order>)>,
 ) -> (bool, Duration) {
+    let (clock, order) = real.unwrap_or_else(|| {
+        (
+            Clock::Sim {
+                start: Instant::now(),
+            },
+            Arc::default(),
+        )
+    });
     let stuck: BTreeSet<u64> = (params.keys - params.stuck_keys..params.keys).collect();
     let world = Arc::new(World {
         log,
@@ -273,6 +351,9 @@ async fn main(
         params,
         stuck,
         hung: Mutex::new(BTreeSet::new()),
+        clock,
+        frozen: std::sync::atomic::AtomicBool::new(false),
+        order,
     });
     let target = Arc::new(Mutex::new(Some(Target::build(&world, planted))));
 
@@ -306,11 +387,23 @@ async fn main(
     finished = finished && settle(&world, deadline).await;
     drop_router(&world, &target);
     finished = finished && settle(&world, deadline).await;
-    world.record(Event::RunEnd { finished });
-    (finished, world.start.elapsed())
+    world.order.ordered(|| {
+        world.record(Event::RunEnd { finished });
+        world
+            .frozen
+            .store(true, std::sync::atomic::Ordering::Release);
+    });
+    (finished, world.clock.now())
 }
 
+/// Drops the router as one step of the log: its counters, the drop and
+/// its record never interleave with a lane's records (real mode; a lane
+/// ended by the drop logs its end after `RouterDropped`, as it happens).
 fn drop_router(world: &World, target: &Mutex<Option<Target>>) {
+    world.order.ordered(|| drop_router_now(world, target));
+}
+
+fn drop_router_now(world: &World, target: &Mutex<Option<Target>>) {
     let taken = target.lock().unwrap().take();
     if let Some(target) = taken {
         if let Target::Dispatcher(dispatcher) = &target {
@@ -332,8 +425,8 @@ fn drop_router(world: &World, target: &Mutex<Option<Target>>) {
 /// the deadline comes first.
 async fn settle(world: &World, deadline: Instant) -> bool {
     let params = &world.params;
-    let quiet =
-        params.handler.1.max(params.idle_ttl.unwrap_or_default()) + Duration::from_millis(10);
+    let quiet = params.handler.1.max(params.idle_ttl.unwrap_or_default())
+        + world.clock.runtime(Duration::from_millis(10));
     loop {
         let before = world.log.len();
         tokio::time::sleep(quiet).await;
@@ -369,20 +462,28 @@ async fn route_all(world: &World, target: &Mutex<Option<Target>>, producer: u64)
             };
             let item = producer * params.items_per_producer + sent;
             sent += 1;
-            let routed = target
-                .lock()
-                .unwrap()
-                .as_ref()
-                .map(|target| target.route(world, key, item));
-            let Some((capacity, depth)) = routed else {
-                return; // the router was dropped
-            };
-            world.record(Event::Routed {
-                key,
-                item,
-                capacity,
-                depth,
+            // The route and its record are one step of the log: in real mode
+            // the lane (on another thread) could otherwise start the item,
+            // and log it, before the route is logged.
+            let routed = world.order.ordered(|| {
+                let routed = target
+                    .lock()
+                    .unwrap()
+                    .as_ref()
+                    .map(|target| target.route(world, key, item));
+                if let Some((capacity, depth)) = routed {
+                    world.record(Event::Routed {
+                        key,
+                        item,
+                        capacity,
+                        depth,
+                    });
+                }
+                routed
             });
+            if routed.is_none() {
+                return; // the router was dropped
+            }
             let gap = world.between(params.gap);
             if !gap.is_zero() {
                 tokio::time::sleep(gap).await;
@@ -392,5 +493,87 @@ async fn route_all(world: &World, target: &Mutex<Option<Target>>, producer: u64)
         if !pause.is_zero() {
             tokio::time::sleep(pause).await;
         }
+    }
+}
+
+/// `params` with every duration the world acts on multiplied by `scale`:
+/// gaps, pauses, handler durations, the idle TTL, the router drop (the
+/// budget is scaled by the caller; preemption sleeps are not used in real
+/// mode).
+#[must_use]
+pub fn scaled(params: &LanesParams, scale: f64) -> LanesParams {
+    let by = |d: Duration| d.mul_f64(scale);
+    let mut p = params.clone();
+    p.gap = (by(p.gap.0), by(p.gap.1));
+    p.pause = (by(p.pause.0), by(p.pause.1));
+    p.handler = (by(p.handler.0), by(p.handler.1));
+    p.idle_ttl = p.idle_ttl.map(by);
+    p.drop_router_at = p.drop_router_at.map(by);
+    p.preempt.sleep = (by(p.preempt.sleep.0), by(p.preempt.sleep.1));
+    p
+}
+
+/// Runs one seed of the lanes world for real: the same workload and
+/// events on a real multi-thread tokio runtime (two workers), the router
+/// spawning its lanes on it (`RuntimeChoice::current()`, as production
+/// does), wall time instead of paused time, the scenario's durations
+/// multiplied by `scale`. The log's times are wall time divided by
+/// `scale`. Preemption points are not answered: real threads preempt for
+/// real. Not deterministic: the seed fixes the parameters and the
+/// workload's choices, real scheduling the rest.
+#[must_use]
+pub fn run_real(
+    params: &LanesParams,
+    scale: f64,
+    seed: u64,
+    budget: Duration,
+    planted: Planted,
+) -> super::sender::RealRun {
+    let p = scaled(params, scale);
+    let probe = Arc::new(WorldProbe::new(seed, coverage::PreemptPolicy::default()));
+    let installed = coverage::install(&probe);
+    let on_worker = Arc::clone(&probe);
+    let order = Arc::new(super::Order::default());
+    let parking = Arc::clone(&order);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("lanesim-real")
+        .enable_all()
+        .on_thread_start(move || std::mem::forget(coverage::install(&on_worker)))
+        // A worker with nothing left to run has finished the poll that
+        // kept the order (see `World::end`).
+        .on_thread_park(move || parking.let_go())
+        .build()
+        .expect("a real tokio runtime");
+    let log = EventLog::default();
+    let start = std::time::Instant::now(); // wall-clock: ok (real mode)
+    let (finished, elapsed) = runtime.block_on(main(
+        p,
+        seed,
+        budget.mul_f64(scale),
+        planted,
+        log.clone(),
+        Arc::clone(&probe),
+        Some((Clock::Real { start, scale }, order)),
+    ));
+    let wall = start.elapsed(); // wall-clock: ok (real mode)
+    let coverage = probe.close();
+    let mut records = log.take();
+    if let Some(end) = records
+        .iter()
+        .position(|record| matches!(record.event, Event::RunEnd { .. }))
+    {
+        records.truncate(end + 1);
+    }
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    drop(installed);
+    super::sender::RealRun {
+        world: WorldRun {
+            records,
+            finished,
+            elapsed,
+            coverage,
+        },
+        wall,
     }
 }

@@ -136,3 +136,97 @@ pub(crate) fn quiet_injected_panics() {
         }));
     });
 }
+
+thread_local! {
+    /// Whether this thread is inside [`Order::ordered`].
+    static ORDERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether this thread kept its order past its step ([`Order::keep`]).
+    static KEPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The ordering seam of a world whose records come from many threads (real
+/// mode): a step of the world and its record (an enqueue or a route and
+/// its log, a hook and its log) run under one lock, so the log is a
+/// faithful linearisation. In simulation one thread runs everything and
+/// this changes nothing. Reentrant on one thread (a step may run hooks
+/// inline that log too).
+#[derive(Default)]
+pub(crate) struct Order {
+    /// The thread whose step is under way (or kept).
+    owner: std::sync::Mutex<Option<std::thread::ThreadId>>,
+    free: std::sync::Condvar,
+}
+
+impl Order {
+    fn owner(&self) -> std::sync::MutexGuard<'_, Option<std::thread::ThreadId>> {
+        self.owner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs `f` as one step of the log. A thread that kept its order
+    /// ([`Order::keep`]) runs its next step under it and then lets go.
+    pub(crate) fn ordered<T>(&self, f: impl FnOnce() -> T) -> T {
+        struct Leave<'a>(&'a Order);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                ORDERED.with(|inside| inside.set(false));
+                if !KEPT.with(std::cell::Cell::get) {
+                    self.0.release();
+                }
+            }
+        }
+        let me = std::thread::current().id();
+        {
+            let mut owner = self.owner();
+            if *owner == Some(me) {
+                if ORDERED.with(std::cell::Cell::get) {
+                    drop(owner);
+                    return f(); // nested
+                }
+                // Kept by an earlier step of this thread: this step comes
+                // after whatever that step waited for.
+                KEPT.with(|kept| kept.set(false));
+            } else {
+                while owner.is_some() {
+                    owner = self
+                        .free
+                        .wait(owner)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+                *owner = Some(me);
+                KEPT.with(|kept| kept.set(false));
+            }
+        }
+        ORDERED.with(|inside| inside.set(true));
+        let _leave = Leave(self);
+        f()
+    }
+
+    /// Inside a step: keep the order past it, until this thread's next
+    /// step or [`Order::let_go`] (real mode's lanes world: a handler's
+    /// last record, kept until its lane has acknowledged the item, which
+    /// the lane does on this thread before it runs anything else).
+    pub(crate) fn keep(&self) {
+        debug_assert!(ORDERED.with(std::cell::Cell::get));
+        KEPT.with(|kept| kept.set(true));
+    }
+
+    /// Lets go of an order this thread kept (a worker about to park: the
+    /// task whose step kept it has finished its poll).
+    pub(crate) fn let_go(&self) {
+        if KEPT.with(|kept| kept.replace(false)) && !ORDERED.with(std::cell::Cell::get) {
+            self.release();
+        }
+    }
+
+    fn release(&self) {
+        let me = std::thread::current().id();
+        let mut owner = self.owner();
+        if *owner == Some(me) {
+            *owner = None;
+            drop(owner);
+            self.free.notify_one();
+        }
+    }
+}

@@ -100,7 +100,7 @@ struct Shared {
     /// sender down does, on its own runtime's thread, is not part of it).
     frozen: AtomicBool,
     /// See [`Shared::ordered`].
-    order: Mutex<()>,
+    order: super::Order,
     /// Controls accepted and not yet disposed of by the drain, per pinned
     /// (peer, generation): what makes a redial "with controls queued".
     pending_controls: Mutex<BTreeMap<(u64, u64), u64>>,
@@ -119,11 +119,6 @@ impl PeerWorld for Shared {
     }
 }
 
-thread_local! {
-    /// Whether this thread is inside [`Shared::ordered`].
-    static ORDERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 impl Shared {
     /// Runs `f` as one step of the log: an enqueue and its record, or a
     /// drain hook and its record, never interleave with another thread's.
@@ -132,22 +127,7 @@ impl Shared {
     /// write a frame, and log it, before the enqueuer logs its enqueue.
     /// Reentrant on one thread (an enqueue may run the down hooks inline).
     fn ordered<T>(&self, f: impl FnOnce() -> T) -> T {
-        struct Leave;
-        impl Drop for Leave {
-            fn drop(&mut self) {
-                ORDERED.with(|inside| inside.set(false));
-            }
-        }
-        if ORDERED.with(std::cell::Cell::get) {
-            return f();
-        }
-        let _order = self
-            .order
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        ORDERED.with(|inside| inside.set(true));
-        let _leave = Leave;
-        f()
+        self.order.ordered(f)
     }
 
     fn mark(&self, mark: WorldMark) {
@@ -222,7 +202,7 @@ pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted)
         workload_done: AtomicBool::new(false),
         shut_down: AtomicBool::new(false),
         frozen: AtomicBool::new(false),
-        order: Mutex::new(()),
+        order: super::Order::default(),
         pending_controls: Mutex::new(BTreeMap::new()),
     });
     let (disconnect_tx, disconnect_rx) = mpsc::unbounded_channel();
@@ -995,7 +975,7 @@ pub fn run_real(
         workload_done: AtomicBool::new(false),
         shut_down: AtomicBool::new(false),
         frozen: AtomicBool::new(false),
-        order: Mutex::new(()),
+        order: super::Order::default(),
         pending_controls: Mutex::new(BTreeMap::new()),
     });
     let buffer = real_buffer(&p);
