@@ -303,3 +303,43 @@ fn a_planted_missing_exit_guard_is_caught_for_real_by_the_same_contract() {
         real.result.violations
     );
 }
+
+/// `fidelity` detects a disagreement: a seed whose real verdict differs
+/// from its simulated one makes the outcome exit 6 (diverged); agreement
+/// and a skipped real run do not.
+#[test]
+fn fidelity_detects_a_disagreement_and_exits_6() {
+    use lanesim_sims::cli::Exit;
+    use lanesim_sims::report::Outcome;
+    use lanesim_sims::run::real::{Fidelity, FidelitySeed};
+    let seed = |simulated, real| FidelitySeed {
+        seed: 7,
+        simulated,
+        real,
+        broken: (Vec::new(), Vec::new()),
+        simulated_wall: std::time::Duration::ZERO,
+        real_wall: std::time::Duration::ZERO,
+    };
+    let outcome = |seeds| {
+        Outcome::Fidelity(vec![Fidelity {
+            scenario: "s".into(),
+            path: "s.toml".into(),
+            seeds,
+            skipped: None,
+            marks: std::collections::BTreeMap::new(),
+        }])
+    };
+    assert_eq!(
+        outcome(vec![seed(Verdict::Pass, Some(Verdict::Pass))]).exit(),
+        Exit::Pass
+    );
+    assert_eq!(outcome(vec![seed(Verdict::Pass, None)]).exit(), Exit::Pass);
+    assert_eq!(
+        outcome(vec![
+            seed(Verdict::Pass, Some(Verdict::Pass)),
+            seed(Verdict::Pass, Some(Verdict::Violated)),
+        ])
+        .exit(),
+        Exit::Diverged
+    );
+}
