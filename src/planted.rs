@@ -1,4 +1,4 @@
-//! The planted-bug catalogue (DESIGN.md): real bug classes from these
+//! The planted-bug catalogue (docs/contracts.md): real bug classes from these
 //! components' history, each a small branch at the real code site, so the
 //! testbed can prove its checkers catch them.
 //!
@@ -117,7 +117,7 @@ impl PlantedBug {
         }
     }
 
-    /// The catalogue number in DESIGN.md (`5a`/`5b` share 5).
+    /// The catalogue number in docs/contracts.md (`5a`/`5b` share 5).
     #[must_use]
     pub fn catalogue_id(self) -> &'static str {
         match self {

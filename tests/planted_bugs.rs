@@ -1,5 +1,5 @@
 //! Each planted bug that a real runtime can show, shown: with the switch on,
-//! the symptom DESIGN.md's catalogue names appears, and the assertion that
+//! the symptom docs/contracts.md's catalogue names appears, and the assertion that
 //! holds for the correct code (pinned in the other test files) fails. The
 //! thread-level bugs (#1, #3, #5a) have no `.await` in their window; the loom
 //! models catch those. #11's window is shown by a unit test in

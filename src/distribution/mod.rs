@@ -3,7 +3,7 @@
 //! table of them ([`ConnectionManager`]), the outbound [`DistSender`], and a
 //! model of the links the down hook breaks ([`LinkTable`]).
 //!
-//! The contracts (DESIGN.md) and where each is kept:
+//! The contracts (docs/contracts.md) and where each is kept:
 //! DC-1 send-or-down and DC-2 generation pinning in `sender`; S3 down exactly
 //! once in `connection`; redial liveness and monotone generations in
 //! `manager`; DC-3 `noconnection` for every link of a downed generation in

@@ -59,7 +59,7 @@ pub fn scenario(scenario: &Scenario, seeds: crate::scenario::SeedRange) -> Scena
 
 /// Big enough to fill a real kernel's send and receive buffers, so the real
 /// write parks. Simulation needs only more than `tcp_capacity` (64) segments
-/// of one MSS (DESIGN.md: turmoil stalls after segments, a kernel after
+/// of one MSS (README, the testbed bench: turmoil stalls after segments, a kernel after
 /// bytes), and a 16 MiB copy would dominate the simulated run's cost.
 const BIG: usize = 16 << 20;
 /// More than 64 segments of 1460 bytes.

@@ -12,7 +12,7 @@ use lanesim::planted::{Planted, PlantedBug};
 use super::{execute, Verdict};
 use crate::scenario::{Contract, Scenario, SeedRange, WorldKind};
 
-/// The bugs a single-threaded simulated world can reach (DESIGN.md's
+/// The bugs a single-threaded simulated world can reach (docs/contracts.md's
 /// "layer" column, widened by the preemption points: `lane.reaped_before_exit`
 /// puts #3's window, a successor lane created before the reaped lane's exit
 /// guard runs, within a simulated run's reach). The rest have no `.await`

@@ -77,7 +77,7 @@ impl WorldKind {
     }
 }
 
-/// The contracts a checker decides (DESIGN.md).
+/// The contracts a checker decides (docs/contracts.md).
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, serde::Serialize,
 )]
