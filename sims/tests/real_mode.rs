@@ -54,6 +54,18 @@ fn ran(outcome: RealOutcome) -> RealResult {
     }
 }
 
+/// Seed 0 of the written scenario `file`, run for real; it must pass.
+fn passes_for_real(file: &str) -> RealResult {
+    let result = ran(execute_real(&written(file), 0, Planted::none()));
+    assert_eq!(
+        result.result.verdict,
+        Verdict::Pass,
+        "{file}: {}",
+        failures(&result)
+    );
+    result
+}
+
 fn failures(result: &RealResult) -> String {
     result
         .result
@@ -129,17 +141,7 @@ fn a_wedged_peer_goes_down_by_the_real_write_deadline() {
 /// scenario passes.
 #[test]
 fn a_dead_peer_passes_for_real() {
-    let result = ran(execute_real(
-        &written("sender_dead_peer.toml"),
-        0,
-        Planted::none(),
-    ));
-    assert_eq!(
-        result.result.verdict,
-        Verdict::Pass,
-        "{}",
-        failures(&result)
-    );
+    let result = passes_for_real("sender_dead_peer.toml");
     assert!(result.result.records.iter().any(|r| matches!(
         r.event,
         Event::PeerActed {
@@ -225,17 +227,7 @@ fn fidelity_runs_a_seed_both_ways_and_the_verdicts_agree() {
 /// on it.
 #[test]
 fn a_lanes_scenario_passes_for_real() {
-    let result = ran(execute_real(
-        &written("lanes_order.toml"),
-        0,
-        Planted::none(),
-    ));
-    assert_eq!(
-        result.result.verdict,
-        Verdict::Pass,
-        "{}",
-        failures(&result)
-    );
+    let result = passes_for_real("lanes_order.toml");
     assert!(result
         .result
         .records
@@ -252,17 +244,7 @@ fn a_reap_race_is_decided_for_real() {
     use lanesim::shim::probe::Mark;
     use lanesim_sims::coverage::CoverMark;
 
-    let result = ran(execute_real(
-        &written("lanes_reap_race.toml"),
-        0,
-        Planted::none(),
-    ));
-    assert_eq!(
-        result.result.verdict,
-        Verdict::Pass,
-        "{}",
-        failures(&result)
-    );
+    let result = passes_for_real("lanes_reap_race.toml");
     let coverage = &result.result.coverage;
     assert!(
         coverage.contains_key(&CoverMark::Code(Mark::ReapWon))

@@ -26,7 +26,7 @@ use lanesim::planted::Planted;
 use lanesim::shim::rt::RuntimeChoice;
 use tokio::time::Instant;
 
-use super::{WorldRun, INJECTED};
+use super::{RealClock, WorldRun, INJECTED};
 use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, Exit};
 use crate::rng::SimRng;
@@ -40,20 +40,15 @@ type Item = (u64, u64);
 enum Clock {
     /// The paused runtime's virtual time since `start`.
     Sim { start: Instant },
-    /// Real mode: wall time since `start`, divided by the scenario's
-    /// `real_time_scale`, so the log reads in the scenario's own units.
-    Real {
-        start: std::time::Instant,
-        scale: f64,
-    },
+    /// Real mode ([`RealClock`]).
+    Real(RealClock),
 }
 
 impl Clock {
     fn now(&self) -> Duration {
         match self {
             Self::Sim { start } => start.elapsed(),
-            // wall-clock: ok (real mode)
-            Self::Real { start, scale } => start.elapsed().div_f64(*scale),
+            Self::Real(real) => real.now(),
         }
     }
 
@@ -64,7 +59,7 @@ impl Clock {
     fn runtime(&self, d: Duration) -> Duration {
         match self {
             Self::Sim { .. } => d,
-            Self::Real { scale, .. } => d.mul_f64(*scale),
+            Self::Real(real) => real.wall(d),
         }
     }
 }
@@ -112,7 +107,7 @@ impl World {
     fn end(&self, event: Event) {
         self.order.ordered(|| {
             self.record(event);
-            if matches!(self.clock, Clock::Real { .. }) {
+            if matches!(self.clock, Clock::Real(_)) {
                 self.order.keep();
             }
         });
@@ -546,7 +541,7 @@ pub fn run_real(
         .build()
         .expect("a real tokio runtime");
     let log = EventLog::default();
-    let start = std::time::Instant::now(); // wall-clock: ok (real mode)
+    let clock = RealClock::starting(scale);
     let (finished, elapsed) = runtime.block_on(main(
         p,
         seed,
@@ -554,9 +549,9 @@ pub fn run_real(
         planted,
         log.clone(),
         Arc::clone(&probe),
-        Some((Clock::Real { start, scale }, order)),
+        Some((Clock::Real(clock), order)),
     ));
-    let wall = start.elapsed(); // wall-clock: ok (real mode)
+    let wall = clock.start.elapsed(); // wall-clock: ok (real mode)
     let coverage = probe.close();
     let mut records = log.take();
     if let Some(end) = records

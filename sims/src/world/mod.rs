@@ -137,6 +137,37 @@ pub(crate) fn quiet_injected_panics() {
     });
 }
 
+/// Real mode's clock, the same for every world: wall time since `start`,
+/// divided by the scenario's `real_time_scale`, so the log reads in the
+/// scenario's own units.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RealClock {
+    /// When the run began. wall-clock: ok (real mode)
+    pub(crate) start: std::time::Instant,
+    /// The scenario's `real_time_scale`.
+    pub(crate) scale: f64,
+}
+
+impl RealClock {
+    /// A clock starting now. wall-clock: ok (real mode)
+    pub(crate) fn starting(scale: f64) -> Self {
+        Self {
+            start: std::time::Instant::now(), // wall-clock: ok (real mode)
+            scale,
+        }
+    }
+
+    /// Scenario time since the start.
+    pub(crate) fn now(&self) -> Duration {
+        self.start.elapsed().div_f64(self.scale) // wall-clock: ok (real mode)
+    }
+
+    /// `d` of scenario time as wall time.
+    pub(crate) fn wall(&self, d: Duration) -> Duration {
+        d.mul_f64(self.scale)
+    }
+}
+
 thread_local! {
     /// Whether this thread is inside [`Order::ordered`].
     static ORDERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };

@@ -35,7 +35,7 @@ use tokio::sync::{mpsc, Notify};
 use super::net::{PortMap, RealTcp, TurmoilTcp, WriteTap};
 use super::peer::{peer_main, peer_name, real_peer_main, PeerWorld, PORT};
 use super::tag::{frame_len, Tag};
-use super::WorldRun;
+use super::{RealClock, WorldRun};
 use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{ControlOutcome, DataOutcome, Event, EventLog, Lane};
 use crate::fault::{timeline, Action, PeerControl};
@@ -52,20 +52,15 @@ const STALE_LINK: f64 = 0.15;
 enum Clock {
     /// turmoil's virtual time.
     Sim,
-    /// Real mode: wall time since `start`, divided by the scenario's
-    /// `real_time_scale`, so the log reads in the scenario's own units.
-    Real {
-        start: std::time::Instant,
-        scale: f64,
-    },
+    /// Real mode ([`RealClock`]).
+    Real(RealClock),
 }
 
 impl Clock {
     fn now(&self) -> Duration {
         match self {
             Self::Sim => turmoil::sim_elapsed().unwrap_or_default(),
-            // wall-clock: ok (real mode)
-            Self::Real { start, scale } => start.elapsed().div_f64(*scale),
+            Self::Real(real) => real.now(),
         }
     }
 
@@ -77,7 +72,7 @@ impl Clock {
         let since = now.saturating_sub(last.unwrap_or(now));
         match self {
             Self::Sim => quiet.saturating_sub(since),
-            Self::Real { scale, .. } => quiet.saturating_sub(since.mul_f64(*scale)),
+            Self::Real(real) => quiet.saturating_sub(real.wall(since)),
         }
     }
 }
@@ -120,6 +115,22 @@ impl PeerWorld for Shared {
 }
 
 impl Shared {
+    /// A run's shared state: its clock, `peers` peers, the world's probe.
+    fn new(clock: Clock, peers: u64, probe: &Arc<WorldProbe>) -> Arc<Self> {
+        Arc::new(Self {
+            clock,
+            log: EventLog::default(),
+            peers: (0..peers).map(|_| PeerControl::default()).collect(),
+            drained: Notify::new(),
+            probe: Arc::clone(probe),
+            workload_done: AtomicBool::new(false),
+            shut_down: AtomicBool::new(false),
+            frozen: AtomicBool::new(false),
+            order: super::Order::default(),
+            pending_controls: Mutex::new(BTreeMap::new()),
+        })
+    }
+
     /// Runs `f` as one step of the log: an enqueue and its record, or a
     /// drain hook and its record, never interleave with another thread's.
     /// In simulation one thread runs everything and this changes nothing;
@@ -193,18 +204,7 @@ fn slot_of(manager: &ConnectionManager, node: &NodeName) -> Option<u64> {
 pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted) -> WorldRun {
     let probe = Arc::new(WorldProbe::new(seed, params.preempt));
     let installed = coverage::install(&probe);
-    let shared = Arc::new(Shared {
-        clock: Clock::Sim,
-        log: EventLog::default(),
-        peers: (0..params.peers).map(|_| PeerControl::default()).collect(),
-        drained: Notify::new(),
-        probe: Arc::clone(&probe),
-        workload_done: AtomicBool::new(false),
-        shut_down: AtomicBool::new(false),
-        frozen: AtomicBool::new(false),
-        order: super::Order::default(),
-        pending_controls: Mutex::new(BTreeMap::new()),
-    });
+    let shared = Shared::new(Clock::Sim, params.peers, &probe);
     let (disconnect_tx, disconnect_rx) = mpsc::unbounded_channel();
     let mut sim = turmoil::Builder::new()
         .simulation_duration(budget + Duration::from_secs(3600))
@@ -861,7 +861,7 @@ async fn local_main(
         );
     }
     shared.record(LOCAL, Event::SenderStats(sender.stats().into()));
-    if matches!(shared.clock, Clock::Real { .. }) {
+    if matches!(shared.clock, Clock::Real(_)) {
         // Before the sender drops (its drain's drop marks connections
         // down on another thread): in simulation the run ends here too.
         shared.frozen.store(true, Ordering::Release);
@@ -965,19 +965,8 @@ pub fn run_real(
         .on_thread_start(move || std::mem::forget(coverage::install(&on_worker)))
         .build()
         .expect("a real tokio runtime");
-    let start = std::time::Instant::now(); // wall-clock: ok (real mode)
-    let shared = Arc::new(Shared {
-        clock: Clock::Real { start, scale },
-        log: EventLog::default(),
-        peers: (0..p.peers).map(|_| PeerControl::default()).collect(),
-        drained: Notify::new(),
-        probe: Arc::clone(&probe),
-        workload_done: AtomicBool::new(false),
-        shut_down: AtomicBool::new(false),
-        frozen: AtomicBool::new(false),
-        order: super::Order::default(),
-        pending_controls: Mutex::new(BTreeMap::new()),
-    });
+    let clock = RealClock::starting(scale);
+    let shared = Shared::new(Clock::Real(clock), p.peers, &probe);
     let buffer = real_buffer(&p);
     let finished = runtime.block_on(drive_real(
         &shared,
@@ -993,7 +982,7 @@ pub fn run_real(
         .push_timed(|| shared.clock.now(), "driver", Event::RunEnd { finished });
     let coverage = probe.close();
     let elapsed = shared.clock.now();
-    let wall = start.elapsed(); // wall-clock: ok (real mode)
+    let wall = clock.start.elapsed(); // wall-clock: ok (real mode)
     let mut records = shared.log.take();
     // A hook that passed the frozen check just before may have landed
     // after the end: the run ends at `RunEnd`.
@@ -1110,6 +1099,7 @@ async fn drive_real(
         std::future::pending::<()>().await;
     };
     tokio::select! {
+        biased;
         joined = local => match joined {
             Ok(Ok(())) => true,
             Ok(Err(error)) => panic!("the local node failed: {error}"),
