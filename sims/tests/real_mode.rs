@@ -301,6 +301,7 @@ fn fidelity_detects_a_disagreement_and_exits_6() {
         broken: (Vec::new(), Vec::new()),
         simulated_wall: std::time::Duration::ZERO,
         real_wall: std::time::Duration::ZERO,
+        real_lateness: std::time::Duration::ZERO,
     };
     let outcome = |seeds| {
         Outcome::Fidelity(vec![Fidelity {

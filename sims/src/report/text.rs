@@ -428,14 +428,15 @@ pub(super) fn real_lines(outcome: &RealOutcome) -> String {
             let r = &ran.result;
             let _ = writeln!(
                 text,
-                "{} {} seed {} (real, time scale {}): {:.2} s wall, {:.2} s scenario time, {} events",
+                "{} {} seed {} (real, time scale {}): {:.2} s wall, {:.2} s scenario time, {} events, wake-ups up to {:.1} ms late",
                 r.verdict.name().to_uppercase(),
                 r.scenario,
                 r.seed,
                 ran.scale,
                 ran.wall.as_secs_f64(),
                 r.elapsed.as_secs_f64(),
-                r.records.len()
+                r.records.len(),
+                ran.lateness.as_secs_f64() * 1e3
             );
             if let Some(crash) = &r.crash {
                 let _ = writeln!(text, "  crash: {crash}");
@@ -493,12 +494,18 @@ pub(super) fn fidelity(found: &[Fidelity]) -> String {
         let agree = ran.iter().filter(|s| !s.disagrees()).count();
         let sim: f64 = ran.iter().map(|s| s.simulated_wall.as_secs_f64()).sum();
         let real: f64 = ran.iter().map(|s| s.real_wall.as_secs_f64()).sum();
+        let late = ran
+            .iter()
+            .map(|s| s.real_lateness)
+            .max()
+            .unwrap_or_default();
         let _ = writeln!(
             text,
-            "{}: verdicts agree on {agree}/{} seed(s); wall real {real:.2} s vs simulated {sim:.3} s ({:.0}x)",
+            "{}: verdicts agree on {agree}/{} seed(s); wall real {real:.2} s vs simulated {sim:.3} s ({:.0}x); real wake-ups up to {:.1} ms late",
             f.scenario,
             ran.len(),
-            real / sim.max(1e-9)
+            real / sim.max(1e-9),
+            late.as_secs_f64() * 1e3
         );
         for s in &f.seeds {
             let real = s.real.map_or("skipped", |v| v.name());

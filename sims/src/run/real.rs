@@ -31,6 +31,9 @@ pub struct RealResult {
     pub wall: Duration,
     /// The scenario's `real_time_scale`.
     pub scale: f64,
+    /// The worst wake-up lateness the run measured, in wall time; the
+    /// checkers' grain was [`real_grain`] of it.
+    pub lateness: Duration,
 }
 
 /// A seed real mode ran, or skipped and why.
@@ -77,18 +80,33 @@ pub fn refusal(scenario: &Scenario, seed: u64) -> Option<String> {
     }
 }
 
-/// Real scheduling's grain, in wall time: how late a real thread may wake
-/// (a drain picking its next frame, a timer firing, a peer reading) on a
-/// loaded machine. The checkers' slacks are multiples of the simulation's
-/// tick, its grain; in real mode the grain is the larger of the tick and
-/// this, divided by the time scale (the log reads wall time / scale, so
-/// 5 ms of real lateness reads as 50 ms at scale 0.1).
+/// Real scheduling's least grain, in wall time: how late a real thread may
+/// wake (a drain picking its next frame, a timer firing, a peer reading)
+/// on a quiet machine. The checkers' slacks are multiples of the
+/// simulation's tick, its grain; in real mode the grain is the largest of
+/// the tick, this and the worst lateness the run itself measured
+/// ([`RealRun::lateness`](crate::world::sender::RealRun)), divided by the
+/// time scale (the log reads wall time / scale, so 5 ms of real lateness
+/// reads as 50 ms at scale 0.1). The measured part is why a loaded CI
+/// machine does not fail L5 on a reap a real timer fired late (once seen:
+/// `lanes_reap_race` seed 1, a reap 2.3 ms past a 5 ms grain's slack).
 pub const REAL_GRAIN: Duration = Duration::from_millis(5);
+
+/// Real mode's grain for a run that measured `lateness`, in the log's
+/// units. Twice the measure: a step's path on a loaded machine has two
+/// waits the OS can stretch, the wake-up itself and the ordering lock
+/// (`world::Order`) a descheduled thread may hold while it logs; each is
+/// at most what the probe saw. (Measured: 1 L5 disagreement in 160 real
+/// runs of `lanes_reap_race` with three busy loops on two cores at one
+/// measure, a reap 14.5 ms after its lane went idle.)
+#[must_use]
+pub fn real_grain(lateness: Duration, scale: f64) -> Duration {
+    REAL_GRAIN.max(lateness * 2).div_f64(scale)
+}
 
 /// The check context of a real run: the simulated one with its tick raised
 /// to real mode's grain (what the checkers' slacks are made of).
-fn real_context(params: &Params, scale: f64, finished: bool) -> super::CheckContext {
-    let grain = REAL_GRAIN.div_f64(scale);
+fn real_context(params: &Params, grain: Duration, finished: bool) -> super::CheckContext {
     match params {
         Params::Sender(p) => {
             let mut p = p.clone();
@@ -128,24 +146,27 @@ pub fn execute_real(scenario: &Scenario, seed: u64, planted: Planted) -> RealOut
         Params::Lanes(p) => lanes::run_real(p, scale, seed, scenario.budget(), planted),
         Params::Mesh(_) => unreachable!("refused above"),
     }));
-    let (result, wall) = match outcome {
+    let (result, wall, lateness) = match outcome {
         Ok(run) => {
-            let context = real_context(&params, scale, run.world.finished);
+            let grain = real_grain(run.lateness, scale);
+            let context = real_context(&params, grain, run.world.finished);
             (
                 judge(scenario, seed, &params, run.world, &context),
                 run.wall,
+                run.lateness,
             )
         }
         Err(payload) => {
             let mut result = RunResult::crashed(scenario, seed, stream::panic_message(&*payload));
             result.params = params.to_string();
-            (result, Duration::ZERO)
+            (result, Duration::ZERO, Duration::ZERO)
         }
     };
     RealOutcome::Ran(Box::new(RealResult {
         result,
         wall,
         scale,
+        lateness,
     }))
 }
 
@@ -164,6 +185,8 @@ pub struct FidelitySeed {
     pub simulated_wall: Duration,
     /// Wall time of the real run.
     pub real_wall: Duration,
+    /// The real run's worst wake-up lateness, in wall time.
+    pub real_lateness: Duration,
 }
 
 impl FidelitySeed {
@@ -216,18 +239,24 @@ pub fn fidelity(scenario: &Scenario, seeds: SeedRange, planted: Planted) -> Fide
         for mark in simulated.coverage.keys() {
             out.marks.entry(*mark).or_default().0 += 1;
         }
-        let (real, real_wall, real_broken) = match execute_real(scenario, seed, planted) {
-            RealOutcome::Ran(ran) => {
-                for mark in ran.result.coverage.keys() {
-                    out.marks.entry(*mark).or_default().1 += 1;
+        let (real, real_wall, real_lateness, real_broken) =
+            match execute_real(scenario, seed, planted) {
+                RealOutcome::Ran(ran) => {
+                    for mark in ran.result.coverage.keys() {
+                        out.marks.entry(*mark).or_default().1 += 1;
+                    }
+                    (
+                        Some(ran.result.verdict),
+                        ran.wall,
+                        ran.lateness,
+                        contracts(&ran.result),
+                    )
                 }
-                (Some(ran.result.verdict), ran.wall, contracts(&ran.result))
-            }
-            RealOutcome::Skipped { reason, .. } => {
-                out.skipped.get_or_insert(reason);
-                (None, Duration::ZERO, Vec::new())
-            }
-        };
+                RealOutcome::Skipped { reason, .. } => {
+                    out.skipped.get_or_insert(reason);
+                    (None, Duration::ZERO, Duration::ZERO, Vec::new())
+                }
+            };
         out.seeds.push(FidelitySeed {
             seed,
             simulated: simulated.verdict,
@@ -235,6 +264,7 @@ pub fn fidelity(scenario: &Scenario, seeds: SeedRange, planted: Planted) -> Fide
             broken: (contracts(&simulated), real_broken),
             simulated_wall,
             real_wall,
+            real_lateness,
         });
     }
     out

@@ -540,6 +540,7 @@ pub fn run_real(
         .on_thread_park(move || parking.let_go())
         .build()
         .expect("a real tokio runtime");
+    let lateness = super::Lateness::watch(&runtime);
     let log = EventLog::default();
     let clock = RealClock::starting(scale);
     let (finished, elapsed) = runtime.block_on(main(
@@ -553,6 +554,7 @@ pub fn run_real(
     ));
     let wall = clock.start.elapsed(); // wall-clock: ok (real mode)
     let coverage = probe.close();
+    let lateness = lateness.worst();
     let mut records = log.take();
     if let Some(end) = records
         .iter()
@@ -570,5 +572,6 @@ pub fn run_real(
             coverage,
         },
         wall,
+        lateness,
     }
 }

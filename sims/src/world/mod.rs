@@ -22,7 +22,7 @@ pub mod peer;
 pub mod sender;
 pub mod tag;
 
-use std::sync::Once;
+use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use lanesim::planted::Planted;
@@ -168,6 +168,47 @@ impl RealClock {
     }
 }
 
+/// Real mode's measure of its own lateness: a task on the world's runtime
+/// that sleeps a millisecond at a time and keeps the worst overshoot. It
+/// sees what a lane's idle timer or a drain's wake-up sees (the timer
+/// wheel's rounding, workers busy with other tasks, the OS scheduling the
+/// workers late), so on a loaded machine the checkers' slacks grow by what
+/// this very run suffered, not by a guess (`run::real::real_context`). A
+/// component that is late on its own account is not excused: the probe is
+/// not held up by it.
+pub(crate) struct Lateness {
+    worst: Arc<std::sync::Mutex<Duration>>,
+}
+
+impl Lateness {
+    /// Starts watching on `runtime`; the task ends with the runtime.
+    pub(crate) fn watch(runtime: &tokio::runtime::Runtime) -> Self {
+        const NAP: Duration = Duration::from_millis(1);
+        let worst = Arc::new(std::sync::Mutex::new(Duration::ZERO));
+        let seen = Arc::clone(&worst);
+        runtime.spawn(async move {
+            loop {
+                let asked = std::time::Instant::now(); // wall-clock: ok (real mode)
+                tokio::time::sleep(NAP).await;
+                let over = asked.elapsed().saturating_sub(NAP); // wall-clock: ok (real mode)
+                let mut worst = seen
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                *worst = (*worst).max(over);
+            }
+        });
+        Self { worst }
+    }
+
+    /// The worst overshoot so far, in wall time.
+    pub(crate) fn worst(&self) -> Duration {
+        *self
+            .worst
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 thread_local! {
     /// Whether this thread is inside [`Order::ordered`].
     static ORDERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -259,5 +300,37 @@ impl Order {
             drop(owner);
             self.free.notify_one();
         }
+    }
+}
+
+#[cfg(test)]
+mod lateness_tests {
+    use super::Lateness;
+    use std::time::Duration;
+
+    /// The probe sees a runtime whose workers are held: both workers of a
+    /// two-worker runtime blocked for 40 ms make its naps at least 20 ms
+    /// late (what widens a real run's slacks, `run::real::real_grain`).
+    #[test]
+    fn lateness_measures_workers_held_up() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let lateness = Lateness::watch(&runtime);
+        runtime.block_on(async {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            let hold = || std::thread::sleep(Duration::from_millis(40));
+            let a = tokio::spawn(async move { hold() });
+            let b = tokio::spawn(async move { hold() });
+            let _ = (a.await, b.await);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        });
+        assert!(
+            lateness.worst() >= Duration::from_millis(20),
+            "{:?}",
+            lateness.worst()
+        );
     }
 }

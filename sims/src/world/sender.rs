@@ -876,6 +876,9 @@ pub struct RealRun {
     pub world: WorldRun,
     /// Wall time, start to `RunEnd`.
     pub wall: Duration,
+    /// The worst wake-up lateness the run's runtime suffered, in wall time
+    /// ([`super::Lateness`]).
+    pub lateness: Duration,
 }
 
 /// Why the sender world cannot run `params` for real, if it cannot.
@@ -965,6 +968,7 @@ pub fn run_real(
         .on_thread_start(move || std::mem::forget(coverage::install(&on_worker)))
         .build()
         .expect("a real tokio runtime");
+    let lateness = super::Lateness::watch(&runtime);
     let clock = RealClock::starting(scale);
     let shared = Shared::new(Clock::Real(clock), p.peers, &probe);
     let buffer = real_buffer(&p);
@@ -983,6 +987,7 @@ pub fn run_real(
     let coverage = probe.close();
     let elapsed = shared.clock.now();
     let wall = clock.start.elapsed(); // wall-clock: ok (real mode)
+    let lateness = lateness.worst();
     let mut records = shared.log.take();
     // A hook that passed the frozen check just before may have landed
     // after the end: the run ends at `RunEnd`.
@@ -1002,6 +1007,7 @@ pub fn run_real(
             coverage,
         },
         wall,
+        lateness,
     }
 }
 
