@@ -1,8 +1,9 @@
 //! LaneRouter throughput on a 2-worker runtime: route + handle end to end,
 //! for 1, 64 and 10,000 keys, and with a 1 ms idle TTL at 10,000 keys (reap /
 //! recreate churn). `route_alone` times `route()` with no consumer running.
-//! `shim_cost` compares `route` through the shim with the
-//! same admission written directly on dashmap + flume: the shim's price.
+//! `shim_cost` compares our lane path (the lane queue, `src/lanes/queue.rs`,
+//! emptied a batch at a time) with the same admission written directly on
+//! dashmap + flume, one item per lock: what the lane queue buys.
 //!
 //! Run: `cargo bench --bench lanes`
 
@@ -129,7 +130,8 @@ fn route_and_handle(c: &mut Criterion) {
     group.finish();
 }
 
-/// `route` and the lane loop written directly on dashmap + flume with the
+/// `route` and the lane loop written directly on dashmap + flume (one item
+/// per lock, a unit of coop budget per item) with the
 /// same hasher, shard count and fast path: what the shim layer would cost if
 /// it cost anything.
 struct DirectRouter {

@@ -458,6 +458,40 @@ async fn a_dedicated_runtime_runs_lanes_and_drops_from_async_code() {
     wait_for("lane ended", || recorder.closed() == 1).await;
 }
 
+/// A lane with a deep backlog and instant handlers never waits on its
+/// queue; it must still give its worker up now and then (one unit of coop
+/// budget per 128 items: a yield every 16,384). On a one-thread runtime a
+/// neighbour spawned after 200,000 items were queued runs long before the
+/// lane is through them. Without the budget the lane ran all 200,000 first.
+#[tokio::test(flavor = "current_thread")]
+async fn a_flooded_lane_yields_to_its_neighbours() {
+    const ITEMS: usize = 200_000;
+    let recorder = Arc::new(Recorder::default());
+    let handled = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&handled);
+    let router = LaneRouter::new(
+        Arc::new(move |_item: u64| {
+            counted.fetch_add(1, Ordering::Relaxed);
+            Box::pin(std::future::ready(()))
+        }),
+        lane_config(None, &recorder),
+    )
+    .expect("valid config");
+    for item in 0..ITEMS as u64 {
+        router.route(7, item, None).unwrap();
+    }
+    let seen = Arc::clone(&handled);
+    let neighbour = tokio::spawn(async move { seen.load(Ordering::Relaxed) });
+    let at_neighbour = neighbour.await.unwrap();
+    while handled.load(Ordering::Relaxed) < ITEMS {
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        at_neighbour < 50_000,
+        "the neighbour ran only after {at_neighbour} of {ITEMS} items"
+    );
+}
+
 #[test]
 fn a_zero_idle_ttl_is_a_configuration_error() {
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -58,6 +58,22 @@ impl LaneObserver<u64> for Lanes {
 }
 
 impl Lanes {
+    /// Counts a handled item and wakes [`Lanes::wait_handled`].
+    fn handled_one(&self) {
+        let _counts = self.counts.lock().unwrap();
+        self.handled.fetch_add(1, Ordering::SeqCst);
+        self.ended.notify_all();
+    }
+
+    /// Blocks until `items` were handled (a lane that missed its wake-up
+    /// never gets there: loom reports the deadlock).
+    fn wait_handled(&self, items: usize) {
+        let mut counts = self.counts.lock().unwrap();
+        while self.handled.load(Ordering::SeqCst) < items {
+            counts = self.ended.wait(counts).unwrap();
+        }
+    }
+
     /// Blocks until every created lane has ended.
     fn wait_all_closed(&self) {
         let mut counts = self.counts.lock().unwrap();
@@ -99,7 +115,7 @@ fn logging(log: &Arc<Mutex<Vec<(u64, u64)>>>, lanes: &Arc<Lanes>) -> Consumer {
                 "L3: two lanes of one key ran handlers at once"
             );
             log.lock().unwrap().push((lane.0, item));
-            lanes.handled.fetch_add(1, Ordering::SeqCst);
+            lanes.handled_one();
             busy.fetch_sub(1, Ordering::SeqCst);
         })
     })
@@ -145,6 +161,40 @@ fn route_vs_idle_reap_keeps_one_live_lane_and_handles_two_items_once_in_order() 
 #[test]
 fn route_vs_idle_reap_vs_a_late_exit_guard_handles_three_items_once_in_order() {
     model(4, || route_reap_model(3, Planted::none()));
+}
+
+/// The lane's queue (`lanes::queue`, the production code, on loom's mutex):
+/// two producers route to one key with no TTL while its lane takes batches
+/// and waits between them. Every item is handled once, each producer's in
+/// its order, and while the router still lives: a send that slipped between
+/// the lane's look and its waker registration would leave the lane asleep
+/// (loom reports the deadlock in `wait_handled`), and the router's drop
+/// (which wakes the lane too) comes only after.
+fn queue_model() {
+    let lanes = Arc::new(Lanes::default());
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let router = Arc::new(router(logging(&log, &lanes), None, &lanes, Planted::none()));
+    let other = Arc::clone(&router);
+    let producer = loom::thread::spawn(move || {
+        other.route(0, 20, None).expect("never refused");
+        other.route(0, 21, None).expect("never refused");
+    });
+    router.route(0, 10, None).expect("never refused");
+    producer.join().unwrap();
+    lanes.wait_handled(3);
+    drop(router);
+    lanes.wait_all_closed();
+    let items: Vec<u64> = log.lock().unwrap().iter().map(|(_, item)| *item).collect();
+    let mut sorted = items.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, vec![10, 20, 21], "L1: items lost or duplicated");
+    let theirs: Vec<u64> = items.iter().copied().filter(|item| *item >= 20).collect();
+    assert_eq!(theirs, vec![20, 21], "L2: one producer's items reordered");
+}
+
+#[test]
+fn queue_batches_never_lose_a_wake_up_or_an_item() {
+    model(3, queue_model);
 }
 
 /// Two producers race one slot: at most one is admitted while the first

@@ -7,8 +7,8 @@
 use futures_util::future::BoxFuture;
 
 use super::observer::{LaneId, LaneObserver};
+use super::queue::Sender;
 use crate::planted::Planted;
-use crate::shim::chan::Sender;
 use crate::shim::map::ShardedMap;
 use crate::shim::sync::{Arc, AtomicU64, AtomicUsize};
 use crate::shim::time::Duration;
@@ -21,17 +21,18 @@ pub(super) type LaneMap<K, T, S> = ShardedMap<K, Lane<T>, S>;
 /// A key's lane as the map holds it: the only sender into the lane task.
 pub(super) struct Lane<T> {
     pub(super) tx: Sender<T>,
-    pub(super) state: Arc<LaneState>,
 }
 
-/// State shared by a lane's producers and its task.
-#[derive(Default)]
-pub(crate) struct LaneState {
-    /// Items admitted to this lane whose handler has not resolved yet.
-    /// Incremented by producers under the shard lock; decremented only by the
-    /// lane task. Reading 0 under the shard lock proves the lane idle.
-    pub(crate) pending: AtomicUsize,
+impl<T> Lane<T> {
+    /// State shared by the lane's producers and its task.
+    pub(super) fn state(&self) -> &Arc<LaneState<T>> {
+        self.tx.shared()
+    }
 }
+
+/// State shared by a lane's producers and its task: its `pending` count
+/// and its queue, one allocation (`queue::Shared`).
+pub(crate) type LaneState<T> = super::queue::Shared<T>;
 
 /// What every lane task of a router shares.
 pub(super) struct LaneContext<K, T> {

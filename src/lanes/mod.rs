@@ -28,6 +28,7 @@ mod config;
 mod dispatcher;
 mod lane;
 mod observer;
+mod queue;
 mod router;
 mod task;
 

@@ -7,11 +7,11 @@ use std::hash::{BuildHasher, Hash};
 use futures_util::future::BoxFuture;
 
 use super::config::{LaneConfigError, LaneRouterConfig, RandomState};
-use super::lane::{Lane, LaneConsumer, LaneContext, LaneMap, LaneState};
+use super::lane::{Lane, LaneConsumer, LaneContext, LaneMap};
 use super::observer::LaneId;
+use super::queue::{self, Sender};
 use super::task::LaneTask;
 use crate::planted::PlantedBug;
-use crate::shim::chan::{self, Sender};
 use crate::shim::map::ShardedMap;
 use crate::shim::probe::{mark, Mark};
 use crate::shim::rt::TaskRuntime;
@@ -91,16 +91,16 @@ where
         // and its exit guard takes this same lock.
         let mut new_task = None;
         let routed = if planted.has(PlantedBug::RouteSendsAfterUnlock) {
-            let (tx, state) = self.lanes.with_entry(
+            let tx = self.lanes.with_entry(
                 key,
                 |key| self.new_lane(key, &mut new_task),
-                |lane| (lane.tx.clone(), Arc::clone(&lane.state)),
+                |lane| lane.tx.clone(),
             );
-            self.admit(&tx, &state, item, capacity)
+            self.admit(&tx, item, capacity)
         } else if planted.has(PlantedBug::CapacityCheckedOutsideGuard) {
             let depth = self
                 .lanes
-                .get_with(&key, |lane| lane.state.pending.load(Ordering::Acquire))
+                .get_with(&key, |lane| lane.state().pending.load(Ordering::Acquire))
                 .unwrap_or(0);
             if capacity.is_some_and(|capacity| depth >= capacity) {
                 return Err(item);
@@ -108,7 +108,7 @@ where
             self.lanes.with_entry(
                 key,
                 |key| self.new_lane(key, &mut new_task),
-                |lane| self.admit(&lane.tx, &lane.state, item, None).map(|_| depth),
+                |lane| self.admit(&lane.tx, item, None).map(|_| depth),
             )
         } else {
             // Everything happens inside `with_entry`, under the shard write
@@ -119,7 +119,7 @@ where
             self.lanes.with_entry(
                 key,
                 |key| self.new_lane(key, &mut new_task),
-                |lane| self.admit(&lane.tx, &lane.state, item, capacity),
+                |lane| self.admit(&lane.tx, item, capacity),
             )
         };
         if let Some(task) = new_task {
@@ -141,13 +141,8 @@ where
     /// and an add halves the traffic on a cache line the lane task also
     /// writes. The lane task only ever decrements, so the depth read can be
     /// stale-high (reject a shade early), never stale-low (admit past the cap).
-    fn admit(
-        &self,
-        tx: &Sender<T>,
-        state: &LaneState,
-        item: T,
-        capacity: Option<usize>,
-    ) -> Result<usize, T> {
+    fn admit(&self, tx: &Sender<T>, item: T, capacity: Option<usize>) -> Result<usize, T> {
+        let state = tx.shared();
         let counter = if self.ctx.planted.has(PlantedBug::CapacitySharedAcrossKeys) {
             &self.ctx.all_pending
         } else {
@@ -174,8 +169,8 @@ where
     fn new_lane(&self, key: &K, task: &mut Option<LaneTask<K, T, S>>) -> Lane<T> {
         mark(Mark::LaneCreated);
         let id = LaneId(self.ctx.next_lane.fetch_add(1, Ordering::Relaxed));
-        let (tx, rx) = chan::unbounded();
-        let state = Arc::new(LaneState::default());
+        let (tx, rx) = queue::unbounded();
+        let state = Arc::clone(tx.shared());
         if let Some(observer) = &self.ctx.observer {
             observer.lane_created(key, id);
         }
@@ -189,7 +184,7 @@ where
             Arc::downgrade(&self.lanes),
             Arc::clone(&self.ctx),
         ));
-        Lane { tx, state }
+        Lane { tx }
     }
 }
 

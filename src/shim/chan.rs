@@ -1,14 +1,16 @@
-//! Channels: flume's unbounded (lanes) and bounded (sender lanes).
+//! Channels: flume's bounded ones (the sender's data and control lanes). The
+//! ordering lanes' queue is the crate's own (`lanes::queue`), written on the
+//! shim's `Mutex`, so it needs no stand-in here.
 //!
 //! Only the operations the production code needs are used: `send`,
 //! `try_send`, `try_recv` and `recv_async`. flume's `Selector` is never used
 //! (it draws from fastrand and would break seeded replay).
 
 #[cfg(not(any(loom, shuttle)))]
-pub(crate) use flume::{bounded, unbounded, Receiver, Sender, TrySendError};
+pub(crate) use flume::{bounded, Receiver, Sender, TrySendError};
 
 #[cfg(any(loom, shuttle))]
-pub(crate) use loom_chan::{bounded, unbounded, Receiver, Sender, TrySendError};
+pub(crate) use loom_chan::{bounded, Receiver, Sender, TrySendError};
 
 /// A checker-visible channel (loom or shuttle): one checker mutex around
 /// the queue, an explicit sender count and receiver flag for disconnects, and
@@ -66,10 +68,6 @@ mod loom_chan {
             waker: None,
         }));
         (Sender(Arc::clone(&state)), Receiver(state))
-    }
-
-    pub(crate) fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
-        channel(None)
     }
 
     pub(crate) fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
