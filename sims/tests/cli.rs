@@ -95,7 +95,7 @@ fn json_stdout_is_exactly_one_document() {
 
 /// A scenario every seed of which runs out of its virtual-time budget (a
 /// failure without a planted bug): 1 ms handlers, 5 ms to do 20+ items.
-fn stuck_scenario() -> std::path::PathBuf {
+fn stuck_scenario() -> Scratch {
     let text = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lanes_order.toml"),
     )
@@ -415,12 +415,28 @@ fn audit_detects_the_first_diverging_event() {
 }
 
 /// A scenario file in a fresh directory, for tests that need their own.
-fn scratch_scenario(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("lanesim-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.toml"));
+/// A scenario file in a temporary directory that is removed when this is
+/// dropped (keep it alive for the test).
+struct Scratch {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::PathBuf;
+    fn deref(&self) -> &Self::Target {
+        &self.path
+    }
+}
+
+fn scratch_scenario(name: &str, text: &str) -> Scratch {
+    let dir = tempfile::Builder::new()
+        .prefix("lanesim-cli-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join(format!("{name}.toml"));
     std::fs::write(&path, text).unwrap();
-    path
+    Scratch { _dir: dir, path }
 }
 
 /// `lanes_order` never reaps (no TTL), so a sweep that requires a declined
@@ -599,8 +615,8 @@ fn hunt_refuses_budgets_it_cannot_honour_with_exit_2() {
 /// prints the same digest.
 #[test]
 fn a_hunt_prints_its_seed_first_then_cases_marks_and_digest() {
-    let regressions =
-        std::env::temp_dir().join(format!("lanesim-cli-hunt-{}.txt", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let regressions = scratch.path().join("hunt.txt");
     let run = || {
         lanesim(&[
             "hunt",
@@ -649,7 +665,8 @@ fn shrinking_a_passing_seed_is_refused() {
 #[cfg(feature = "planted-bugs")]
 #[test]
 fn a_shrunk_file_round_trips_through_run_and_replay() {
-    let out_dir = std::env::temp_dir().join(format!("lanesim-cli-shrink-{}", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let out_dir = scratch.path().join("shrink");
     let out = lanesim(&[
         "shrink",
         "scenarios/lanes_order.toml",
@@ -697,10 +714,8 @@ fn a_shrunk_file_round_trips_through_run_and_replay() {
 #[cfg(feature = "planted-bugs")]
 #[test]
 fn a_hunts_failure_is_saved_and_replayed_first_by_the_next_hunt() {
-    let regressions = std::env::temp_dir().join(format!(
-        "lanesim-cli-regressions-{}.txt",
-        std::process::id()
-    ));
+    let scratch = tempfile::tempdir().unwrap();
+    let regressions = scratch.path().join("regressions.txt");
     let _ = std::fs::remove_file(&regressions);
     let hunt = |seed: &str| {
         lanesim(&[
@@ -775,8 +790,8 @@ fn a_redirected_replay_log_has_no_colour_codes() {
 #[cfg(unix)]
 #[test]
 fn empty_directories_symlink_loops_and_repeats_are_named_or_run_once() {
-    let dir = std::env::temp_dir().join(format!("lanesim-paths-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().to_path_buf();
     std::fs::create_dir_all(dir.join("empty")).unwrap();
     std::fs::create_dir_all(dir.join("one")).unwrap();
     std::fs::copy(
@@ -821,7 +836,8 @@ fn empty_directories_symlink_loops_and_repeats_are_named_or_run_once() {
 /// next to its repro line.
 #[test]
 fn a_trace_is_trace_event_json_in_virtual_time() {
-    let path = std::env::temp_dir().join(format!("lanesim-trace-{}.json", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let path = scratch.path().join("trace.json");
     let out = lanesim(&[
         "replay",
         "scenarios/sender_wedged_peer.toml",

@@ -147,7 +147,7 @@ mod planted {
 
     use lanesim_sims::hunt::bench::hunt_world;
 
-    use super::hunting::{config, quiet, scratch};
+    use super::hunting::{config, quiet};
 
     /// Every planted bug a simulated world sees: a short hunt finds it by
     /// one of its own contracts, the shrink leaves at most 8 keys or
@@ -162,7 +162,8 @@ mod planted {
             let planted = Planted::select(bug).expect("a planted-bugs build");
             let mut config = config(1, 200, 2, planted);
             config.world = hunt_world(bug);
-            config.out = scratch(bug.name());
+            let out = tempfile::tempdir().unwrap();
+            config.out = out.path().join(bug.name());
             config.shrink = Some(Budget {
                 runs: 2_000,
                 wall: Duration::from_secs(120),

@@ -406,7 +406,8 @@ fn ranged_mesh_fault_ends_never_draw_the_same_node() {
 /// refused before it is read into memory.
 #[test]
 fn a_file_larger_than_any_scenario_is_refused_unread() {
-    let path = std::env::temp_dir().join(format!("lanesim-big-{}.toml", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let path = scratch.path().join("big.toml");
     std::fs::write(&path, vec![b'#'; 2 << 20]).unwrap();
     let error = Scenario::load(&path).unwrap_err().to_string();
     let _ = std::fs::remove_file(&path);
