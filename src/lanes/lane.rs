@@ -34,9 +34,29 @@ impl<T> Lane<T> {
 /// and its queue, one allocation (`queue::Shared`).
 pub(crate) type LaneState<T> = super::queue::Shared<T>;
 
+/// A router's consumer as given: told its lane or not. Kept as given so a
+/// plain consumer costs one dynamic call per item, not two (a wrapper
+/// closure around it was one more).
+pub(super) enum Handler<T> {
+    /// From [`LaneRouter::new`](super::LaneRouter::new).
+    Plain(super::router::Consumer<T>),
+    /// From [`LaneRouter::with_lane_ids`](super::LaneRouter::with_lane_ids).
+    WithLaneIds(LaneConsumer<T>),
+}
+
+impl<T> Handler<T> {
+    /// Starts handling `item` on lane `lane`.
+    pub(super) fn call(&self, lane: LaneId, item: T) -> BoxFuture<'static, ()> {
+        match self {
+            Self::Plain(consumer) => consumer(item),
+            Self::WithLaneIds(consumer) => consumer(lane, item),
+        }
+    }
+}
+
 /// What every lane task of a router shares.
 pub(super) struct LaneContext<K, T> {
-    pub(super) consumer: LaneConsumer<T>,
+    pub(super) consumer: Handler<T>,
     pub(super) idle_ttl: Option<Duration>,
     pub(super) observer: Option<Arc<dyn LaneObserver<K>>>,
     pub(super) planted: Planted,

@@ -7,7 +7,7 @@ use std::hash::{BuildHasher, Hash};
 use futures_util::future::BoxFuture;
 
 use super::config::{LaneConfigError, LaneRouterConfig, RandomState};
-use super::lane::{Lane, LaneConsumer, LaneContext, LaneMap};
+use super::lane::{Handler, Lane, LaneConsumer, LaneContext, LaneMap};
 use super::observer::LaneId;
 use super::queue::{self, Sender};
 use super::task::LaneTask;
@@ -50,7 +50,7 @@ where
         consumer: Consumer<T>,
         config: LaneRouterConfig<K, S>,
     ) -> Result<Self, LaneConfigError> {
-        Self::with_lane_ids(Arc::new(move |_, item| consumer(item)), config)
+        Self::start(Handler::Plain(consumer), config)
     }
 
     /// Like [`LaneRouter::new`], with a consumer that is told its lane.
@@ -59,6 +59,13 @@ where
     /// As [`LaneRouter::new`].
     pub fn with_lane_ids(
         consumer: LaneConsumer<T>,
+        config: LaneRouterConfig<K, S>,
+    ) -> Result<Self, LaneConfigError> {
+        Self::start(Handler::WithLaneIds(consumer), config)
+    }
+
+    fn start(
+        consumer: Handler<T>,
         config: LaneRouterConfig<K, S>,
     ) -> Result<Self, LaneConfigError> {
         config.validate()?;

@@ -101,7 +101,7 @@ where
             if planted.has(PlantedBug::PendingDecrementedAtDequeue) {
                 guard.state.pending.fetch_sub(1, Ordering::AcqRel);
             }
-            (ctx.consumer)(guard.id, item).await;
+            ctx.consumer.call(guard.id, item).await;
             // Only now: a long handler over an empty queue still counts as
             // pending, so it is neither reaped nor ignored by the capacity check.
             if !planted.has(PlantedBug::PendingDecrementedAtDequeue) {
