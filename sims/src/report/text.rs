@@ -539,8 +539,21 @@ pub(super) fn fidelity(found: &[Fidelity]) -> String {
                 .map(|(mark, _)| mark.to_string())
                 .collect()
         };
-        let both = only(|&(s, r)| s > 0 && r > 0).len();
-        let _ = writeln!(text, "  marks reached both ways: {both}");
+        let both: Vec<String> = f
+            .marks
+            .iter()
+            .filter(|(_, &(s, r))| s > 0 && r > 0)
+            .map(|(mark, (s, r))| format!("{mark} {s}/{r}"))
+            .collect();
+        let _ = writeln!(
+            text,
+            "  marks reached both ways (seeds simulated/real): {}",
+            if both.is_empty() {
+                "none".to_string()
+            } else {
+                both.join(", ")
+            }
+        );
         for (side, marks) in [
             ("simulation", only(|&(s, r)| s > 0 && r == 0)),
             ("real", only(|&(s, r)| s == 0 && r > 0)),

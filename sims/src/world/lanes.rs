@@ -513,8 +513,8 @@ pub fn scaled(params: &LanesParams, scale: f64) -> LanesParams {
 /// spawning its lanes on it (`RuntimeChoice::current()`, as production
 /// does), wall time instead of paused time, the scenario's durations
 /// multiplied by `scale`. The log's times are wall time divided by
-/// `scale`. Preemption points are not answered: real threads preempt for
-/// real. Not deterministic: the seed fixes the parameters and the
+/// `scale`. Preemption points answer as in simulation (their sleeps
+/// scaled). Not deterministic: the seed fixes the parameters and the
 /// workload's choices, real scheduling the rest.
 #[must_use]
 pub fn run_real(
@@ -525,7 +525,9 @@ pub fn run_real(
     planted: Planted,
 ) -> super::sender::RealRun {
     let p = scaled(params, scale);
-    let probe = Arc::new(WorldProbe::new(seed, coverage::PreemptPolicy::default()));
+    // Preemption points answer as in simulation (sleeps scaled), which is
+    // what reaches `reap_declined` for real (see `world::sender::run_real`).
+    let probe = Arc::new(WorldProbe::new(seed, p.preempt));
     let installed = coverage::install(&probe);
     let on_worker = Arc::clone(&probe);
     let order = Arc::new(super::Order::default());

@@ -956,9 +956,10 @@ pub fn run_real(
     planted: Planted,
 ) -> RealRun {
     let p = scaled(params, scale);
-    // Real threads preempt for real: the probe counts marks and never
-    // preempts.
-    let probe = Arc::new(WorldProbe::new(seed, coverage::PreemptPolicy::default()));
+    // The scenario's preemption points answer as in simulation (their
+    // sleeps scaled): real threads preempt for real too, but a race window
+    // a few instructions wide is almost never hit without them.
+    let probe = Arc::new(WorldProbe::new(seed, p.preempt));
     let installed = coverage::install(&probe);
     let on_worker = Arc::clone(&probe);
     let runtime = tokio::runtime::Builder::new_multi_thread()
