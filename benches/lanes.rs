@@ -1,6 +1,7 @@
 //! LaneRouter throughput on a 2-worker runtime: route + handle end to end,
-//! for 1, 64 and 10,000 keys, and with a 1 ms idle TTL at 10,000 keys (reap /
-//! recreate churn). `route_alone` times `route()` with no consumer running.
+//! for 1, 64 and 10,000 keys, each without and with a 1 ms idle TTL (reap /
+//! recreate churn), as items/s. `route_alone` times `route()` with no
+//! consumer running.
 //! `shim_cost` compares our lane path (the lane queue, `src/lanes/queue.rs`,
 //! emptied a batch at a time) with the same admission written directly on
 //! dashmap + flume, one item per lock: what the lane queue buys.
@@ -107,11 +108,14 @@ fn route_and_handle(c: &mut Criterion) {
         .sample_size(10)
         .measurement_time(Duration::from_secs(4));
     group.throughput(Throughput::Elements(ITEMS));
+    let ttl = Some(Duration::from_millis(1));
     for (label, keys, ttl) in [
         ("keys=1", 1u64, None),
         ("keys=64", 64, None),
         ("keys=10000", 10_000, None),
-        ("keys=10000,ttl=1ms", 10_000, Some(Duration::from_millis(1))),
+        ("keys=1,ttl=1ms", 1, ttl),
+        ("keys=64,ttl=1ms", 64, ttl),
+        ("keys=10000,ttl=1ms", 10_000, ttl),
     ] {
         let runtime = runtime();
         let done = Arc::new(Done::new());
