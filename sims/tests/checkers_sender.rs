@@ -511,6 +511,56 @@ fn dc2_detects_a_frame_begun_on_a_socket_after_its_generation_went_down() {
     );
 }
 
+/// For real, a write that passed its down check just before another
+/// thread marked the generation down is logged just after the down: DC-2
+/// excuses a begin within the race window of the down (real mode's grain),
+/// and only that; in simulation the window is zero and the same log fails.
+#[test]
+fn real_dc2_excuses_only_a_write_racing_the_down() {
+    let mut raced = good();
+    let begun_at = find(&raced, |e| {
+        matches!(
+            e,
+            Event::FrameWriteBegun {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    let begun = raced[begun_at].at;
+    let mut down_then = down(0, 1, Down::WriteError, None);
+    down_then.at = begun.saturating_sub(Duration::from_millis(2));
+    raced.insert(begun_at, down_then);
+    let dc2 = |records: &[Record], context: &CheckContext| {
+        found(records, context)
+            .into_iter()
+            .filter(|(c, _)| *c == Contract::Dc2)
+            .count()
+    };
+    let real = CheckContext {
+        race_window: Duration::from_millis(5),
+        ..context()
+    };
+    assert_eq!(dc2(&raced, &real), 0, "a 2 ms race is excused for real");
+    assert_has(
+        &raced,
+        &context(),
+        Contract::Dc2,
+        "Data frame 2 began to be written to peer0/1 after that generation went down",
+    );
+    let narrow = CheckContext {
+        race_window: Duration::from_millis(1),
+        ..context()
+    };
+    assert_has(
+        &raced,
+        &narrow,
+        Contract::Dc2,
+        "Data frame 2 began to be written to peer0/1 after that generation went down",
+    );
+}
+
 #[test]
 fn dc5_detects_reordered_data_and_controls() {
     let mut data_swapped = good();

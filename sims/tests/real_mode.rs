@@ -302,6 +302,7 @@ fn fidelity_detects_a_disagreement_and_exits_6() {
         simulated_wall: std::time::Duration::ZERO,
         real_wall: std::time::Duration::ZERO,
         real_lateness: std::time::Duration::ZERO,
+        real_evidence: None,
     };
     let outcome = |seeds| {
         Outcome::Fidelity(vec![Fidelity {

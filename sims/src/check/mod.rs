@@ -129,6 +129,14 @@ pub struct CheckContext {
     pub connect_timeout: Duration,
     /// The production heartbeat tick, where the world runs one (M5).
     pub heartbeat: Option<Duration>,
+    /// How far apart two racing steps on different threads may be logged
+    /// out of the order in which they took effect: zero in simulation (one
+    /// thread runs everything, and a step and its record have no `.await`
+    /// between them); real mode's grain for a real run, where a step's
+    /// effect (a write passing its down check under the writer lock) and
+    /// its record (the socket-level write tap) are apart by however long
+    /// the OS keeps that thread from its next instruction.
+    pub race_window: Duration,
 }
 
 /// Every violation of `contracts` in `records`, in contract order.

@@ -111,11 +111,15 @@ fn real_context(params: &Params, grain: Duration, finished: bool) -> super::Chec
         Params::Sender(p) => {
             let mut p = p.clone();
             p.tick = p.tick.max(grain);
-            check_context(&Params::Sender(p), finished)
+            super::CheckContext {
+                race_window: grain,
+                ..check_context(&Params::Sender(p), finished)
+            }
         }
         _ => {
             let mut context = check_context(params, finished);
             context.tick = context.tick.max(grain);
+            context.race_window = grain;
             context
         }
     }
@@ -187,6 +191,9 @@ pub struct FidelitySeed {
     pub real_wall: Duration,
     /// The real run's worst wake-up lateness, in wall time.
     pub real_lateness: Duration,
+    /// The real run's first violation with its evidence, as printed (a
+    /// real run cannot be replayed, so a disagreement shows it here).
+    pub real_evidence: Option<String>,
 }
 
 impl FidelitySeed {
@@ -239,22 +246,29 @@ pub fn fidelity(scenario: &Scenario, seeds: SeedRange, planted: Planted) -> Fide
         for mark in simulated.coverage.keys() {
             out.marks.entry(*mark).or_default().0 += 1;
         }
-        let (real, real_wall, real_lateness, real_broken) =
+        let (real, real_wall, real_lateness, real_broken, real_evidence) =
             match execute_real(scenario, seed, planted) {
                 RealOutcome::Ran(ran) => {
                     for mark in ran.result.coverage.keys() {
                         out.marks.entry(*mark).or_default().1 += 1;
                     }
+                    let evidence = ran
+                        .result
+                        .violations
+                        .first()
+                        .map(ToString::to_string)
+                        .or_else(|| ran.result.crash.clone());
                     (
                         Some(ran.result.verdict),
                         ran.wall,
                         ran.lateness,
                         contracts(&ran.result),
+                        evidence,
                     )
                 }
                 RealOutcome::Skipped { reason, .. } => {
                     out.skipped.get_or_insert(reason);
-                    (None, Duration::ZERO, Duration::ZERO, Vec::new())
+                    (None, Duration::ZERO, Duration::ZERO, Vec::new(), None)
                 }
             };
         out.seeds.push(FidelitySeed {
@@ -265,6 +279,7 @@ pub fn fidelity(scenario: &Scenario, seeds: SeedRange, planted: Planted) -> Fide
             simulated_wall,
             real_wall,
             real_lateness,
+            real_evidence,
         });
     }
     out
