@@ -266,6 +266,33 @@ fn l5_detects_a_reap_with_work_a_late_reap_and_a_lane_outliving_the_router() {
     );
 }
 
+/// The router's drop must end an idle lane at once (within the reap's
+/// slack): a lane that ends only at its next idle timeout missed its death
+/// signal; one that ends right after the drop, or right after its last
+/// item when it was still busy, did not.
+#[test]
+fn l5_detects_a_lane_ended_late_after_the_drop() {
+    let context = CheckContext {
+        idle_ttl: None,
+        ..finished()
+    };
+    let mut late = good();
+    late.remove(8); // not reaped: still there at the drop (20 ms)
+    late.insert(9, closed(29, 1, 1, Exit::Closed));
+    let found = contracts_of(&late, &context);
+    assert!(
+        found
+            .iter()
+            .any(|(c, m)| *c == Contract::L5 && m.contains("ended only at 29ms")),
+        "{found:?}"
+    );
+
+    let mut prompt = good();
+    prompt.remove(8);
+    prompt.insert(9, closed(20, 1, 1, Exit::Closed));
+    assert_eq!(contracts_of(&prompt, &context), vec![]);
+}
+
 #[test]
 fn l6_detects_another_key_starved_while_one_is_stuck() {
     let log = vec![

@@ -219,6 +219,32 @@ impl Replay<'_> {
         }
     }
 
+    /// L5: the router's drop is a lane's death signal. Once the router is
+    /// gone and the lane's last item has ended, the disconnect must end it
+    /// within the reap's slack, not at its next idle timeout or never (a
+    /// lost wake-up on the last sender's drop ends a lane with a TTL only
+    /// when its timer fires; `l5_detects_a_lane_ended_late_after_the_drop`).
+    fn ended_late_after_drop(&mut self, lane_id: u64, at: Duration, index: usize) {
+        let (Some(dropped), Some(lane)) = (self.router_dropped, self.lanes.get(&lane_id)) else {
+            return;
+        };
+        if lane.stuck || !lane.outstanding.is_empty() {
+            return;
+        }
+        let free = lane.last_end.map_or(dropped, |end| end.max(dropped));
+        let due = free + self.reap_slack();
+        if at > due {
+            let (key, created) = (lane.key, lane.created);
+            self.violate(
+                Contract::L5,
+                format!(
+                    "key {key}: lane {lane_id} ended only at {at:?}, though the router was dropped at {dropped:?} and its work was done by {free:?} (due by {due:?})"
+                ),
+                &[created, index],
+            );
+        }
+    }
+
     /// L5: an idle stretch that ends at `at` (new work, or the end of the
     /// log) lasted past TTL + slack without a reap.
     fn idle_too_long(&mut self, lane_id: u64, at: Duration, cited: usize, what: &str) {
@@ -483,6 +509,9 @@ impl Replay<'_> {
                     &[since_index, index],
                 );
             }
+        }
+        if exit == Exit::Closed {
+            self.ended_late_after_drop(lane_id, at, index);
         }
         let Some(lane) = self.lanes.get_mut(&lane_id) else {
             return;
