@@ -792,6 +792,48 @@ fn s3_detects_a_failed_write_that_left_its_generation_up() {
     );
 }
 
+/// For real, a write refused because another thread had just marked its
+/// generation down can end before that thread logs the down: S3 excuses a
+/// down logged within the race window after the failed write, and only
+/// then; in simulation (no window) the same log fails.
+#[test]
+fn real_s3_excuses_only_a_down_racing_the_failed_write() {
+    let mut raced = good();
+    let end = find(&raced, |e| {
+        matches!(
+            e,
+            Event::WriteFinished {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    raced[end] = finished(7, 1, Lane::Data, 2, Written::Failed);
+    let s3 = |records: &[Record], context: &CheckContext| {
+        found(records, context)
+            .into_iter()
+            .filter(|(c, m)| *c == Contract::S3 && m.contains("failed but the generation"))
+            .count()
+    };
+    raced.insert(end + 1, down(9, 1, Down::WriteError, None));
+    let real = CheckContext {
+        race_window: Duration::from_millis(5),
+        ..context()
+    };
+    assert_eq!(
+        s3(&raced, &real),
+        0,
+        "a down 2 ms later is excused for real"
+    );
+    assert_eq!(s3(&raced, &context()), 1, "and not in simulation");
+    let narrow = CheckContext {
+        race_window: Duration::from_millis(1),
+        ..context()
+    };
+    assert_eq!(s3(&raced, &narrow), 1, "nor 2 ms after a 1 ms window");
+}
+
 #[test]
 fn s2_detects_a_drain_that_sits_idle_with_frames_queued() {
     let mut idle = good();

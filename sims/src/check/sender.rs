@@ -726,7 +726,17 @@ fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                             );
                         }
                     }
-                    Written::Failed if first_down.is_none_or(|down| down.0 > index) => {
+                    // For real, another thread's down (the flag a refused
+                    // or abandoned write saw) may be logged just after the
+                    // write's end: excused within the race window (zero in
+                    // simulation; `real_s3_excuses_only_a_down_racing_the_failed_write`).
+                    Written::Failed
+                        if first_down.is_none_or(|down| {
+                            down.0 > index
+                                && (context.race_window.is_zero()
+                                    || records[down.0].at > record.at + context.race_window)
+                        }) =>
+                    {
                         out.violate(
                             Contract::S3,
                             format!("a write to peer{peer}/{generation} failed but the generation was not down when it returned"),
