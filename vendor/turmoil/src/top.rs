@@ -23,6 +23,14 @@ pub(crate) struct Topology {
     /// forward in the same way we do it elsewhere. We'd like to represent
     /// network state with async in the future.
     rt: Rt<'static>,
+
+    /// lanesim patch: the network's time, `rt`'s clock. A step of whole
+    /// milliseconds moves a paused runtime with nothing to run by exactly
+    /// that step (its timers have millisecond resolution and `Rt`'s start
+    /// is millisecond-aligned), so such steps add to this instead of
+    /// driving the empty runtime (a block_on, a timer and a park per step).
+    /// Other steps tick `rt` as upstream does.
+    now: Instant,
 }
 
 /// This type is used as the key in the [`Topology::links`] map. See [`new`]
@@ -174,17 +182,20 @@ enum State {
 
 impl Topology {
     pub(crate) fn new(config: config::Link) -> Topology {
+        let rt = Rt::no_software();
+        let now = rt.now();
         Topology {
             config,
             links: IndexMap::default(),
-            rt: Rt::no_software(),
+            rt,
+            now,
         }
     }
 
     /// Register a link between two hosts
     pub(crate) fn register(&mut self, a: IpAddr, b: IpAddr) {
         let pair = Pair::new(a, b);
-        assert!(self.links.insert(pair, Link::new(self.rt.now())).is_none());
+        assert!(self.links.insert(pair, Link::new(self.now)).is_none());
     }
 
     pub(crate) fn set_max_message_latency(&mut self, value: Duration) {
@@ -284,9 +295,14 @@ impl Topology {
     }
 
     pub(crate) fn tick_by(&mut self, duration: Duration) {
-        let _ = self.rt.tick(duration);
+        if duration.subsec_nanos() % 1_000_000 == 0 {
+            self.now += duration;
+        } else {
+            let _ = self.rt.tick(duration);
+            self.now = self.rt.now();
+        }
         for link in self.links.values_mut() {
-            link.tick(self.rt.now());
+            link.tick(self.now);
         }
     }
 
@@ -446,12 +462,16 @@ impl Link {
         rand: &mut dyn RngCore,
         host: &mut Host,
     ) {
-        let deliverable = self
-            .deliverable
-            .entry(host.addr)
-            .or_default()
-            .drain(..)
-            .collect::<Vec<Envelope>>();
+        // lanesim patch: nothing to deliver, nothing to do (upstream
+        // inserted an empty queue for the host; the map is only ever
+        // looked up by key, so its absence changes nothing).
+        let Some(queue) = self.deliverable.get_mut(&host.addr) else {
+            return;
+        };
+        if queue.is_empty() {
+            return;
+        }
+        let deliverable = queue.drain(..).collect::<Vec<Envelope>>();
 
         for message in deliverable {
             let (src, dst) = (message.src, message.dst);
