@@ -66,6 +66,13 @@ pub struct Rt<'a> {
 
     /// Runtime configuration.
     config: Config,
+
+    /// lanesim patch: the runtime's clock, kept here so reading it costs
+    /// no runtime enter. A tick of whole milliseconds ends with the paused
+    /// clock exactly that much later (it starts millisecond-aligned and
+    /// only ever advances to millisecond timer boundaries, the tick's own
+    /// sleep last); any other tick, and a new runtime, read it afresh.
+    clock: Instant,
 }
 
 impl<'a> Rt<'a> {
@@ -77,6 +84,7 @@ impl<'a> Rt<'a> {
 
         let handle = with(&tokio, &local, || tokio::task::spawn_local(client));
 
+        let clock = read_clock(&tokio);
         Self {
             kind: Kind::Client,
             tokio,
@@ -84,6 +92,7 @@ impl<'a> Rt<'a> {
             nodename,
             handle: Some(handle),
             config,
+            clock,
         }
     }
 
@@ -97,6 +106,7 @@ impl<'a> Rt<'a> {
         let software: Software = Box::new(move || Box::pin(software()));
         let handle = with(&tokio, &local, || tokio::task::spawn_local(software()));
 
+        let clock = read_clock(&tokio);
         Self {
             kind: Kind::Host { software },
             tokio,
@@ -104,6 +114,7 @@ impl<'a> Rt<'a> {
             nodename,
             handle: Some(handle),
             config,
+            clock,
         }
     }
 
@@ -111,6 +122,7 @@ impl<'a> Rt<'a> {
         let mut config = Config::default();
         let (tokio, local) = init(&mut config);
 
+        let clock = read_clock(&tokio);
         Self {
             kind: Kind::NoSoftware,
             tokio,
@@ -118,6 +130,7 @@ impl<'a> Rt<'a> {
             nodename: String::new().into(),
             handle: None,
             config,
+            clock,
         }
     }
 
@@ -134,8 +147,7 @@ impl<'a> Rt<'a> {
     }
 
     pub(crate) fn now(&self) -> Instant {
-        let _guard = self.tokio.enter();
-        Instant::now()
+        self.clock
     }
 
     // This method is called by [`Sim::run`], which iterates through all the
@@ -168,6 +180,11 @@ impl<'a> Rt<'a> {
                 })
                 .await
         });
+        self.clock = if duration.subsec_nanos() % 1_000_000 == 0 {
+            self.clock + duration
+        } else {
+            read_clock(&self.tokio)
+        };
 
         // pull for software completion
         match &self.handle {
@@ -226,7 +243,14 @@ impl<'a> Rt<'a> {
 
         _ = mem::replace(&mut self.tokio, tokio);
         drop(mem::replace(&mut self.local, local));
+        self.clock = read_clock(&self.tokio);
     }
+}
+
+/// `tokio`'s clock now.
+fn read_clock(tokio: &Runtime) -> Instant {
+    let _guard = tokio.enter();
+    Instant::now()
 }
 
 fn init(config: &mut Config) -> (Runtime, LocalSet) {
