@@ -224,13 +224,32 @@ thread_local! {
 /// inline that log too).
 #[derive(Default)]
 pub(crate) struct Order {
-    /// The thread whose step is under way (or kept).
-    owner: std::sync::Mutex<Option<std::thread::ThreadId>>,
+    /// The thread whose step is under way (or kept), and how many wait.
+    owner: std::sync::Mutex<Owner>,
     free: std::sync::Condvar,
 }
 
+/// [`Order`]'s state under its lock.
+#[derive(Default)]
+struct Owner {
+    /// The thread whose step is under way (or kept).
+    thread: Option<std::thread::ThreadId>,
+    /// Threads waiting for it: a release with none skips the condvar's
+    /// notify, a futex system call every time (in simulation, where one
+    /// thread runs everything, a tenth of a control flood's time).
+    waiting: usize,
+}
+
+/// This thread's id, without `std::thread::current`'s handle clone.
+fn this_thread() -> std::thread::ThreadId {
+    thread_local! {
+        static ME: std::thread::ThreadId = std::thread::current().id();
+    }
+    ME.with(|me| *me)
+}
+
 impl Order {
-    fn owner(&self) -> std::sync::MutexGuard<'_, Option<std::thread::ThreadId>> {
+    fn owner(&self) -> std::sync::MutexGuard<'_, Owner> {
         self.owner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -248,10 +267,10 @@ impl Order {
                 }
             }
         }
-        let me = std::thread::current().id();
+        let me = this_thread();
         {
             let mut owner = self.owner();
-            if *owner == Some(me) {
+            if owner.thread == Some(me) {
                 if ORDERED.with(std::cell::Cell::get) {
                     drop(owner);
                     return f(); // nested
@@ -260,13 +279,15 @@ impl Order {
                 // after whatever that step waited for.
                 KEPT.with(|kept| kept.set(false));
             } else {
-                while owner.is_some() {
+                while owner.thread.is_some() {
+                    owner.waiting += 1;
                     owner = self
                         .free
                         .wait(owner)
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    owner.waiting -= 1;
                 }
-                *owner = Some(me);
+                owner.thread = Some(me);
                 KEPT.with(|kept| kept.set(false));
             }
         }
@@ -293,12 +314,15 @@ impl Order {
     }
 
     fn release(&self) {
-        let me = std::thread::current().id();
+        let me = this_thread();
         let mut owner = self.owner();
-        if *owner == Some(me) {
-            *owner = None;
+        if owner.thread == Some(me) {
+            owner.thread = None;
+            let waiting = owner.waiting > 0;
             drop(owner);
-            self.free.notify_one();
+            if waiting {
+                self.free.notify_one();
+            }
         }
     }
 }

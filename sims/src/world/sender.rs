@@ -702,7 +702,9 @@ async fn local_main(
     let mut remaining_data = p.data_frames;
     let mut remaining_links = p.links;
     let mut open_links: Vec<(u64, Arc<DistConnection>)> = Vec::new();
-    let mut scratch = Vec::new();
+    // The largest frame's room up front: grown frame by frame, the buffer
+    // was reallocated (and its filler rewritten) several times a seed.
+    let mut scratch = Vec::with_capacity(super::tag::frame_room(p.frame_bytes.1 as usize));
     while remaining_data + remaining_links + open_links.len() as u64 > 0 {
         let pick = rng.range(
             0,

@@ -102,6 +102,12 @@ impl Tag {
     }
 }
 
+/// The bytes a tagged frame with `payload_len` bytes of payload takes.
+#[must_use]
+pub fn frame_room(payload_len: usize) -> usize {
+    HEADER_LEN + TAG_LEN + payload_len
+}
+
 /// The whole length (header and body) of the frame a buffer starts with.
 #[must_use]
 pub fn frame_len(frame: &[u8]) -> Option<usize> {
