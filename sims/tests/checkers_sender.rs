@@ -1149,6 +1149,35 @@ fn s7_detects_a_down_with_no_cause() {
         .any(|(c, _)| *c == Contract::S7));
 }
 
+/// For real, the driver kills a peer and then logs it; the local read can
+/// fail first. S7 counts a fault logged within the race window after the
+/// down as its cause, and only within it; in simulation (no window) the
+/// same log has a down with no cause.
+#[test]
+fn real_s7_excuses_only_a_fault_logged_just_after_its_down() {
+    let mut raced = good_then_down(Down::ReadError);
+    raced.remove(17); // the kill logged at 850, before the down at 860
+    let down_at = find(&raced, |e| matches!(e, Event::ConnectionDown { .. }));
+    raced.insert(down_at + 1, acted(862, PeerAct::Killed));
+    let s7 = |context: &CheckContext| {
+        found(&raced, context)
+            .into_iter()
+            .filter(|(c, m)| *c == Contract::S7 && m.contains("with no cause"))
+            .count()
+    };
+    let window = |ms| CheckContext {
+        race_window: Duration::from_millis(ms),
+        ..context()
+    };
+    assert_eq!(
+        s7(&window(5)),
+        0,
+        "a kill logged 2 ms later is the cause, for real"
+    );
+    assert_eq!(s7(&context()), 1, "not in simulation");
+    assert_eq!(s7(&window(1)), 1, "nor 2 ms after a 1 ms window");
+}
+
 #[test]
 fn s7_detects_a_live_generation_displaced_by_a_new_one() {
     let mut displaced = good();
