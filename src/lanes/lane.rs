@@ -37,14 +37,14 @@ pub(crate) type LaneState<T> = super::queue::Shared<T>;
 /// A router's consumer as given: told its lane or not. Kept as given so a
 /// plain consumer costs one dynamic call per item, not two (a wrapper
 /// closure around it was one more).
-pub(super) enum Handler<T> {
+pub(super) enum ConsumerKind<T> {
     /// From [`LaneRouter::new`](super::LaneRouter::new).
     Plain(super::router::Consumer<T>),
     /// From [`LaneRouter::with_lane_ids`](super::LaneRouter::with_lane_ids).
     WithLaneIds(LaneConsumer<T>),
 }
 
-impl<T> Handler<T> {
+impl<T> ConsumerKind<T> {
     /// Starts handling `item` on lane `lane`.
     pub(super) fn call(&self, lane: LaneId, item: T) -> BoxFuture<'static, ()> {
         match self {
@@ -56,7 +56,7 @@ impl<T> Handler<T> {
 
 /// What every lane task of a router shares.
 pub(super) struct LaneContext<K, T> {
-    pub(super) consumer: Handler<T>,
+    pub(super) consumer: ConsumerKind<T>,
     pub(super) idle_ttl: Option<Duration>,
     pub(super) observer: Option<Arc<dyn LaneObserver<K>>>,
     pub(super) planted: Planted,

@@ -23,6 +23,12 @@
 //!
 //! Together: the map holds at most one sender per key, and a lane whose entry
 //! was removed provably has an empty queue and can never receive again.
+//!
+//! Start here: `router.rs` (route, admission), `task.rs` (the lane loop, the
+//! reap, the exit guard), `queue.rs` (the lane's queue: written on the
+//! shim's `Mutex`, so loom and shuttle check it as it runs in production;
+//! the lane empties it a batch at a time and spends one unit of tokio's
+//! coop budget per 128 items).
 
 mod config;
 mod dispatcher;

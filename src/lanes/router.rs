@@ -7,7 +7,7 @@ use std::hash::{BuildHasher, Hash};
 use futures_util::future::BoxFuture;
 
 use super::config::{LaneConfigError, LaneRouterConfig, RandomState};
-use super::lane::{Handler, Lane, LaneConsumer, LaneContext, LaneMap};
+use super::lane::{ConsumerKind, Lane, LaneConsumer, LaneContext, LaneMap};
 use super::observer::LaneId;
 use super::queue::{self, Sender};
 use super::task::LaneTask;
@@ -50,7 +50,7 @@ where
         consumer: Consumer<T>,
         config: LaneRouterConfig<K, S>,
     ) -> Result<Self, LaneConfigError> {
-        Self::start(Handler::Plain(consumer), config)
+        Self::start(ConsumerKind::Plain(consumer), config)
     }
 
     /// Like [`LaneRouter::new`], with a consumer that is told its lane.
@@ -61,11 +61,11 @@ where
         consumer: LaneConsumer<T>,
         config: LaneRouterConfig<K, S>,
     ) -> Result<Self, LaneConfigError> {
-        Self::start(Handler::WithLaneIds(consumer), config)
+        Self::start(ConsumerKind::WithLaneIds(consumer), config)
     }
 
     fn start(
-        consumer: Handler<T>,
+        consumer: ConsumerKind<T>,
         config: LaneRouterConfig<K, S>,
     ) -> Result<Self, LaneConfigError> {
         config.validate()?;
