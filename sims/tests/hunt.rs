@@ -19,6 +19,27 @@ fn shipped() -> Vec<Scenario> {
     paths.iter().map(|p| Scenario::load(p).unwrap()).collect()
 }
 
+/// A generated case gets the virtual time its workload needs: the hunt
+/// once reported "liveness" for this case (shrunk), which was still
+/// delivering a frame every 0.8 s when its 120 s ran out. Fitted, its
+/// horizon is longer and it passes; with the file's own 120 s it still runs
+/// out, so the fit (not luck) is what passes it.
+#[test]
+fn a_big_slow_workload_gets_the_time_it_needs() {
+    use lanesim_sims::hunt::shrink::{fitted_horizon, run_case, HORIZON};
+    use lanesim_sims::run::Verdict;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/slow_big_workload.toml");
+    let scenario = Scenario::load(&path).unwrap();
+    let seed = scenario.default_seeds().first();
+    let params = scenario.sample(seed);
+    let fitted = fitted_horizon(&params, HORIZON);
+    assert!(fitted > HORIZON, "{fitted:?}");
+    let run = run_case(&params, seed, HORIZON, Planted::none()).unwrap();
+    assert_eq!(run.verdict, Verdict::Pass, "{:?}", run.violations);
+    let as_filed = execute(&scenario, seed, Planted::none());
+    assert_eq!(as_filed.verdict, Verdict::Liveness);
+}
+
 /// Any run of any scenario, pinned as an exact file, written as TOML and
 /// read back, samples to the same parameters under any seed and, on its own
 /// seed, replays the same event log.

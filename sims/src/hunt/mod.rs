@@ -592,6 +592,7 @@ pub fn write_case(
     description: &str,
     path: &Path,
 ) -> std::io::Result<()> {
+    let horizon = shrink::fitted_horizon(params, horizon);
     let file = params.to_file(description.to_string(), seed, horizon);
     let text = toml::to_string(&file).map_err(std::io::Error::other)?;
     if let Some(dir) = path.parent() {

@@ -70,8 +70,41 @@ impl Expect {
     }
 }
 
-/// The virtual-time budget of a generated case (a file's default).
+/// The virtual-time budget of a generated case (a file's default), unless
+/// its workload needs more ([`fitted_horizon`]).
 pub const HORIZON: Duration = Duration::from_secs(120);
+
+/// The most virtual time a generated case is given, however big its
+/// workload: a run that really hangs costs turmoil's steps up to here.
+pub const MAX_HORIZON: Duration = Duration::from_secs(600);
+
+/// `horizon`, or longer when the case's workload cannot be done in it on a
+/// healthy link: a sender case gets twice the time its frames take written
+/// one after another (each within the checkers' write bound: a window of
+/// segments a round, each round a latency and two ticks) after its last
+/// fault ends, at most [`MAX_HORIZON`]. A hunt once reported "liveness"
+/// for a case still delivering a frame every 0.8 s when 120 s ran out
+/// (139 frames of 15 kB through a 5-segment window;
+/// `a_big_slow_workload_gets_the_time_it_needs`).
+#[must_use]
+pub fn fitted_horizon(params: &Params, horizon: Duration) -> Duration {
+    let Params::Sender(p) = params else {
+        return horizon;
+    };
+    let per_frame = crate::run::check_context(params, true).write_bound;
+    let frames = u32::try_from(p.data_frames.saturating_add(p.links)).unwrap_or(u32::MAX);
+    let faults_end = p
+        .faults
+        .iter()
+        .map(|f| f.at.saturating_add(f.lasting))
+        .max()
+        .unwrap_or_default();
+    let needed = faults_end
+        .saturating_add(p.connect_timeout)
+        .saturating_add(per_frame.saturating_mul(frames))
+        .saturating_mul(2);
+    horizon.max(needed.min(MAX_HORIZON))
+}
 
 /// A case as a loadable scenario: its exact file, parsed back (so a case
 /// the file format cannot say is refused like any bad file).
@@ -84,7 +117,11 @@ pub fn scenario_of(
     horizon: Duration,
     description: &str,
 ) -> Result<Scenario, String> {
-    let file = params.to_file(description.to_string(), seed, horizon);
+    let file = params.to_file(
+        description.to_string(),
+        seed,
+        fitted_horizon(params, horizon),
+    );
     let text = toml::to_string(&file).map_err(|e| e.to_string())?;
     Scenario::parse(std::path::Path::new("case.toml"), &text).map_err(|e| e.to_string())
 }
