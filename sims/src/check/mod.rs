@@ -139,6 +139,17 @@ pub struct CheckContext {
     pub race_window: Duration,
 }
 
+impl CheckContext {
+    /// Whether a record logged at `logged` may have taken effect before one
+    /// logged at `other`: only within the race window after it (never in
+    /// simulation, where the window is zero and log order alone decides,
+    /// even within one tick). The one rule DC-2, S3 and S7 share.
+    #[must_use]
+    pub fn may_precede(&self, logged: Duration, other: Duration) -> bool {
+        !self.race_window.is_zero() && logged <= other + self.race_window
+    }
+}
+
 /// Every violation of `contracts` in `records`, in contract order.
 #[must_use]
 pub fn check(contracts: &[Contract], records: &[Record], context: &CheckContext) -> Vec<Violation> {

@@ -565,14 +565,9 @@ fn dc2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 // even within one tick
                 // (`real_dc2_excuses_only_a_write_racing_the_down`).
                 let records = out.records();
-                let raced = |down: usize| {
-                    !context.race_window.is_zero()
-                        && record.at <= records[down].at + context.race_window
-                };
-                if let Some(down) = model
-                    .down_at(gen)
-                    .filter(|&down| down < index && !raced(down))
-                {
+                if let Some(down) = model.down_at(gen).filter(|&down| {
+                    down < index && !context.may_precede(record.at, records[down].at)
+                }) {
                     out.violate(
                         Contract::Dc2,
                         format!("{lane:?} frame {seq} began to be written to peer{}/{} after that generation went down", gen.0, gen.1),
@@ -732,9 +727,7 @@ fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                     // simulation; `real_s3_excuses_only_a_down_racing_the_failed_write`).
                     Written::Failed
                         if first_down.is_none_or(|down| {
-                            down.0 > index
-                                && (context.race_window.is_zero()
-                                    || records[down.0].at > record.at + context.race_window)
+                            down.0 > index && !context.may_precede(records[down.0].at, record.at)
                         }) =>
                     {
                         out.violate(
@@ -1023,23 +1016,23 @@ fn excused(
     })
 }
 
-/// Whether `gen` was impaired at the moment of record `index`.
 /// Whether `gen`'s peer was cut off when record `index` was logged. For
 /// real, a fault made on the driver's thread (a peer aborted, a socket
 /// closed) can reach the local node's read before the driver logs it: a
-/// fault logged within `window` after the record counts (zero in
-/// simulation; `real_s7_excuses_only_a_fault_logged_just_after_its_down`).
+/// fault logged within the race window after the record counts
+/// ([`CheckContext::may_precede`];
+/// `real_s7_excuses_only_a_fault_logged_just_after_its_down`).
 fn impaired_at(
     model: &Model,
     records: &[Record],
     gen: &Gen,
     index: usize,
-    window: Duration,
+    context: &CheckContext,
 ) -> bool {
     let at = records[index].at;
     model.impaired.get(gen).is_some_and(|spans| {
         spans.iter().any(|&(from, until)| {
-            let begun = from <= index || (!window.is_zero() && records[from].at <= at + window);
+            let begun = from <= index || context.may_precede(records[from].at, at);
             begun && until.is_none_or(|until| until >= at)
         })
     })
@@ -1105,10 +1098,10 @@ fn s7(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 context
                     .write_timeout
                     .is_some_and(|t| t <= context.write_bound)
-                    || impaired_at(model, out.records(), gen, index, context.race_window)
+                    || impaired_at(model, out.records(), gen, index, context)
             }
             Down::PeerClosed | Down::ReadError | Down::WriteError | Down::HeartbeatTimeout => {
-                impaired_at(model, out.records(), gen, index, context.race_window)
+                impaired_at(model, out.records(), gen, index, context)
             }
             // The sender world has one production node and no frame
             // callback: neither can happen there.

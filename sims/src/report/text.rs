@@ -526,13 +526,9 @@ pub(super) fn fidelity(found: &[Fidelity]) -> String {
                 if s.disagrees() { "  DISAGREE" } else { "" }
             );
             if s.disagrees() {
-                if let Some(evidence) = &s.real_evidence {
-                    for line in evidence.lines() {
-                        let _ = writeln!(text, "    real: {line}");
-                    }
+                for line in s.real_evidence.iter().flat_map(|e| e.lines()) {
+                    let _ = writeln!(text, "    real: {line}");
                 }
-            }
-            if s.disagrees() {
                 disagreements.push(format!("{} seed {}", f.scenario, s.seed));
             }
         }

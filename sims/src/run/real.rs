@@ -105,24 +105,21 @@ pub fn real_grain(lateness: Duration, scale: f64) -> Duration {
 }
 
 /// The check context of a real run: the simulated one with its tick raised
-/// to real mode's grain (what the checkers' slacks are made of).
+/// to real mode's grain (what the checkers' slacks are made of) and the
+/// grain as its race window.
 fn real_context(params: &Params, grain: Duration, finished: bool) -> super::CheckContext {
-    match params {
+    let mut context = match params {
+        // The sender's bounds are built from its tick: raise it first.
         Params::Sender(p) => {
             let mut p = p.clone();
             p.tick = p.tick.max(grain);
-            super::CheckContext {
-                race_window: grain,
-                ..check_context(&Params::Sender(p), finished)
-            }
+            check_context(&Params::Sender(p), finished)
         }
-        _ => {
-            let mut context = check_context(params, finished);
-            context.tick = context.tick.max(grain);
-            context.race_window = grain;
-            context
-        }
-    }
+        _ => check_context(params, finished),
+    };
+    context.tick = context.tick.max(grain);
+    context.race_window = grain;
+    context
 }
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());

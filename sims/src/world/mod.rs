@@ -142,8 +142,8 @@ pub(crate) fn quiet_injected_panics() {
 /// scenario's own units.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RealClock {
-    /// When the run began. wall-clock: ok (real mode)
-    pub(crate) start: std::time::Instant,
+    /// When the run began.
+    pub(crate) start: std::time::Instant, // wall-clock: ok (real mode)
     /// The scenario's `real_time_scale`.
     pub(crate) scale: f64,
 }
