@@ -622,6 +622,9 @@ pub struct EventLog {
 struct Inner {
     records: Vec<Record>,
     hosts: Vec<Arc<str>>,
+    /// A counting log ([`EventLog::counting`]): how many records were
+    /// pushed and when the last one was, nothing else.
+    counting: Option<(usize, Option<Duration>)>,
 }
 
 impl EventLog {
@@ -629,6 +632,19 @@ impl EventLog {
         self.inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A log that keeps no records, only how many were pushed and when the
+    /// last one was: what a world's own control flow reads of its log (the
+    /// sender world's end waits for the log to go quiet), so a world run
+    /// with it takes exactly the steps it takes with a full log. For the
+    /// benchmark of what observing a run costs (`run::bench`), pinned by
+    /// `an_unobserved_run_takes_the_same_steps`.
+    #[must_use]
+    pub fn counting() -> Self {
+        let log = Self::default();
+        log.inner().counting = Some((0, None));
+        log
     }
 
     /// Appends `event` at virtual time `at`, from `host`.
@@ -642,6 +658,11 @@ impl EventLog {
     pub fn push_timed(&self, now: impl FnOnce() -> Duration, host: &str, event: Event) {
         let mut inner = self.inner();
         let at = now();
+        if let Some((count, last)) = &mut inner.counting {
+            *count += 1;
+            *last = Some(at);
+            return;
+        }
         tracing::debug!(target: "lanesim::event", at = %format_args!("{:.6}s", at.as_secs_f64()), host, ?event);
         let host = match inner.hosts.iter().find(|known| &***known == host) {
             Some(known) => Arc::clone(known),
@@ -657,13 +678,20 @@ impl EventLog {
     /// How many records so far.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.inner().records.len()
+        let inner = self.inner();
+        inner
+            .counting
+            .map_or(inner.records.len(), |(count, _)| count)
     }
 
     /// When the last record was made, if any.
     #[must_use]
     pub fn last_at(&self) -> Option<Duration> {
-        self.inner().records.last().map(|record| record.at)
+        let inner = self.inner();
+        match inner.counting {
+            Some((_, last)) => last,
+            None => inner.records.last().map(|record| record.at),
+        }
     }
 
     /// Whether nothing was recorded yet.

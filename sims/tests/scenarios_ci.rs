@@ -230,3 +230,28 @@ fn slow_and_latency_faults_never_take_a_generation_down() {
         assert_eq!(result.verdict, Verdict::Pass, "seed {seed}");
     }
 }
+
+/// `bench`'s "unobserved" baseline is the same run with no records kept
+/// and nothing judged: it is a fair baseline only if dropping the records
+/// changes no step. The sender world's end waits for its log to go quiet,
+/// so a counting log that forgot `len` or `last_at` ends runs at another
+/// virtual instant; this fails on that (checked by making `last_at` of a
+/// counting log return `None`).
+#[test]
+fn an_unobserved_run_takes_the_same_steps() {
+    use lanesim_sims::run::bench::unobserved;
+    use lanesim_sims::scenario::WorldKind;
+    let mut compared = 0;
+    for scenario in scenarios().iter().chain(&regressions()) {
+        if scenario.file.world != WorldKind::Sender {
+            continue;
+        }
+        for seed in 0..2 {
+            let judged = execute(scenario, seed, Planted::none());
+            let (quiet, _) = unobserved(scenario, &scenario.sample(seed), seed);
+            assert_eq!(quiet, judged.elapsed, "{} seed {seed}", scenario.name);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 20, "only {compared} sender runs compared");
+}

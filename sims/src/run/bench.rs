@@ -8,7 +8,14 @@
 //!   real loopback TCP and in simulation, side by side, as a ratio;
 //! - the harness (world, event log, checkers) against bare turmoil carrying
 //!   the same traffic: the run's own sockets and frames, replayed at the
-//!   instants the harness made them, with the same faults and span.
+//!   instants the harness made them, with the same faults and span;
+//! - and against the same production code and workload in turmoil with
+//!   nothing observing it (no records kept, no checkers): what observing a
+//!   run costs. The socket replay leaves out the code under test and its
+//!   input (a control flood's hundreds of refused 6-30 kB frames are never
+//!   traffic), so for a scenario whose work is mostly the sender's own, its
+//!   ratio measures the scenario, not the harness; this one measures the
+//!   harness alone.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -434,6 +441,19 @@ pub fn bare_turmoil(params: &Params, seed: u64, harness: &[crate::event::Record]
     started.elapsed()
 }
 
+/// One seed of a sender scenario with nothing observing it
+/// ([`crate::world::sender::run_unobserved`]): (virtual time, wall time).
+/// Other worlds: zero both.
+#[must_use]
+pub fn unobserved(scenario: &Scenario, params: &Params, seed: u64) -> (Duration, Duration) {
+    let Params::Sender(p) = params else {
+        return (Duration::ZERO, Duration::ZERO);
+    };
+    let started = Instant::now(); // wall-clock: ok (benchmark)
+    let run = crate::world::sender::run_unobserved(p, seed, scenario.budget());
+    (run.elapsed, started.elapsed())
+}
+
 /// Everything `lanesim bench` measures, in one report.
 #[derive(Debug)]
 pub struct BenchReport {
@@ -443,8 +463,25 @@ pub struct BenchReport {
     pub exchange: Vec<(u64, Duration, Duration)>,
     /// The same exchange on real loopback TCP, unless skipped.
     pub real: Option<Duration>,
-    /// Per sender scenario: (name, harness wall, bare turmoil wall) over 20 seeds.
-    pub harness: Vec<(String, Duration, Duration)>,
+    /// Per sender scenario, over 20 seeds.
+    pub harness: Vec<HarnessBench>,
+}
+
+/// One sender scenario's harness against its baselines, over the same seeds.
+#[derive(Debug)]
+pub struct HarnessBench {
+    /// The scenario.
+    pub name: String,
+    /// Wall time of the runs, judged (world, log, checkers).
+    pub harness: Duration,
+    /// Wall time of the same runs unobserved: production code, workload and
+    /// peers in turmoil, no records kept, nothing judged.
+    pub unobserved: Duration,
+    /// Wall time of bare turmoil replaying the runs' socket traffic.
+    pub bare: Duration,
+    /// Seeds whose unobserved run took a different virtual time than the
+    /// judged one (the baseline is only fair when this is zero).
+    pub diverged: u64,
 }
 
 /// Runs the whole benchmark.
@@ -471,15 +508,24 @@ pub fn report(
         .iter()
         .filter(|s| s.file.world == crate::scenario::WorldKind::Sender)
         .map(|s| {
-            let mut with = Duration::ZERO;
-            let mut bare = Duration::ZERO;
+            let mut bench = HarnessBench {
+                name: s.name.clone(),
+                harness: Duration::ZERO,
+                unobserved: Duration::ZERO,
+                bare: Duration::ZERO,
+                diverged: 0,
+            };
             for seed in seeds.iter().take(20) {
                 let started = Instant::now(); // wall-clock: ok (benchmark)
                 let run = execute(s, seed, Planted::none());
-                with += started.elapsed();
-                bare += bare_turmoil(&s.sample(seed), seed, &run.records);
+                bench.harness += started.elapsed();
+                let params = s.sample(seed);
+                let (quiet, took) = unobserved(s, &params, seed);
+                bench.unobserved += took;
+                bench.diverged += u64::from(quiet != run.elapsed);
+                bench.bare += bare_turmoil(&params, seed, &run.records);
             }
-            (s.name.clone(), with, bare)
+            bench
         })
         .collect();
     BenchReport {

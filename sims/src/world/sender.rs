@@ -115,11 +115,11 @@ impl PeerWorld for Shared {
 }
 
 impl Shared {
-    /// A run's shared state: its clock, `peers` peers, the world's probe.
-    fn new(clock: Clock, peers: u64, probe: &Arc<WorldProbe>) -> Arc<Self> {
+    /// A run's shared state: its clock, its log, `peers` peers, the world's probe.
+    fn new(clock: Clock, log: EventLog, peers: u64, probe: &Arc<WorldProbe>) -> Arc<Self> {
         Arc::new(Self {
             clock,
-            log: EventLog::default(),
+            log,
             peers: (0..peers).map(|_| PeerControl::default()).collect(),
             drained: Notify::new(),
             probe: Arc::clone(probe),
@@ -202,9 +202,28 @@ fn slot_of(manager: &ConnectionManager, node: &NodeName) -> Option<u64> {
 
 /// Runs one seed of the sender world.
 pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted) -> WorldRun {
+    run_logging(params, seed, budget, planted, EventLog::default())
+}
+
+/// Runs one seed of the sender world with a log that keeps no records
+/// ([`EventLog::counting`]): the same steps as [`run`], what is left of a
+/// run when nothing observes it (`run::bench`'s production-in-turmoil
+/// baseline). Its `records` are empty.
+#[must_use]
+pub fn run_unobserved(params: &SenderParams, seed: u64, budget: Duration) -> WorldRun {
+    run_logging(params, seed, budget, Planted::none(), EventLog::counting())
+}
+
+fn run_logging(
+    params: &SenderParams,
+    seed: u64,
+    budget: Duration,
+    planted: Planted,
+    log: EventLog,
+) -> WorldRun {
     let probe = Arc::new(WorldProbe::new(seed, params.preempt));
     let installed = coverage::install(&probe);
-    let shared = Shared::new(Clock::Sim, params.peers, &probe);
+    let shared = Shared::new(Clock::Sim, log, params.peers, &probe);
     let (disconnect_tx, disconnect_rx) = mpsc::unbounded_channel();
     let mut sim = turmoil::Builder::new()
         .simulation_duration(budget + Duration::from_secs(3600))
@@ -702,9 +721,6 @@ async fn local_main(
     let mut remaining_data = p.data_frames;
     let mut remaining_links = p.links;
     let mut open_links: Vec<(u64, Arc<DistConnection>)> = Vec::new();
-    // The largest frame's room up front: grown frame by frame, the buffer
-    // was reallocated (and its filler rewritten) several times a seed.
-    let mut scratch = Vec::with_capacity(super::tag::frame_room(p.frame_bytes.1 as usize));
     while remaining_data + remaining_links + open_links.len() as u64 > 0 {
         let pick = rng.range(
             0,
@@ -723,7 +739,7 @@ async fn local_main(
                 seq: *seq,
                 link: None,
             }
-            .shared_frame(payload, &mut scratch);
+            .shared_frame(payload);
             let seq = *seq;
             shared.ordered(|| {
                 let outcome: DataOutcome =
@@ -775,7 +791,7 @@ async fn local_main(
                 seq: control_seq,
                 link: Some(link),
             };
-            let frame = tag.shared_frame(payload, &mut scratch);
+            let frame = tag.shared_frame(payload);
             shared.ordered(|| {
                 let outcome: ControlOutcome = sender
                     .enqueue_control(ControlOutbound {
@@ -973,7 +989,7 @@ pub fn run_real(
         .expect("a real tokio runtime");
     let lateness = super::Lateness::watch(&runtime);
     let clock = RealClock::starting(scale);
-    let shared = Shared::new(Clock::Real(clock), p.peers, &probe);
+    let shared = Shared::new(Clock::Real(clock), EventLog::default(), p.peers, &probe);
     let buffer = real_buffer(&p);
     let finished = runtime.block_on(drive_real(
         &shared,

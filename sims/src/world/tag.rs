@@ -42,24 +42,33 @@ impl Tag {
     }
 
     /// The same frame as [`Tag::frame`], shared as the sender takes it:
-    /// written into `scratch` (whose filler is reused from frame to frame)
-    /// and copied once. Encoding a fresh filler vector and converting it
-    /// cost three allocations and copies of every frame, a sixth of the
-    /// sender world's time with 40 kB frames.
+    /// written once, in place, into the `Arc` the sender keeps. Encoding a
+    /// fresh filler vector and converting it cost three allocations and
+    /// copies of every frame (a sixth of the sender world's time with 40 kB
+    /// frames); copying from a reused scratch buffer still cost a read and
+    /// a write of every byte; filling in place is ~6% of a control-flood
+    /// seed faster than that copy (A/B, 6 alternating runs of 1,000 seeds). `iter().collect()` into an `Arc<[u8]>` would be safe,
+    /// but writes byte by byte: 4.5x slower.
     #[must_use]
-    pub fn shared_frame(&self, payload_len: usize, scratch: &mut Vec<u8>) -> Arc<[u8]> {
+    pub fn shared_frame(&self, payload_len: usize) -> Arc<[u8]> {
         let start = HEADER_LEN + TAG_LEN;
-        let end = start + payload_len;
-        if scratch.len() < end {
-            scratch.resize(start, 0);
-            scratch.resize(end, FILLER);
-        }
         let control_len = u32::try_from(TAG_LEN).expect("a tag is short");
         let payload = u32::try_from(payload_len).expect("small frames");
-        scratch[..4].copy_from_slice(&control_len.to_be_bytes());
-        scratch[4..HEADER_LEN].copy_from_slice(&payload.to_be_bytes());
-        scratch[HEADER_LEN..start].copy_from_slice(&self.control());
-        Arc::from(&scratch[..end])
+        let mut head = [0u8; HEADER_LEN + TAG_LEN];
+        head[..4].copy_from_slice(&control_len.to_be_bytes());
+        head[4..HEADER_LEN].copy_from_slice(&payload.to_be_bytes());
+        head[HEADER_LEN..].copy_from_slice(&self.control());
+        let mut frame = Arc::<[u8]>::new_uninit_slice(start + payload_len);
+        let bytes = Arc::get_mut(&mut frame).expect("a fresh Arc is unique");
+        for (slot, byte) in bytes.iter_mut().zip(head) {
+            slot.write(byte);
+        }
+        for slot in &mut bytes[start..] {
+            slot.write(FILLER);
+        }
+        // SAFETY: the two loops above wrote every byte: the first `start`
+        // from `head` (exactly `start` long), the rest with the filler.
+        unsafe { frame.assume_init() }
     }
 
     /// The tag as a frame's control part.
@@ -102,12 +111,6 @@ impl Tag {
     }
 }
 
-/// The bytes a tagged frame with `payload_len` bytes of payload takes.
-#[must_use]
-pub fn frame_room(payload_len: usize) -> usize {
-    HEADER_LEN + TAG_LEN + payload_len
-}
-
 /// The whole length (header and body) of the frame a buffer starts with.
 #[must_use]
 pub fn frame_len(frame: &[u8]) -> Option<usize> {
@@ -138,18 +141,9 @@ mod tests {
             link: None,
         };
         assert_eq!(Tag::of_frame(&data.frame(0)), Some(data));
-        let mut scratch = Vec::new();
         for len in [0, 1, 40_000, 1460, 0, 7] {
-            assert_eq!(
-                *tag.shared_frame(len, &mut scratch),
-                *tag.frame(len),
-                "{len} bytes"
-            );
-            assert_eq!(
-                *data.shared_frame(len, &mut scratch),
-                *data.frame(len),
-                "{len} bytes"
-            );
+            assert_eq!(*tag.shared_frame(len), *tag.frame(len), "{len} bytes");
+            assert_eq!(*data.shared_frame(len), *data.frame(len), "{len} bytes");
         }
         assert_eq!(Tag::parse(b"garbage"), None);
     }
