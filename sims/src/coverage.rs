@@ -74,11 +74,25 @@ pub enum WorldMark {
     FaultCrossDial,
     /// Mesh: both ends of a pair sent their first dial at the same instant.
     SimultaneousFirstDial,
+    /// Fault applied: a peer is to write a frame at the local maximum.
+    FaultMaxFrame,
+    /// Fault applied: a peer is to write a header over the local maximum.
+    FaultOversizeFrame,
+    /// Fault applied: a peer is to tear its stream.
+    FaultTornFrame,
+    /// A peer wrote a frame at the local maximum on a socket.
+    PeerWroteMaxFrame,
+    /// A peer wrote a header over the local maximum on a socket.
+    PeerWroteOversize,
+    /// A peer tore its stream inside a frame's header and closed it.
+    PeerToreHeader,
+    /// A peer tore its stream inside a frame's body and closed it.
+    PeerToreBody,
 }
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 25] = [
+    pub const ALL: [WorldMark; 32] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -104,6 +118,13 @@ impl WorldMark {
         Self::FaultSquat,
         Self::FaultCrossDial,
         Self::SimultaneousFirstDial,
+        Self::FaultMaxFrame,
+        Self::FaultOversizeFrame,
+        Self::FaultTornFrame,
+        Self::PeerWroteMaxFrame,
+        Self::PeerWroteOversize,
+        Self::PeerToreHeader,
+        Self::PeerToreBody,
     ];
 
     /// The name reports and scenario files use.
@@ -135,6 +156,13 @@ impl WorldMark {
             Self::FaultSquat => "fault_applied_squat",
             Self::FaultCrossDial => "fault_applied_cross_dial",
             Self::SimultaneousFirstDial => "simultaneous_first_dial",
+            Self::FaultMaxFrame => "fault_applied_max_frame",
+            Self::FaultOversizeFrame => "fault_applied_oversize_frame",
+            Self::FaultTornFrame => "fault_applied_torn_frame",
+            Self::PeerWroteMaxFrame => "peer_wrote_max_frame",
+            Self::PeerWroteOversize => "peer_wrote_oversize",
+            Self::PeerToreHeader => "peer_tore_header",
+            Self::PeerToreBody => "peer_tore_body",
         }
     }
 }

@@ -171,6 +171,9 @@ pub enum SocketEnd {
     Error,
     /// A frame whose control part is not a tag.
     Garbage,
+    /// The peer closed it itself, inside a frame it was writing (a
+    /// torn-frame fault).
+    Torn,
 }
 
 /// What a peer did to one of its sockets on a fault's orders.
@@ -181,6 +184,27 @@ pub enum PeerAct {
     Wedged,
     /// Closed it.
     Killed,
+    /// Wrote the local node a well-formed frame whose body is exactly the
+    /// local node's inbound maximum, and read on.
+    WroteMaxFrame,
+    /// Wrote the local node a header claiming one byte more than its
+    /// inbound maximum, and read on.
+    WroteOversize,
+    /// Wrote the local node the first `bytes` bytes of a frame (fewer than
+    /// a header's 8: torn inside the header) and closed the socket.
+    Tore { bytes: u32 },
+}
+
+impl PeerAct {
+    /// Whether the act can rightly end the generation on its socket (S7):
+    /// every act but a well-formed frame at the maximum.
+    #[must_use]
+    pub fn impairs(self) -> bool {
+        match self {
+            Self::Wedged | Self::Killed | Self::WroteOversize | Self::Tore { .. } => true,
+            Self::WroteMaxFrame => false,
+        }
+    }
 }
 
 /// A fault the driver applied (see `fault::Action`).
@@ -205,6 +229,12 @@ pub enum FaultApplied {
     Latency { us: u64 },
     /// The local node disconnected the peer's live generation.
     Disconnect,
+    /// The peer is told to write a frame at the local node's maximum.
+    MaxFrame,
+    /// The peer is told to write a header over the local node's maximum.
+    OversizeFrame,
+    /// The peer is told to tear its stream `bytes` bytes into a frame.
+    TornFrame { bytes: u32 },
 }
 
 /// Which end dialed a mesh connection.
@@ -579,6 +609,15 @@ pub enum Event {
     WorkloadDone,
     /// The run ended; `finished` is false when the virtual-time budget ran out.
     RunEnd { finished: bool },
+
+    // ---- sender (last, so every older variant hashes as it always did) ----
+    /// The local node's read loop read a whole frame of `bytes` bytes (body)
+    /// from `peer` on `generation` (only a hostile peer ever writes one).
+    InboundFrameRead {
+        peer: u64,
+        generation: u64,
+        bytes: u64,
+    },
 }
 
 /// An event with its time and host.

@@ -163,6 +163,7 @@ impl Replay<'_> {
             | Event::NoConnection { .. }
             | Event::PeerAccepted { .. }
             | Event::FrameArrived { .. }
+            | Event::InboundFrameRead { .. }
             | Event::PeerActed { .. }
             | Event::PeerSocketClosed { .. }
             | Event::Fault { .. }

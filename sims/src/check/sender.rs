@@ -103,6 +103,14 @@ struct Model {
     data_queued: BTreeMap<(u64, u64), usize>,
     /// Data fates: (peer, seq) → [(index, fate, generation written to)].
     data_fates: BTreeMap<(u64, u64), Fates>,
+    /// Generations whose stream was reset (record index of the down): a
+    /// frame their peer wrote to the local node was still unread when the
+    /// local node closed (or reached it after the close). A close with
+    /// unread data, and data reaching a closed socket, send a reset, and a
+    /// reset discards whatever the peer had not read yet (RFC 9293 3.10.4;
+    /// turmoil models it). Found by hunts (seeds 11 and 12) once peers
+    /// could write.
+    resets: BTreeMap<Gen, usize>,
     /// When the run ended.
     end: Duration,
 }
@@ -118,6 +126,10 @@ impl Model {
         let mut partitions: Vec<(u64, usize, Duration, Option<Duration>)> = Vec::new();
         // (peer, index, time) of crashes and restarts
         let mut crashes: Vec<(u64, usize, Duration)> = Vec::new();
+        // Per socket, when its peer began writing the local node a frame
+        // at the maximum; per generation, when the local node read one.
+        let mut max_frames: BTreeMap<u16, Vec<usize>> = BTreeMap::new();
+        let mut inbound: BTreeMap<Gen, Vec<usize>> = BTreeMap::new();
         for (index, record) in records.iter().enumerate() {
             model.end = model.end.max(record.at);
             match record.event {
@@ -140,6 +152,14 @@ impl Model {
                     .entry((peer, generation))
                     .or_default()
                     .push((index, reason, table)),
+                Event::InboundFrameRead {
+                    peer, generation, ..
+                } => inbound.entry((peer, generation)).or_default().push(index),
+                Event::PeerActed {
+                    socket,
+                    act: PeerAct::WroteMaxFrame,
+                    ..
+                } => max_frames.entry(socket).or_default().push(index),
                 Event::ControlEnqueued {
                     peer,
                     generation,
@@ -204,9 +224,11 @@ impl Model {
                 Event::FrameWriteBegun { socket, .. } | Event::HelloWriteBegun { socket } => {
                     socket_writes.entry(socket).or_default().push(record.at);
                 }
-                Event::PeerActed { socket, .. } => {
+                Event::PeerActed { socket, act, .. } if act.impairs() => {
                     // The peer may act on a socket before the local side has
                     // registered it: resolved to a generation at the end.
+                    // A frame at the maximum impairs nothing: the local node
+                    // must read it and carry on.
                     socket_impaired.entry(socket).or_insert(index);
                 }
                 Event::Fault { peer, fault } => match fault {
@@ -259,7 +281,10 @@ impl Model {
                     FaultApplied::Disconnect
                     | FaultApplied::Wedge
                     | FaultApplied::Kill
-                    | FaultApplied::Slow { .. } => {}
+                    | FaultApplied::Slow { .. }
+                    | FaultApplied::MaxFrame
+                    | FaultApplied::OversizeFrame
+                    | FaultApplied::TornFrame { .. } => {}
                 },
                 Event::Disconnected {
                     peer,
@@ -274,6 +299,20 @@ impl Model {
                     model.shutdown.get_or_insert(index);
                 }
                 _ => {}
+            }
+        }
+        for (gen, downs) in &model.downs {
+            let (Some(&(down, _, _)), Some(socket)) = (downs.first(), model.gen_socket.get(gen))
+            else {
+                continue;
+            };
+            let reads = inbound.get(gen).map_or(&[][..], Vec::as_slice);
+            let unread = max_frames.get(socket).is_some_and(|acts| {
+                acts.iter()
+                    .any(|&act| !reads.iter().any(|&read| act < read && read < down))
+            });
+            if unread {
+                model.resets.insert(*gen, down);
             }
         }
         for ((peer, _), from) in open_faults {
@@ -865,6 +904,45 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
             }
             Event::PeerActed {
                 socket,
+                act: act @ (PeerAct::WroteOversize | PeerAct::Tore { .. }),
+                ..
+            } => {
+                // A header over the maximum and a stream that ends inside a
+                // frame are read errors, never a clean close: a decoder
+                // that calls either "closed" reports a broken peer as one
+                // that said goodbye.
+                let down = model.socket_gen.get(&socket).and_then(|gen| {
+                    let downs = model.downs.get(gen)?;
+                    downs.first().map(|&(at, reason, _)| (gen, at, reason))
+                });
+                if let Some((gen, at, Down::PeerClosed)) = down {
+                    if at > index {
+                        out.violate(
+                            Contract::S3,
+                            format!(
+                                "the peer {} on peer{}/{}'s socket, but the generation went down as PeerClosed: that is a read error, not a clean close",
+                                match act {
+                                    PeerAct::Tore { bytes } => format!("tore its stream {bytes} bytes into a frame"),
+                                    _ => "wrote a header over the maximum".to_owned(),
+                                },
+                                gen.0, gen.1
+                            ),
+                            &[index, at],
+                        );
+                    }
+                }
+                must_go_down(
+                    out,
+                    model,
+                    context,
+                    record,
+                    socket,
+                    index,
+                    "the peer wrote a header over the maximum or tore its stream",
+                );
+            }
+            Event::PeerActed {
+                socket,
                 act: PeerAct::Killed,
                 ..
             }
@@ -872,29 +950,51 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 socket,
                 how: SocketEnd::Eof,
                 ..
-            } if context.finished => {
-                if let Some(gen) = model.socket_gen.get(&socket) {
-                    // turmoil drops what crosses a partition for good, the
-                    // FIN too (the hunt found a kill inside a partition).
-                    let lost = model.unreachable.get(&gen.0).is_some_and(|windows| {
-                        windows.iter().any(|&(from, to)| {
-                            from <= record.at + context.delivery_bound
-                                && to.is_none_or(|to| record.at <= to)
-                        })
-                    });
-                    if !model.downs.contains_key(gen) && !lost {
-                        out.violate(
-                            Contract::S3,
-                            format!(
-                                "the peer closed peer{}/{}'s socket but the generation never went down",
-                                gen.0, gen.1
-                            ),
-                            &[index],
-                        );
-                    }
-                }
-            }
+            } => must_go_down(
+                out,
+                model,
+                context,
+                record,
+                socket,
+                index,
+                "the peer closed",
+            ),
             _ => {}
+        }
+    }
+}
+
+/// S3: the generation on `socket` goes down once the peer did what
+/// `what` says to it at `record` (`index`), unless the run did not finish
+/// or a partition swallowed it (turmoil drops what crosses a partition for
+/// good, the FIN too: the hunt found a kill inside a partition).
+fn must_go_down(
+    out: &mut Collector<'_>,
+    model: &Model,
+    context: &CheckContext,
+    record: &Record,
+    socket: u16,
+    index: usize,
+    what: &str,
+) {
+    if !context.finished {
+        return;
+    }
+    if let Some(gen) = model.socket_gen.get(&socket) {
+        let lost = model.unreachable.get(&gen.0).is_some_and(|windows| {
+            windows.iter().any(|&(from, to)| {
+                from <= record.at + context.delivery_bound && to.is_none_or(|to| record.at <= to)
+            })
+        });
+        if !model.downs.contains_key(gen) && !lost {
+            out.violate(
+                Contract::S3,
+                format!(
+                    "{what} peer{}/{}'s socket but the generation never went down",
+                    gen.0, gen.1
+                ),
+                &[index],
+            );
         }
     }
 }
@@ -1009,11 +1109,17 @@ fn excused(
     written_at: Duration,
     bound: Duration,
 ) -> bool {
-    model.impaired.get(gen).is_some_and(|spans| {
-        spans.iter().any(|&(from, until)| {
-            records[from].at <= written_at + bound && until.is_none_or(|until| until >= written_at)
+    let reset = model
+        .resets
+        .get(gen)
+        .is_some_and(|&down| written_at <= records[down].at);
+    reset
+        || model.impaired.get(gen).is_some_and(|spans| {
+            spans.iter().any(|&(from, until)| {
+                records[from].at <= written_at + bound
+                    && until.is_none_or(|until| until >= written_at)
+            })
         })
-    })
 }
 
 /// Whether `gen`'s peer was cut off when record `index` was logged. For

@@ -10,15 +10,18 @@
 //! reader that is never cancelled mid-frame), so a fault never corrupts the
 //! stream it does not close.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use lanesim::distribution::frame::HEADER_LEN;
+
 use crate::coverage::WorldMark;
-use crate::event::FaultApplied;
-use crate::scenario::{FaultKind, ScheduledFault};
+use crate::event::{FaultApplied, PeerAct};
+use crate::scenario::{FaultKind, ScheduledFault, TORN_FRAME_LEN};
 
 /// What a peer host is told to do; it checks between frames, and is woken
 /// from a pending read when told.
@@ -34,8 +37,58 @@ pub struct PeerControl {
     /// latency (loopback has none to add without root). Never set in
     /// simulation, where turmoil delays the link itself.
     pub latency: Mutex<Option<Duration>>,
+    /// Frames to write the local node, in order, each on the first socket
+    /// that looks (hostile-frame faults).
+    pub hostile: Mutex<VecDeque<Hostile>>,
     /// Wakes the peer's sockets.
     pub poke: Notify,
+}
+
+/// What a hostile-frame fault has a peer write the local node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hostile {
+    /// A well-formed frame whose body is exactly the local maximum.
+    MaxFrame,
+    /// A header claiming one byte more than the local maximum.
+    Oversize,
+    /// The first `bytes` bytes of a frame, then the socket closed.
+    Torn { bytes: u32 },
+}
+
+impl Hostile {
+    /// The act the peer logs for it.
+    #[must_use]
+    pub fn act(self) -> PeerAct {
+        match self {
+            Self::MaxFrame => PeerAct::WroteMaxFrame,
+            Self::Oversize => PeerAct::WroteOversize,
+            Self::Torn { bytes } => PeerAct::Tore { bytes },
+        }
+    }
+
+    /// The bytes to write, for a local node whose inbound maximum is `max`.
+    #[must_use]
+    pub fn bytes(self, max: u64) -> Vec<u8> {
+        let header = |body: u64| -> Vec<u8> {
+            let payload = u32::try_from(body).expect("a test maximum fits a header");
+            [0u32.to_be_bytes(), payload.to_be_bytes()].concat()
+        };
+        match self {
+            Self::MaxFrame => {
+                let mut frame = header(max);
+                frame.resize(frame.len() + max as usize, 0x5A);
+                frame
+            }
+            Self::Oversize => header(max + 1),
+            Self::Torn { bytes } => {
+                let body = TORN_FRAME_LEN - HEADER_LEN as u64;
+                let mut frame = header(body);
+                frame.resize(TORN_FRAME_LEN as usize, 0x5A);
+                frame.truncate(bytes as usize);
+                frame
+            }
+        }
+    }
 }
 
 impl PeerControl {
@@ -50,6 +103,10 @@ impl PeerControl {
     pub fn reset(&self) {
         self.wedge.store(0, Ordering::Release);
         self.kill.store(0, Ordering::Release);
+        self.hostile
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
     }
 }
 
@@ -74,6 +131,8 @@ pub enum Action {
     Latency(Duration),
     /// The local node disconnects the peer's live generation.
     Disconnect,
+    /// The peer writes the local node a hostile frame.
+    Hostile(Hostile),
 }
 
 impl Action {
@@ -94,6 +153,9 @@ impl Action {
                 us: latency.as_micros() as u64,
             },
             Self::Disconnect => FaultApplied::Disconnect,
+            Self::Hostile(Hostile::MaxFrame) => FaultApplied::MaxFrame,
+            Self::Hostile(Hostile::Oversize) => FaultApplied::OversizeFrame,
+            Self::Hostile(Hostile::Torn { bytes }) => FaultApplied::TornFrame { bytes },
         }
     }
 
@@ -110,6 +172,9 @@ impl Action {
             Self::Repair => WorldMark::FaultRepair,
             Self::Latency(_) => WorldMark::FaultLatency,
             Self::Disconnect => WorldMark::FaultDisconnect,
+            Self::Hostile(Hostile::MaxFrame) => WorldMark::FaultMaxFrame,
+            Self::Hostile(Hostile::Oversize) => WorldMark::FaultOversizeFrame,
+            Self::Hostile(Hostile::Torn { .. }) => WorldMark::FaultTornFrame,
         }
     }
 }
@@ -134,6 +199,15 @@ pub fn timeline(faults: &[ScheduledFault]) -> Vec<(Duration, u64, Action)> {
                 steps.push((at + lasting, peer, Action::Repair));
             }
             FaultKind::Disconnect => steps.push((at, peer, Action::Disconnect)),
+            FaultKind::MaxFrame => steps.push((at, peer, Action::Hostile(Hostile::MaxFrame))),
+            FaultKind::OversizeFrame => {
+                steps.push((at, peer, Action::Hostile(Hostile::Oversize)));
+            }
+            FaultKind::TornFrame => steps.push((
+                at,
+                peer,
+                Action::Hostile(Hostile::Torn { bytes: fault.bytes }),
+            )),
         }
     }
     steps.sort_by_key(|(at, peer, _)| (*at, *peer));

@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use crate::coverage::PreemptPolicy;
 use crate::scenario::{
     FaultKind, LanesParams, MeshFault, MeshFaultKind, MeshParams, Params, Policy, ScheduledFault,
-    SenderParams, WorldKind, HALF_OPEN_MIN_TICKS, SLOW_FRACTION,
+    SenderParams, WorldKind, HALF_OPEN_MIN_TICKS, SLOW_FRACTION, TORN_FRAME_LEN,
 };
 
 /// The most each knob is drawn at (the least, where it is not 0 or 1):
@@ -230,7 +230,7 @@ pub fn lanes() -> impl Strategy<Value = LanesParams> {
     )
 }
 
-const KINDS: [FaultKind; 7] = [
+const KINDS: [FaultKind; 10] = [
     FaultKind::Wedge,
     FaultKind::Slow,
     FaultKind::Kill,
@@ -238,11 +238,14 @@ const KINDS: [FaultKind; 7] = [
     FaultKind::Partition,
     FaultKind::Latency,
     FaultKind::Disconnect,
+    FaultKind::MaxFrame,
+    FaultKind::OversizeFrame,
+    FaultKind::TornFrame,
 ];
 
 /// One fault as drawn: kind, peer index (taken modulo the peers), when, and
 /// a length in thousandths of the kind's longest (so it scales with the
-/// run's deadlines).
+/// run's deadlines; for a torn frame, how far into the frame it tears).
 type RawFault = (usize, u64, u64, u64);
 
 fn fault() -> impl Strategy<Value = RawFault> {
@@ -296,6 +299,12 @@ pub fn sender() -> impl Strategy<Value = SenderParams> {
                             lasting
                         } else {
                             Duration::ZERO
+                        },
+                        bytes: if kind == FaultKind::TornFrame {
+                            // 1 to 39: inside the header for 7 in 39.
+                            1 + (permille % (TORN_FRAME_LEN - 1)) as u32
+                        } else {
+                            0
                         },
                     }
                 })

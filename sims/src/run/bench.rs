@@ -435,6 +435,8 @@ pub fn bare_turmoil(params: &Params, seed: u64, harness: &[crate::event::Record]
                 Action::Latency(latency) => sim.set_link_latency("local", name.as_str(), latency),
                 // The local node's own act: its socket's close is replayed.
                 Action::Disconnect => {}
+                // Bare peers write nothing back.
+                Action::Hostile(_) => {}
             }
         }
     });

@@ -66,7 +66,14 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
         | WorldMark::FaultPartition
         | WorldMark::FaultRepair
         | WorldMark::FaultLatency
-        | WorldMark::FaultDisconnect => WorldKind::Sender,
+        | WorldMark::FaultDisconnect
+        | WorldMark::FaultMaxFrame
+        | WorldMark::FaultOversizeFrame
+        | WorldMark::FaultTornFrame
+        | WorldMark::PeerWroteMaxFrame
+        | WorldMark::PeerWroteOversize
+        | WorldMark::PeerToreHeader
+        | WorldMark::PeerToreBody => WorldKind::Sender,
         WorldMark::FaultRestart
         | WorldMark::FaultHalfOpen
         | WorldMark::FaultSquat

@@ -24,7 +24,7 @@ pub use seeds::{SeedRange, MAX_SEEDS};
 
 pub use spec::{
     Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec, Policy,
-    ScenarioFile, SenderSpec, WorldKind,
+    ScenarioFile, SenderSpec, WorldKind, TORN_FRAME_LEN,
 };
 
 use sample::{Dur, Sampled};
@@ -1009,6 +1009,26 @@ fn validate_sender(sender: &SenderSpec, problems: &mut Vec<Problem>) {
             ));
         }
         span(&key("at"), &fault.at, false, problems);
+        match (&fault.bytes, fault.kind == FaultKind::TornFrame) {
+            (Some(bytes), true) => {
+                count(&key("bytes"), bytes, 1, problems);
+                if bytes.bounds().1 >= TORN_FRAME_LEN {
+                    problems.push(problem(
+                        key("bytes"),
+                        format!(
+                            "a torn frame is {TORN_FRAME_LEN} bytes long: tear it 1 to {} bytes in (got {})",
+                            TORN_FRAME_LEN - 1,
+                            bytes.bounds().1
+                        ),
+                    ));
+                }
+            }
+            (Some(_), false) => problems.push(problem(
+                key("bytes"),
+                "only a torn_frame fault takes `bytes`",
+            )),
+            (None, _) => {}
+        }
         match (&fault.lasting, fault.kind.lasts()) {
             (Some(lasting), true) => span(&key("for"), lasting, true, problems),
             (None, true) => problems.push(problem(

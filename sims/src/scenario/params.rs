@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::sample::{fmt_duration, Dur, Sampled};
 use super::spec::{
     Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec, Policy,
-    ScenarioFile, SenderSpec, WorldKind,
+    ScenarioFile, SenderSpec, WorldKind, TORN_FRAME_LEN,
 };
 use crate::coverage::PreemptPolicy;
 use crate::rng::SimRng;
@@ -110,6 +110,8 @@ pub struct ScheduledFault {
     pub peer: u64,
     pub at: Duration,
     pub lasting: Duration,
+    /// torn_frame: bytes of the frame written before the close (else 0).
+    pub bytes: u32,
 }
 
 /// The sender world, sampled.
@@ -201,6 +203,22 @@ fn preempt_policy(
     }
 }
 
+/// How far into its frame a `torn_frame` peer tears (0 for every other
+/// kind, with no draw).
+fn torn_bytes(kind: FaultKind, bytes: Option<&Sampled<u64>>, rng: &mut SimRng) -> u32 {
+    if kind != FaultKind::TornFrame {
+        return 0;
+    }
+    let bytes = match bytes {
+        Some(bytes) => bytes.sample(rng),
+        None => rng.range(1, TORN_FRAME_LEN - 1),
+    };
+    u32::try_from(bytes.clamp(1, TORN_FRAME_LEN - 1)).expect("under 40")
+}
+
+/// What chaos draws from by default: the faults every sender scenario has
+/// always had (the hostile-frame kinds are opt-in through `chaos_kinds`,
+/// so adding them moved no existing scenario's draws).
 const ALL_FAULTS: [FaultKind; 7] = [
     FaultKind::Wedge,
     FaultKind::Slow,
@@ -224,6 +242,8 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
             peer: fault.peer.sample(rng).min(peers - 1),
             at: fault.at.sample(rng),
             lasting: fault.lasting.map_or(Duration::ZERO, |d| d.sample(rng)),
+            // Drawn only for a tear, so no other scenario's draws move.
+            bytes: torn_bytes(fault.kind, fault.bytes.as_ref(), rng),
         })
         .collect();
     let data_frames = spec.data_frames.sample(rng);
@@ -266,6 +286,7 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
             } else {
                 Duration::ZERO
             },
+            bytes: torn_bytes(kind, None, rng),
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.peer));
@@ -687,6 +708,7 @@ impl SenderParams {
                 peer: one(f.peer),
                 at: dur(f.at),
                 lasting: f.kind.lasts().then_some(dur(f.lasting)),
+                bytes: (f.kind == FaultKind::TornFrame).then_some(one(u64::from(f.bytes))),
             })
             .collect(),
         }

@@ -356,6 +356,17 @@ pub enum FaultKind {
     /// The local node disconnects the peer's live generation
     /// (`disconnect_node`): a local, not a peer, fault.
     Disconnect,
+    /// The peer writes the local node one well-formed frame whose body is
+    /// exactly the local node's inbound maximum: it must be read, not
+    /// refused.
+    MaxFrame,
+    /// The peer writes the local node a header claiming one byte more than
+    /// its inbound maximum: the generation must go down (`ReadError`).
+    OversizeFrame,
+    /// The peer writes the local node part of a frame (a header cut short,
+    /// or a whole header and part of its body) and closes its socket: a
+    /// torn stream, which must go down as a read error, not a clean close.
+    TornFrame,
 }
 
 impl FaultKind {
@@ -364,18 +375,29 @@ impl FaultKind {
     pub fn lasts(self) -> bool {
         match self {
             Self::Slow | Self::CrashBounce | Self::Partition | Self::Latency => true,
-            Self::Wedge | Self::Kill | Self::Disconnect => false,
+            Self::Wedge
+            | Self::Kill
+            | Self::Disconnect
+            | Self::MaxFrame
+            | Self::OversizeFrame
+            | Self::TornFrame => false,
         }
     }
 
     /// Whether this fault can stop a peer from reading what reaches it, so
     /// that a generation may rightly go down and a written frame may never
-    /// arrive. Slow and latency never can (S7).
+    /// arrive. Slow and latency never can (S7), nor a well-formed frame at
+    /// the maximum; an oversize header or a torn stream ends the stream.
     #[must_use]
     pub fn impairs(self) -> bool {
         match self {
-            Self::Wedge | Self::Kill | Self::CrashBounce | Self::Partition => true,
-            Self::Slow | Self::Latency | Self::Disconnect => false,
+            Self::Wedge
+            | Self::Kill
+            | Self::CrashBounce
+            | Self::Partition
+            | Self::OversizeFrame
+            | Self::TornFrame => true,
+            Self::Slow | Self::Latency | Self::Disconnect | Self::MaxFrame => false,
         }
     }
 }
@@ -393,7 +415,16 @@ pub struct FaultSpec {
     /// How long (crash_bounce, partition, latency), or the read interval (slow).
     #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
     pub lasting: Option<Sampled<Dur>>,
+    /// torn_frame only: how many bytes of the frame the peer writes before
+    /// it closes the socket, 1 to [`TORN_FRAME_LEN`] - 1 (under 8: inside
+    /// the header); absent, drawn per run from that whole range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Sampled<u64>>,
 }
+
+/// The whole length of the frame a `torn_frame` peer starts to write: an
+/// 8-byte header announcing a 32-byte body. A tear is 1 to 39 bytes in.
+pub const TORN_FRAME_LEN: u64 = 40;
 
 /// The mesh world: `nodes` production nodes (manager, sender, link tables),
 /// each dialing every other on its own schedule and accepting their dials.

@@ -13,22 +13,36 @@
 //!
 //! A fault acts between frames, on the first socket that sees it, and the
 //! peer logs which socket (`PeerActed`): wedge = stop reading and keep the
-//! socket open; kill = close it. Slow = sleep before each frame.
+//! socket open; kill = close it. Slow = sleep before each frame. A
+//! hostile-frame fault makes the peer *write* to the local node, which no
+//! other fault does: a frame of exactly the local node's inbound maximum
+//! ([`MAX_INBOUND`]; read on), a header one byte over it (read on), or the
+//! first bytes of a frame and then the close (a torn stream). That is what
+//! puts the production read side's frame decoder in reach: its maximum
+//! check and its end-of-stream classification.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::{Buf, BytesMut};
 use futures_util::StreamExt;
-use lanesim::distribution::frame::{decode, Frame, ReadFrameError, DEFAULT_MAX_FRAME};
+use lanesim::distribution::frame::{decode, Frame, ReadFrameError, DEFAULT_MAX_FRAME, HEADER_LEN};
 use lanesim::distribution::HELLO;
-use tokio::io::AsyncRead;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio_util::codec::{Decoder, FramedRead};
 
 use super::tag::Tag;
+use crate::coverage::WorldMark;
 use crate::event::{Event, PeerAct, SocketEnd};
-use crate::fault::PeerControl;
+use crate::fault::{Hostile, PeerControl};
+
+/// The local node's largest inbound frame body (its
+/// `ManagerConfig::max_frame`): small, so a hostile peer writes a frame of
+/// exactly the maximum, and one byte over, cheaply.
+pub const MAX_INBOUND: u64 = 16 * 1024;
 
 /// The production frame format as a `tokio_util` decoder.
 pub struct PeerCodec {
@@ -95,6 +109,8 @@ pub trait PeerWorld: Send + Sync + 'static {
     fn record(&self, host: &str, event: Event);
     /// Peer `index`'s fault controls.
     fn control(&self, index: u64) -> &PeerControl;
+    /// Counts a coverage mark.
+    fn mark(&self, mark: WorldMark);
 }
 
 /// A peer host's main task.
@@ -148,25 +164,84 @@ fn accepted<W: PeerWorld>(shared: &W, index: u64, remote: &SocketAddr) -> u16 {
     socket
 }
 
-async fn read_socket<W: PeerWorld, S: AsyncRead + Unpin>(
-    shared: Arc<W>,
-    peer: u64,
-    stream: S,
-    socket: u16,
-) {
+/// A hostile frame being written while the peer reads on: the write half
+/// comes back with the result.
+type Writing<S> = Pin<Box<dyn Future<Output = (WriteHalf<S>, io::Result<()>)> + Send>>;
+
+async fn read_socket<W, S>(shared: Arc<W>, peer: u64, stream: S, socket: u16)
+where
+    W: PeerWorld,
+    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
     let host = peer_name(peer);
     let control: &PeerControl = shared.control(peer);
-    let mut frames = FramedRead::new(stream, PeerCodec::new(DEFAULT_MAX_FRAME));
+    // Split, so a frame at the maximum (16 KiB through a window of a few
+    // segments) is written while the peer goes on reading: a peer that
+    // stopped reading to write would wedge the local node's writes (a
+    // write deadline a healthy peer never causes).
+    let (reader, writer) = tokio::io::split(stream);
+    let mut writer = Some(writer);
+    let mut writing: Option<Writing<S>> = None;
+    let mut frames = FramedRead::new(reader, PeerCodec::new(DEFAULT_MAX_FRAME));
     let acted = |act| Event::PeerActed { peer, socket, act };
+    let ended = |how| Event::PeerSocketClosed { peer, socket, how };
     loop {
         if PeerControl::take(&control.kill) {
             shared.record(&host, acted(PeerAct::Killed));
-            return; // dropping the stream closes it
+            return; // dropping both halves closes the stream
         }
         if PeerControl::take(&control.wedge) {
             shared.record(&host, acted(PeerAct::Wedged));
             // Holds the socket open and never reads again.
             std::future::pending::<()>().await;
+        }
+        // One hostile write at a time: the next waits for the write half.
+        let hostile = writer.as_ref().and_then(|_| {
+            control
+                .hostile
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .pop_front()
+        });
+        // (Taking the write half only with a hostile in hand: an earlier
+        // draft took it every time round and lost it.)
+        let taken = hostile.and_then(|hostile| writer.take().map(|half| (hostile, half)));
+        if let Some((hostile, mut half)) = taken {
+            // Logged before the first byte leaves: the local node may act
+            // on it (and log its down) within the write.
+            shared.record(&host, acted(hostile.act()));
+            shared.mark(match hostile {
+                Hostile::MaxFrame => WorldMark::PeerWroteMaxFrame,
+                Hostile::Oversize => WorldMark::PeerWroteOversize,
+                Hostile::Torn { bytes } if (bytes as usize) < HEADER_LEN => {
+                    WorldMark::PeerToreHeader
+                }
+                Hostile::Torn { .. } => WorldMark::PeerToreBody,
+            });
+            let bytes = hostile.bytes(MAX_INBOUND);
+            match hostile {
+                Hostile::MaxFrame => {
+                    writing = Some(Box::pin(async move {
+                        let written = half.write_all(&bytes).await;
+                        (half, written)
+                    }));
+                }
+                // A few bytes: written in place.
+                Hostile::Oversize | Hostile::Torn { .. } => {
+                    let written = half.write_all(&bytes).await;
+                    if written.is_err() {
+                        shared.record(&host, ended(SocketEnd::Error));
+                        return;
+                    }
+                    if let Hostile::Torn { .. } = hostile {
+                        // Dropping both halves closes the stream mid-frame.
+                        shared.record(&host, ended(SocketEnd::Torn));
+                        return;
+                    }
+                    writer = Some(half);
+                }
+            }
+            continue;
         }
         let slow = *control.slow.lock().unwrap();
         let latency = *control.latency.lock().unwrap();
@@ -181,10 +256,20 @@ async fn read_socket<W: PeerWorld, S: AsyncRead + Unpin>(
                 () = tokio::time::sleep(every) => {}
             }
         }
-        // Cancel-safe: a poke drops this `next()`, never a partial frame.
+        // Cancel-safe: a poke drops this `next()`, never a partial frame,
+        // and the write in flight is kept, not dropped.
         let next = tokio::select! {
             biased;
             () = control.poke.notified() => continue,
+            (half, written) = async { writing.as_mut().expect("guarded").await }, if writing.is_some() => {
+                writing = None;
+                if written.is_err() {
+                    shared.record(&host, ended(SocketEnd::Error));
+                    return;
+                }
+                writer = Some(half);
+                continue;
+            }
             next = frames.next() => next,
         };
         let how = match next {
@@ -212,7 +297,7 @@ async fn read_socket<W: PeerWorld, S: AsyncRead + Unpin>(
             Some(Err(_)) => SocketEnd::Error,
             None => SocketEnd::Eof,
         };
-        shared.record(&host, Event::PeerSocketClosed { peer, socket, how });
+        shared.record(&host, ended(how));
         return;
     }
 }

@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lanesim::distribution::{
-    ConnectionManager, ControlOutbound, DistConnection, DistSender, LinkTable, ManagerConfig,
-    NodeName, SenderConfig, SenderLane, SenderObserver, WriteOutcome,
+    ConnectionManager, ControlOutbound, DistConnection, DistSender, InboundFrame, LinkTable,
+    ManagerConfig, NodeName, SenderConfig, SenderLane, SenderObserver, WriteOutcome,
 };
 use lanesim::planted::Planted;
 use lanesim::shim::net::Transport;
@@ -33,7 +33,7 @@ use lanesim::shim::rt::RuntimeChoice;
 use tokio::sync::{mpsc, Notify};
 
 use super::net::{PortMap, RealTcp, TurmoilTcp, WriteTap};
-use super::peer::{peer_main, peer_name, real_peer_main, PeerWorld, PORT};
+use super::peer::{peer_main, peer_name, real_peer_main, PeerWorld, MAX_INBOUND, PORT};
 use super::tag::{frame_len, Tag};
 use super::{RealClock, WorldRun};
 use crate::coverage::{self, WorldMark, WorldProbe};
@@ -112,6 +112,12 @@ impl PeerWorld for Shared {
     fn control(&self, index: u64) -> &PeerControl {
         &self.peers[index as usize]
     }
+
+    fn mark(&self, mark: WorldMark) {
+        if !self.frozen.load(Ordering::Acquire) {
+            self.probe.world(mark);
+        }
+    }
 }
 
 impl Shared {
@@ -139,10 +145,6 @@ impl Shared {
     /// Reentrant on one thread (an enqueue may run the down hooks inline).
     fn ordered<T>(&self, f: impl FnOnce() -> T) -> T {
         self.order.ordered(f)
-    }
-
-    fn mark(&self, mark: WorldMark) {
-        self.probe.world(mark);
     }
 
     fn control_pending(&self, peer: u64, generation: u64, delta: i64) {
@@ -290,7 +292,11 @@ fn apply(
             Action::Partition => sim.partition(LOCAL, name.as_str()),
             Action::Repair => sim.repair(LOCAL, name.as_str()),
             Action::Latency(latency) => sim.set_link_latency(LOCAL, name.as_str(), latency),
-            Action::Wedge | Action::Kill | Action::Slow(_) | Action::Disconnect => {}
+            Action::Wedge
+            | Action::Kill
+            | Action::Slow(_)
+            | Action::Disconnect
+            | Action::Hostile(_) => {}
         }
     }
     control.poke.notify_waiters();
@@ -328,6 +334,11 @@ fn begin_fault(
             control.kill.fetch_add(1, Ordering::AcqRel);
         }
         Action::Slow(every) => *control.slow.lock().unwrap() = Some(every),
+        Action::Hostile(hostile) => control
+            .hostile
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push_back(hostile),
         Action::Disconnect => {
             // The local node does it, on its own host, at this instant.
             let _ = disconnect.send(peer);
@@ -593,6 +604,23 @@ async fn local_main(
     // so a heartbeat would read their silence as death (the mesh world
     // runs heartbeats between production nodes).
     manager_config.tick = None;
+    // Small, so a peer can write a frame of exactly the maximum (and one
+    // byte over) cheaply: the hostile-frame faults. Nothing else is ever
+    // read from a peer.
+    manager_config.max_frame = MAX_INBOUND;
+    // Which inbound frames were read whole: a local close before the end
+    // of one resets the stream (S6's excuse for what the reset discards).
+    let inbound_log = Arc::clone(&shared);
+    manager_config.on_frame = Some(Arc::new(move |frame: InboundFrame| {
+        inbound_log.record(
+            LOCAL,
+            Event::InboundFrameRead {
+                peer: peer_index(&frame.node),
+                generation: frame.generation,
+                bytes: (frame.control.len() + frame.payload.len()) as u64,
+            },
+        );
+    }));
     manager_config.planted = planted;
     let tap_log = Arc::clone(&shared);
     let tap: WriteTap = Arc::new(move |socket, frame| {
@@ -1116,7 +1144,13 @@ async fn drive_real(
                 Some(Action::Partition | Action::Repair) => {
                     unreachable!("real mode refuses partitions before the run")
                 }
-                Some(Action::Wedge | Action::Kill | Action::Slow(_) | Action::Disconnect)
+                Some(
+                    Action::Wedge
+                    | Action::Kill
+                    | Action::Slow(_)
+                    | Action::Disconnect
+                    | Action::Hostile(_),
+                )
                 | None => {}
             }
             control.poke.notify_waiters();
