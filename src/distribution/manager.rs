@@ -759,6 +759,9 @@ async fn read_loop(manager: Weak<ManagerShared>, connection: Arc<DistConnection>
     // its down until this loop first waits: a down that lands here must
     // still close the socket.
     preempt_point(Point::ReadLoopStarting).await;
+    if connection.is_down() {
+        mark(Mark::DownBeforeReadLoop);
+    }
     let reason = loop {
         let frame = tokio::select! {
             biased;

@@ -153,6 +153,10 @@ named! {
         /// A dial found another dial of its node in flight, waited, and
         /// took the connection it made.
         DialJoinedInFlight => "dial_joined_in_flight",
+        /// A read loop started on a generation that was already down: its
+        /// down came before the loop first watched for one, so only a
+        /// wake-up that keeps a permit (or a look at the flag) tells it.
+        DownBeforeReadLoop => "down_before_read_loop",
     }
 }
 

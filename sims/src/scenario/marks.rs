@@ -119,7 +119,8 @@ fn code_mark_world(mark: Mark) -> WorldKind {
         | Mark::FrameBudgetRefused
         | Mark::SlotRemoved
         | Mark::KeepaliveSent
-        | Mark::DialJoinedInFlight => WorldKind::Sender,
+        | Mark::DialJoinedInFlight
+        | Mark::DownBeforeReadLoop => WorldKind::Sender,
         Mark::RegisterTieBreakWon
         | Mark::RegisterTieBreakLost
         | Mark::DownSimultaneousConnect
