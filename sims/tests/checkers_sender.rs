@@ -223,6 +223,34 @@ fn good() -> Vec<Record> {
     ]
 }
 
+/// The log ends with peer 0's table slot empty (its generation went down).
+fn empty_table_at_end(log: &mut [Record]) {
+    let table = find(log, |e| matches!(e, Event::TableAtEnd { .. }));
+    log[table] = at(
+        890,
+        Event::TableAtEnd {
+            peer: 0,
+            generation: None,
+        },
+    );
+}
+
+/// [`good`] but data frame 2, written whole, never arrives.
+fn data_2_lost() -> Vec<Record> {
+    let mut log = good();
+    log.retain(|r| {
+        !matches!(
+            r.event,
+            Event::FrameArrived {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    log
+}
+
 /// Index of the first record matching `pred`.
 fn find(log: &[Record], pred: impl Fn(&Event) -> bool) -> usize {
     log.iter()
@@ -258,14 +286,7 @@ fn good_then_down(reason: Down) -> Vec<Record> {
     let mut log = good();
     log.insert(17, acted(850, PeerAct::Killed));
     log.insert(18, down(860, 1, reason, None));
-    let table = find(&log, |e| matches!(e, Event::TableAtEnd { .. }));
-    log[table] = at(
-        890,
-        Event::TableAtEnd {
-            peer: 0,
-            generation: None,
-        },
-    );
+    empty_table_at_end(&mut log);
     log
 }
 
@@ -1009,17 +1030,7 @@ fn s4_and_dc1_detect_a_lane_refusing_before_it_is_full_or_holding_more() {
 
 #[test]
 fn s6_detects_a_written_frame_that_never_arrives_at_a_reading_peer() {
-    let mut missing = good();
-    missing.retain(|r| {
-        !matches!(
-            r.event,
-            Event::FrameArrived {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
+    let missing = data_2_lost();
     assert_has(
         &missing,
         &context(),
@@ -1044,17 +1055,7 @@ fn s6_detects_a_written_frame_that_never_arrives_at_a_reading_peer() {
 /// stream whole: it excuses neither a later loss nor a later down.
 #[test]
 fn s6_and_s7_detect_a_loss_or_down_a_partition_that_healed_before_the_write_cannot_excuse() {
-    let mut healed = good();
-    healed.retain(|r| {
-        !matches!(
-            r.event,
-            Event::FrameArrived {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
+    let mut healed = data_2_lost();
     let first_write = find(&healed, |e| matches!(e, Event::WriteStarted { .. }));
     healed.insert(first_write, fault(0, FaultApplied::Partition));
     healed.insert(first_write + 1, fault(0, FaultApplied::Repair));
@@ -1076,17 +1077,7 @@ fn s6_and_s7_detect_a_loss_or_down_a_partition_that_healed_before_the_write_cann
     assert_has(&late_down, &context(), Contract::S7, "with no cause");
 
     // Bytes written during the partition are lost for good: excused.
-    let mut lossy = good();
-    lossy.retain(|r| {
-        !matches!(
-            r.event,
-            Event::FrameArrived {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
+    let mut lossy = data_2_lost();
     let begun = find(&lossy, |e| {
         matches!(
             e,
@@ -1110,14 +1101,7 @@ fn s7_detects_a_down_with_no_cause() {
     let mut slow = good();
     slow.insert(1, fault(0, FaultApplied::Slow { every_us: 1000 }));
     slow.insert(19, down(860, 1, Down::WriteTimeout, None));
-    let table = find(&slow, |e| matches!(e, Event::TableAtEnd { .. }));
-    slow[table] = at(
-        890,
-        Event::TableAtEnd {
-            peer: 0,
-            generation: None,
-        },
-    );
+    empty_table_at_end(&mut slow);
     assert_has(
         &slow,
         &context(),
@@ -1271,14 +1255,7 @@ fn end_to_end_detects_an_invented_or_repeated_noconnection() {
 fn s7_detects_a_timeout_only_when_the_deadline_could_cover_a_healthy_transfer() {
     let mut timeout = good();
     timeout.insert(19, down(860, 1, Down::WriteTimeout, None));
-    let table = find(&timeout, |e| matches!(e, Event::TableAtEnd { .. }));
-    timeout[table] = at(
-        890,
-        Event::TableAtEnd {
-            peer: 0,
-            generation: None,
-        },
-    );
+    empty_table_at_end(&mut timeout);
     let mut roomy = context();
     roomy.write_timeout = Some(Duration::from_secs(5));
     roomy.write_bound = Duration::from_millis(480);
@@ -1325,17 +1302,7 @@ fn s3_detects_a_close_that_no_partition_swallowed() {
 #[test]
 fn s6_detects_a_loss_only_when_no_partition_cut_the_socket_before_it_registered() {
     let lossy = |partition_ms: u64| {
-        let mut log = good();
-        log.retain(|r| {
-            !matches!(
-                r.event,
-                Event::FrameArrived {
-                    lane: Lane::Data,
-                    seq: 2,
-                    ..
-                }
-            )
-        });
+        let mut log = data_2_lost();
         for record in &mut log {
             record.at += Duration::from_millis(300);
         }
@@ -1371,14 +1338,7 @@ fn hostile_then(act: PeerAct, reason: Option<Down>) -> Vec<Record> {
                 },
             ),
         );
-        let table = find(&log, |e| matches!(e, Event::TableAtEnd { .. }));
-        log[table] = at(
-            890,
-            Event::TableAtEnd {
-                peer: 0,
-                generation: None,
-            },
-        );
+        empty_table_at_end(&mut log);
     }
     log
 }
@@ -1468,17 +1428,7 @@ fn s7_detects_a_frame_at_the_maximum_refused() {
 #[test]
 fn s6_detects_a_lost_frame_unless_a_reset_discarded_it() {
     let lossy = |read_before_down: bool| {
-        let mut log = good();
-        log.retain(|r| {
-            !matches!(
-                r.event,
-                Event::FrameArrived {
-                    lane: Lane::Data,
-                    seq: 2,
-                    ..
-                }
-            )
-        });
+        let mut log = data_2_lost();
         log.insert(1, acted(0, PeerAct::WroteMaxFrame));
         let arrived = find(&log, |e| {
             matches!(
@@ -1513,14 +1463,7 @@ fn s6_detects_a_lost_frame_unless_a_reset_discarded_it() {
                 ),
             );
         }
-        let table = find(&log, |e| matches!(e, Event::TableAtEnd { .. }));
-        log[table] = at(
-            890,
-            Event::TableAtEnd {
-                peer: 0,
-                generation: None,
-            },
-        );
+        empty_table_at_end(&mut log);
         log
     };
     assert!(

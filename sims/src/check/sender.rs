@@ -872,7 +872,8 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     }
     let mut latest: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
     for (index, record) in out.records().iter().enumerate() {
-        match record.event {
+        // What the peer did that must take the socket's generation down.
+        let ended = match record.event {
             Event::ConnectionUp {
                 peer, generation, ..
             } => {
@@ -889,6 +890,7 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                     );
                 }
                 latest.insert(peer, (generation, index));
+                None
             }
             Event::TableAtEnd {
                 peer,
@@ -901,6 +903,7 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                         &[down, index],
                     );
                 }
+                None
             }
             Event::PeerActed {
                 socket,
@@ -931,15 +934,10 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                         );
                     }
                 }
-                must_go_down(
-                    out,
-                    model,
-                    context,
-                    record,
+                Some((
                     socket,
-                    index,
                     "the peer wrote a header over the maximum or tore its stream",
-                );
+                ))
             }
             Event::PeerActed {
                 socket,
@@ -950,16 +948,11 @@ fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 socket,
                 how: SocketEnd::Eof,
                 ..
-            } => must_go_down(
-                out,
-                model,
-                context,
-                record,
-                socket,
-                index,
-                "the peer closed",
-            ),
-            _ => {}
+            } => Some((socket, "the peer closed")),
+            _ => None,
+        };
+        if let Some((socket, what)) = ended {
+            must_go_down(out, model, context, record, socket, index, what);
         }
     }
 }

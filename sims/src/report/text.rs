@@ -287,14 +287,24 @@ pub(super) fn selftest_json(reports: &[BugReport]) -> String {
     serde_json::to_string_pretty(&serde_json::json!({ "bugs": bugs })).unwrap_or_default()
 }
 
+/// A Markdown table's header row and rule.
+fn table_header(out: &mut String, columns: &[&str]) {
+    out.push_str(&format!("| {} |\n", columns.join(" | ")));
+    out.push_str(&format!("|{}\n", "---|".repeat(columns.len())));
+}
+
 pub(super) fn bench_table(bench: &BenchReport) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| scenario | seeds | seeds/s (1 core) | virtual s / wall s |"
+    table_header(
+        &mut out,
+        &[
+            "scenario",
+            "seeds",
+            "seeds/s (1 core)",
+            "virtual s / wall s",
+        ],
     );
-    let _ = writeln!(out, "|---|---|---|---|");
     for b in &bench.scenarios {
         let _ = writeln!(
             out,
@@ -317,11 +327,17 @@ pub(super) fn bench_table(bench: &BenchReport) -> String {
         }
     }
     out.push('\n');
-    let _ = writeln!(
-        out,
-        "| scenario (20 seeds) | harness | unobserved | harness / unobserved | bare socket replay | harness / bare |"
+    table_header(
+        &mut out,
+        &[
+            "scenario (20 seeds)",
+            "harness",
+            "unobserved",
+            "harness / unobserved",
+            "bare socket replay",
+            "harness / bare",
+        ],
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|");
     for b in &bench.harness {
         let _ = writeln!(
             out,
