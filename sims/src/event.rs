@@ -12,7 +12,7 @@ use lanesim::distribution::{
     WriteOutcome,
 };
 use lanesim::lanes::LaneExit;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A lane task's end, as the router's [`LaneExit`] reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -36,7 +36,7 @@ impl From<LaneExit> for Exit {
 }
 
 /// Which sender lane a frame travelled ([`SenderLane`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Lane {
     Data,
@@ -310,7 +310,7 @@ pub enum MeshFaultApplied {
 
 /// The sender's counters, as `SenderStats` reports them, in the units the
 /// S4 check counts events in.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Counts {
     pub data_queued: u64,
     pub data_written: u64,

@@ -1,15 +1,19 @@
 //! How results are shown: a human summary (default), one JSON document,
 //! one JSON line per run (streamed), or JUnit XML. Failures in full, passes
 //! counted, then the mark table: how many seeds of each scenario reached
-//! each coverage mark, and which required marks a sweep missed.
+//! each coverage mark, and which required marks a sweep missed. A run that
+//! outlived its budget shows what it left pending ([`pending_lines`]; real
+//! mode's lines use it too).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use crate::run::pending::{Pending, Unresolved};
 use crate::run::sweep::{Failure, SweepReport};
 use crate::run::{RunResult, ScenarioReach, Verdict};
+use crate::world::EndStep;
 use lanesim::planted::Planted;
 
 /// Violations printed per contract and run; the rest are counted.
@@ -155,9 +159,165 @@ pub fn failure(out: &mut String, failed: &Failure) {
             failed.virtual_ms
         );
     }
+    if let Some(pending) = &failed.pending {
+        pending_lines(out, pending, "    ");
+    }
     let _ = writeln!(out, "  {}", failed.repro);
     if !failed.trace.is_empty() {
         let _ = writeln!(out, "  {}", failed.trace);
+    }
+}
+
+/// What a run that outlived its budget was waiting for: the step its world
+/// was in, the sender's counters and table then, what the log shows with
+/// no fate, and the log's last records; each line indented by `indent`.
+pub fn pending_lines(out: &mut String, pending: &Pending, indent: &str) {
+    let secs = |d: std::time::Duration| format!("{:.3}s", d.as_secs_f64());
+    match &pending.stuck {
+        None => {
+            let _ = writeln!(out, "{indent}pending: the world did not say where it was");
+        }
+        Some(stuck) => {
+            let step = match stuck.step {
+                EndStep::SenderDialing { peer } => format!("the first dial of peer{peer}"),
+                EndStep::SenderWorkload => "the workload (still enqueueing)".into(),
+                EndStep::SenderDrain { looks } => format!(
+                    "the drain: the sender's counters did not yet account for every frame and control queued ({looks} look(s))"
+                ),
+                EndStep::SenderLastFault { at } => {
+                    format!("the fault timeline's last step, due at {}", secs(at))
+                }
+                EndStep::SenderQuiet { quiet, looks } => format!(
+                    "the end's quiet: the log to stay quiet for {} ({looks} wait(s), each after new records)",
+                    secs(quiet)
+                ),
+                EndStep::SenderClosing => "closing: recording the table and counters".into(),
+                EndStep::LanesProducing { producing } => {
+                    format!("the producers: {producing} still routing")
+                }
+                EndStep::LanesSettling { router_dropped } => format!(
+                    "the log to settle, {} the router's drop",
+                    if router_dropped { "after" } else { "before" }
+                ),
+                EndStep::MeshClock => "the mesh workload's clock".into(),
+            };
+            let _ = writeln!(out, "{indent}stuck in: {step}");
+            if let Some(c) = stuck.stats {
+                let data = c.data_written + c.data_failed + c.data_no_connection + c.data_discarded;
+                let controls =
+                    c.control_written + c.control_failed + c.control_skipped + c.control_discarded;
+                let _ = writeln!(
+                    out,
+                    "{indent}sender counters: data {} queued = {} written + {} failed + {} no connection + {} discarded, {} without a fate; controls {} queued = {} written + {} failed + {} skipped + {} discarded, {} without a fate",
+                    c.data_queued,
+                    c.data_written,
+                    c.data_failed,
+                    c.data_no_connection,
+                    c.data_discarded,
+                    c.data_queued.saturating_sub(data),
+                    c.control_queued,
+                    c.control_written,
+                    c.control_failed,
+                    c.control_skipped,
+                    c.control_discarded,
+                    c.control_queued.saturating_sub(controls),
+                );
+            }
+            match &stuck.table {
+                Some(table) => {
+                    let slots: Vec<String> = table
+                        .iter()
+                        .enumerate()
+                        .map(|(peer, slot)| match slot {
+                            None => format!("peer{peer} none"),
+                            Some((generation, down)) => format!(
+                                "peer{peer} generation {generation} ({})",
+                                if *down { "down" } else { "up" }
+                            ),
+                        })
+                        .collect();
+                    let _ = writeln!(out, "{indent}table: {}", slots.join(", "));
+                }
+                None if stuck.stats.is_some() => {
+                    let _ = writeln!(
+                        out,
+                        "{indent}table: not read (its lock was not free within a second)"
+                    );
+                }
+                None => {}
+            }
+            if let Some(order) = stuck.order {
+                let _ = writeln!(
+                    out,
+                    "{indent}log's ordering lock: {}, {} thread(s) waiting",
+                    if order.held { "held" } else { "free" },
+                    order.waiting
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "{indent}accepted with no fate in the log: {}{}",
+        pending.unresolved_total,
+        if pending.unresolved_total > pending.unresolved.len() {
+            format!(" ({} shown)", pending.unresolved.len())
+        } else {
+            String::new()
+        }
+    );
+    for unresolved in &pending.unresolved {
+        let line = match *unresolved {
+            Unresolved::Data {
+                peer,
+                seq,
+                queued,
+                writing,
+            } => format!(
+                "data {seq} to peer{peer}, queued at {}{}",
+                secs(queued),
+                writing.map_or(String::new(), |(generation, at)| format!(
+                    ", being written to generation {generation} since {}",
+                    secs(at)
+                ))
+            ),
+            Unresolved::Control {
+                peer,
+                generation,
+                seq,
+                queued,
+                writing,
+            } => format!(
+                "control {seq} pinned to peer{peer} generation {generation}, queued at {}{}",
+                secs(queued),
+                writing.map_or(String::new(), |at| format!(
+                    ", being written since {}",
+                    secs(at)
+                ))
+            ),
+            Unresolved::Item {
+                key,
+                item,
+                routed,
+                started,
+            } => format!(
+                "item {item} of key {key}, routed at {}{}",
+                secs(routed),
+                started.map_or(String::new(), |at| format!(
+                    ", its handler running since {}",
+                    secs(at)
+                ))
+            ),
+        };
+        let _ = writeln!(out, "{indent}    {line}");
+    }
+    let _ = writeln!(
+        out,
+        "{indent}the log's last {} record(s):",
+        pending.tail.len()
+    );
+    for record in &pending.tail {
+        let _ = writeln!(out, "{indent}    {record}");
     }
 }
 

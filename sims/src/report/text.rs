@@ -477,6 +477,9 @@ pub(super) fn real_lines(outcome: &RealOutcome) -> String {
             for violation in &r.violations {
                 let _ = write!(text, "  {violation}");
             }
+            if let Some(pending) = &r.pending {
+                super::sweep::pending_lines(&mut text, pending, "  ");
+            }
         }
     }
     text
@@ -561,6 +564,9 @@ pub(super) fn fidelity(found: &[Fidelity]) -> String {
             if s.disagrees() {
                 for line in s.real_evidence.iter().flat_map(|e| e.lines()) {
                     let _ = writeln!(text, "    real: {line}");
+                }
+                if let Some(pending) = &s.real_pending {
+                    super::sweep::pending_lines(&mut text, pending, "    real: ");
                 }
                 disagreements.push(format!("{} seed {}", f.scenario, s.seed));
             }

@@ -1,8 +1,9 @@
 //! Running scenarios: one seed ([`execute`]); sweeps of any size across
 //! threads, streamed into per-scenario tallies identical to a serial run's
 //! and split into shards ([`sweep`], on the engine in [`stream`]);
-//! determinism audits ([`audit`]); and the one repro line every failure
-//! prints ([`repro_line`]).
+//! determinism audits ([`audit`]); the one repro line every failure
+//! prints ([`repro_line`]); and what a run that outlived its budget left
+//! pending ([`pending`]).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
@@ -10,6 +11,7 @@ use std::time::Duration;
 use lanesim::planted::Planted;
 
 pub mod bench;
+pub mod pending;
 pub mod real;
 pub mod selftest;
 pub mod stream;
@@ -86,6 +88,9 @@ pub struct RunResult {
     pub elapsed: Duration,
     /// The marks the run reached.
     pub coverage: Coverage,
+    /// What the run left pending when its budget ran out (`None` when it
+    /// finished).
+    pub pending: Option<pending::Pending>,
 }
 
 /// The longest a preemption point can hold a task under `policy`, whose
@@ -182,6 +187,7 @@ impl RunResult {
             records: Vec::new(),
             elapsed: Duration::ZERO,
             coverage: Coverage::new(),
+            pending: None,
         }
     }
 }
@@ -216,6 +222,9 @@ pub fn judge(
     context: &CheckContext,
 ) -> RunResult {
     let violations = check::check(&scenario.file.checks, &run.records, context);
+    // Whatever the verdict: a run cut short by its budget with a contract
+    // broken was still waiting for something.
+    let pending = (!run.finished).then(|| pending::pending(&run.records, run.stuck));
     let verdict = if !violations.is_empty() {
         Verdict::Violated
     } else if !run.finished {
@@ -235,6 +244,7 @@ pub fn judge(
         records: run.records,
         elapsed: run.elapsed,
         coverage: run.coverage,
+        pending,
     }
 }
 

@@ -191,6 +191,9 @@ pub struct FidelitySeed {
     /// The real run's first violation with its evidence, as printed (a
     /// real run cannot be replayed, so a disagreement shows it here).
     pub real_evidence: Option<String>,
+    /// What the real run left pending, if its budget ran out (shown with
+    /// a disagreement, for the same reason).
+    pub real_pending: Option<super::pending::Pending>,
 }
 
 impl FidelitySeed {
@@ -243,7 +246,7 @@ pub fn fidelity(scenario: &Scenario, seeds: SeedRange, planted: Planted) -> Fide
         for mark in simulated.coverage.keys() {
             out.marks.entry(*mark).or_default().0 += 1;
         }
-        let (real, real_wall, real_lateness, real_broken, real_evidence) =
+        let (real, real_wall, real_lateness, real_broken, real_evidence, real_pending) =
             match execute_real(scenario, seed, planted) {
                 RealOutcome::Ran(ran) => {
                     for mark in ran.result.coverage.keys() {
@@ -261,11 +264,12 @@ pub fn fidelity(scenario: &Scenario, seeds: SeedRange, planted: Planted) -> Fide
                         ran.lateness,
                         contracts(&ran.result),
                         evidence,
+                        ran.result.pending.clone(),
                     )
                 }
                 RealOutcome::Skipped { reason, .. } => {
                     out.skipped.get_or_insert(reason);
-                    (None, Duration::ZERO, Duration::ZERO, Vec::new(), None)
+                    (None, Duration::ZERO, Duration::ZERO, Vec::new(), None, None)
                 }
             };
         out.seeds.push(FidelitySeed {
@@ -277,6 +281,7 @@ pub fn fidelity(scenario: &Scenario, seeds: SeedRange, planted: Planted) -> Fide
             real_wall,
             real_lateness,
             real_evidence,
+            real_pending,
         });
     }
     out

@@ -130,6 +130,9 @@ pub struct Failure {
     /// The line that writes its trace.
     #[serde(default)]
     pub trace: String,
+    /// What it left pending when its budget ran out.
+    #[serde(default)]
+    pub pending: Option<super::pending::Pending>,
 }
 
 impl Failure {
@@ -156,6 +159,7 @@ impl Failure {
             hash: format!("{:016x}", result.hash),
             repro: repro_line(&result.path, result.seed, planted),
             trace: trace_line(&result.path, result.seed, planted),
+            pending: result.pending.clone(),
         }
     }
 }

@@ -26,7 +26,7 @@ use lanesim::planted::Planted;
 use lanesim::shim::rt::RuntimeChoice;
 use tokio::time::Instant;
 
-use super::{RealClock, WorldRun, INJECTED};
+use super::{EndStep, RealClock, Stuck, WorldRun, INJECTED};
 use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, Exit};
 use crate::rng::SimRng;
@@ -290,7 +290,7 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, planted: Planted) 
     let log = EventLog::default();
     let probe = Arc::new(WorldProbe::new(seed, params.preempt));
     let installed = coverage::install(&probe);
-    let (finished, elapsed) = runtime.block_on(async {
+    let (stuck, elapsed) = runtime.block_on(async {
         super::lanes_started(Some(Instant::now()));
         main(
             params.clone(),
@@ -304,6 +304,7 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, planted: Planted) 
         .await
     });
     super::lanes_started(None);
+    let finished = stuck.is_none();
     // The log ends at `RunEnd`: cancelling what is left (stuck lanes) with
     // the runtime is not part of the run, and is not counted either.
     let records = log.take();
@@ -315,6 +316,7 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, planted: Planted) 
         finished,
         elapsed,
         coverage,
+        stuck,
     }
 }
 
@@ -326,7 +328,7 @@ async fn main(
     log: EventLog,
     probe: Arc<WorldProbe>,
     real: Option<(Clock, Arc<super::Order>)>,
-) -> (bool, Duration) {
+) -> (Option<Stuck>, Duration) {
     let (clock, order) = real.unwrap_or_else(|| {
         (
             Clock::Sim {
@@ -371,24 +373,43 @@ async fn main(
         });
     }
     let deadline = world.start + budget;
-    let mut finished = true;
+    let mut stuck = None;
     for producer in producers {
         if tokio::time::timeout_at(deadline, producer).await.is_err() {
-            finished = false;
+            stuck = Some(EndStep::LanesProducing {
+                producing: world.producing.load(std::sync::atomic::Ordering::Acquire),
+            });
             break;
         }
     }
     world.record(Event::WorkloadDone);
-    finished = finished && settle(&world, deadline).await;
+    if stuck.is_none() && !settle(&world, deadline).await {
+        stuck = Some(EndStep::LanesSettling {
+            router_dropped: false,
+        });
+    }
     drop_router(&world, &target);
-    finished = finished && settle(&world, deadline).await;
+    if stuck.is_none() && !settle(&world, deadline).await {
+        stuck = Some(EndStep::LanesSettling {
+            router_dropped: true,
+        });
+    }
+    let finished = stuck.is_none();
+    let order = world.order.state();
     world.order.ordered(|| {
         world.record(Event::RunEnd { finished });
         world
             .frozen
             .store(true, std::sync::atomic::Ordering::Release);
     });
-    (finished, world.clock.now())
+    let real = matches!(world.clock, Clock::Real(_));
+    let stuck = stuck.map(|step| Stuck {
+        step,
+        stats: None,
+        table: None,
+        order: real.then_some(order),
+    });
+    (stuck, world.clock.now())
 }
 
 /// Drops the router as one step of the log: its counters, the drop and
@@ -545,7 +566,7 @@ pub fn run_real(
     let lateness = super::Lateness::watch(&runtime);
     let log = EventLog::default();
     let clock = RealClock::starting(scale);
-    let (finished, elapsed) = runtime.block_on(main(
+    let (stuck, elapsed) = runtime.block_on(main(
         p,
         seed,
         budget.mul_f64(scale),
@@ -555,6 +576,7 @@ pub fn run_real(
         Some((Clock::Real(clock), order)),
     ));
     let wall = clock.start.elapsed(); // wall-clock: ok (real mode)
+    let finished = stuck.is_none();
     let coverage = probe.close();
     let lateness = lateness.worst();
     let mut records = log.take();
@@ -572,6 +594,7 @@ pub fn run_real(
             finished,
             elapsed,
             coverage,
+            stuck,
         },
         wall,
         lateness,

@@ -279,6 +279,13 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
         finished,
         elapsed: at,
         coverage,
+        // The mesh world's only wait is its workload clock.
+        stuck: (!finished).then_some(super::Stuck {
+            step: super::EndStep::MeshClock,
+            stats: None,
+            table: None,
+            order: None,
+        }),
     }
 }
 

@@ -14,6 +14,11 @@
 //! Each world installs a [`WorldProbe`](crate::coverage::WorldProbe) on its
 //! thread for the run: it counts coverage marks and answers the production
 //! code's preemption points from the run's seed.
+//!
+//! A world whose budget runs out says where it was ([`Stuck`]): the step of
+//! its run it was waiting in ([`EndStep`]) and, for the sender world, what
+//! the code under test still held, read at that instant, before anything
+//! is torn down. A liveness verdict is otherwise only "it did not finish".
 
 pub mod lanes;
 pub mod mesh;
@@ -27,8 +32,10 @@ use std::time::Duration;
 
 use lanesim::planted::Planted;
 
+use serde::{Deserialize, Serialize};
+
 use crate::coverage::Coverage;
-use crate::event::Record;
+use crate::event::{Counts, Record};
 use crate::scenario::{Params, Scenario};
 
 /// What a world run produced.
@@ -42,6 +49,85 @@ pub struct WorldRun {
     pub elapsed: Duration,
     /// The marks the run reached, and how often.
     pub coverage: Coverage,
+    /// Where the run was when its budget ran out (`None` when it finished).
+    pub stuck: Option<Stuck>,
+}
+
+/// Where a world was when its budget ran out, read at that instant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stuck {
+    /// The step of the run the world was waiting in.
+    pub step: EndStep,
+    /// The sender's own counters (sender world): what it says it queued
+    /// and disposed of, next to what the log says.
+    pub stats: Option<Counts>,
+    /// Per peer (by index), the connection its table slot held: its
+    /// generation and whether it was down (sender world; `None` there
+    /// when the table's lock could not be taken within a second, real
+    /// mode).
+    pub table: Option<Vec<Option<(u64, bool)>>>,
+    /// Real mode: the log's ordering lock ([`Order`]) then. A step that
+    /// never lets go of it stops every thread that logs, which reads in
+    /// the log as everything going quiet at once.
+    pub order: Option<OrderState>,
+}
+
+/// The ordering lock's state, read when a budget ran out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderState {
+    /// Some thread's step held it (or a thread kept it past its step).
+    pub held: bool,
+    /// Threads waiting for it.
+    pub waiting: usize,
+}
+
+/// The step of a world's run, named after what it waits for: where a run
+/// that outlived its budget was stuck. Durations are in the log's units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum EndStep {
+    /// Sender world: the first dial of `peer`, before the workload.
+    SenderDialing {
+        /// The peer being dialed.
+        peer: u64,
+    },
+    /// Sender world: enqueueing the workload.
+    SenderWorkload,
+    /// Sender world: waiting for the sender's counters to account for
+    /// every frame and control it queued; `looks` at them so far.
+    SenderDrain {
+        /// Times the counters were read.
+        looks: u64,
+    },
+    /// Sender world: waiting for the fault timeline's last step, at `at`.
+    SenderLastFault {
+        /// When the last step is due.
+        at: std::time::Duration,
+    },
+    /// Sender world: waiting for the log to stay quiet for `quiet`; each
+    /// look that found new records started the wait again.
+    SenderQuiet {
+        /// The silence waited for (wall time in real mode, where it is
+        /// not scaled).
+        quiet: std::time::Duration,
+        /// Waits so far.
+        looks: u64,
+    },
+    /// Sender world: recording the table and counters at the end.
+    SenderClosing,
+    /// Lanes world: waiting for the producers to route every item.
+    LanesProducing {
+        /// Producers still routing.
+        producing: u64,
+    },
+    /// Lanes world: waiting for the log to settle, before or after the
+    /// router's drop.
+    LanesSettling {
+        /// Whether the router was dropped already.
+        router_dropped: bool,
+    },
+    /// Mesh world: its workload clock still running.
+    MeshClock,
 }
 
 /// Runs `scenario` with `params` (sampled from `seed`).
@@ -310,6 +396,15 @@ impl Order {
     pub(crate) fn let_go(&self) {
         if KEPT.with(|kept| kept.replace(false)) && !ORDERED.with(std::cell::Cell::get) {
             self.release();
+        }
+    }
+
+    /// The lock's state now (for a run that outlived its budget).
+    pub(crate) fn state(&self) -> OrderState {
+        let owner = self.owner();
+        OrderState {
+            held: owner.thread.is_some(),
+            waiting: owner.waiting,
         }
     }
 

@@ -134,16 +134,31 @@ pub struct RealTcp {
 }
 
 impl RealTcp {
-    /// A loopback socket with the buffer sizes asked for.
+    /// A loopback socket with the buffer sizes asked for, whose segments
+    /// carry at most `mss` bytes (`TCP_MAXSEG`), as turmoil's do.
+    ///
+    /// Why the segment size: loopback's MTU is 64 KiB, so without it the
+    /// kernel sends segments of tens of kB, as large as half the small
+    /// receive buffer real mode asks for, and the receiver rounds the
+    /// window it advertises to whole segments. A healthy peer's
+    /// connection could then stall at a window too small for the next
+    /// segment: the peer had read everything (its receive queue empty),
+    /// the writer's send queue full, and only the writer's persist timer
+    /// (~200 ms) moved the stream, a segment or two per probe. Seen for
+    /// real on `sender_wedged_peer` seeds 2 and 12 (about 1 run in 75 of
+    /// seed 2): every frame to the healthy peer arrived 200 ms after the
+    /// last, so the run crawled past its budget (liveness) or ended with
+    /// frames still in the socket (S6, "never arrived").
     ///
     /// # Errors
     /// When the socket cannot be made.
-    pub fn socket(buffer: Option<u32>) -> io::Result<tokio::net::TcpSocket> {
+    pub fn socket(buffer: Option<u32>, mss: usize) -> io::Result<tokio::net::TcpSocket> {
         let socket = tokio::net::TcpSocket::new_v4()?;
         if let Some(bytes) = buffer {
             socket.set_send_buffer_size(bytes)?;
             socket.set_recv_buffer_size(bytes)?;
         }
+        socket2::SockRef::from(&socket).set_tcp_mss(u32::try_from(mss).unwrap_or(u32::MAX))?;
         Ok(socket)
     }
 
@@ -158,7 +173,7 @@ impl RealTcp {
             .ok_or_else(|| {
                 io::Error::new(io::ErrorKind::ConnectionRefused, format!("no peer {host}"))
             })?;
-        let stream = Self::socket(self.buffer)?
+        let stream = Self::socket(self.buffer, self.mss)?
             .connect(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
             .await?;
         stream.set_nodelay(true)?;

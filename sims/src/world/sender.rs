@@ -17,10 +17,15 @@
 //! The log ends at `RunEnd`: what tearing the simulation down does (the
 //! drain's drop marking connections down) is not part of the run, and the
 //! probe stops counting marks there too.
+//!
+//! The local node says which step of its run it is in ([`EndStep`]), and
+//! lends the driver a weak handle on its sender and manager, so a run whose
+//! budget runs out reports where it was and what the sender still counted
+//! as queued ([`Stuck`]), read before anything is torn down.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use lanesim::distribution::{
@@ -35,7 +40,7 @@ use tokio::sync::{mpsc, Notify};
 use super::net::{PortMap, RealTcp, TurmoilTcp, WriteTap};
 use super::peer::{peer_main, peer_name, real_peer_main, PeerWorld, MAX_INBOUND, PORT};
 use super::tag::{frame_len, Tag};
-use super::{RealClock, WorldRun};
+use super::{EndStep, RealClock, Stuck, WorldRun};
 use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{ControlOutcome, DataOutcome, Event, EventLog, Lane};
 use crate::fault::{timeline, Action, PeerControl};
@@ -61,6 +66,15 @@ impl Clock {
         match self {
             Self::Sim => turmoil::sim_elapsed().unwrap_or_default(),
             Self::Real(real) => real.now(),
+        }
+    }
+
+    /// `d` of the world's own time (wall time in real mode) in the log's
+    /// units.
+    fn in_log(&self, d: Duration) -> Duration {
+        match self {
+            Self::Sim => d,
+            Self::Real(real) => d.div_f64(real.scale),
         }
     }
 
@@ -99,6 +113,37 @@ struct Shared {
     /// Controls accepted and not yet disposed of by the drain, per pinned
     /// (peer, generation): what makes a redial "with controls queued".
     pending_controls: Mutex<BTreeMap<(u64, u64), u64>>,
+    /// The step of its run the local node is in.
+    step: Mutex<EndStep>,
+    /// The local node's sender and manager, for [`Shared::stuck`]. Weak:
+    /// the sender's observer holds this `Shared`, so a strong handle here
+    /// would be a cycle keeping the sender (for real, its runtime thread
+    /// too) alive after the run.
+    live: Mutex<Weak<Live>>,
+}
+
+/// What [`Shared::stuck`] reads of the local node; `local_main` holds the
+/// only strong reference.
+struct Live {
+    sender: DistSender,
+    manager: ConnectionManager,
+    nodes: Vec<NodeName>,
+}
+
+impl Live {
+    /// Per peer, the connection its table slot holds: generation, down.
+    fn table(&self) -> Vec<Option<(u64, bool)>> {
+        let slots = self.manager.slots();
+        self.nodes
+            .iter()
+            .map(|node| {
+                slots
+                    .iter()
+                    .find(|slot| &slot.node == node)
+                    .and_then(|slot| slot.current)
+            })
+            .collect()
+    }
 }
 
 impl PeerWorld for Shared {
@@ -134,7 +179,57 @@ impl Shared {
             frozen: AtomicBool::new(false),
             order: super::Order::default(),
             pending_controls: Mutex::new(BTreeMap::new()),
+            step: Mutex::new(EndStep::SenderDialing { peer: 0 }),
+            live: Mutex::new(Weak::new()),
         })
+    }
+
+    /// The local node enters `step`.
+    fn at(&self, step: EndStep) {
+        *self
+            .step
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = step;
+    }
+
+    /// Where the local node is, read by the driver when the budget runs
+    /// out. The sender's counters are atomics; the manager's table is
+    /// behind a lock, which for real is read on a thread of its own and
+    /// given up on after a second: a run hung on that very lock must still
+    /// report (then without its table).
+    fn stuck(&self) -> Stuck {
+        let step = *self
+            .step
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let live = self
+            .live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .upgrade();
+        let real = matches!(self.clock, Clock::Real(_));
+        let (stats, table) = match live {
+            None => (None, None),
+            Some(live) => {
+                let stats = Some(live.sender.stats().into());
+                let table = if real {
+                    let (tx, rx) = std::sync::mpsc::channel();
+                    std::thread::spawn(move || {
+                        let _ = tx.send(live.table());
+                    });
+                    rx.recv_timeout(Duration::from_secs(1)).ok() // wall-clock: ok (real mode)
+                } else {
+                    Some(live.table())
+                };
+                (stats, table)
+            }
+        };
+        Stuck {
+            step,
+            stats,
+            table,
+            order: real.then(|| self.order.state()),
+        }
     }
 
     /// Runs `f` as one step of the log: an enqueue and its record, or a
@@ -257,6 +352,9 @@ fn run_logging(
             apply(sim, &shared, &disconnect_tx, peer, action);
         }
     });
+    // Before anything is torn down: the local node is parked where the
+    // budget found it.
+    let stuck = (!finished).then(|| shared.stuck());
     shared
         .log
         .push(sim.elapsed(), "driver", Event::RunEnd { finished });
@@ -270,6 +368,7 @@ fn run_logging(
         finished,
         elapsed,
         coverage,
+        stuck,
     }
 }
 
@@ -721,8 +820,19 @@ async fn local_main(
         }
     });
     let nodes: Vec<NodeName> = (0..p.peers).map(|i| NodeName::from(peer_name(i))).collect();
+    // Held to the end of the run; the driver's handle on it is weak.
+    let live = Arc::new(Live {
+        sender: sender.clone(),
+        manager: manager.clone(),
+        nodes: nodes.clone(),
+    });
+    *shared
+        .live
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::downgrade(&live);
     let mut held: Vec<Option<Arc<DistConnection>>> = Vec::new();
     for peer in 0..p.peers {
+        shared.at(EndStep::SenderDialing { peer });
         held.push(dialer.dial(peer, false).await);
     }
     if let Some(after) = p.redial_after {
@@ -749,6 +859,7 @@ async fn local_main(
     let mut remaining_data = p.data_frames;
     let mut remaining_links = p.links;
     let mut open_links: Vec<(u64, Arc<DistConnection>)> = Vec::new();
+    shared.at(EndStep::SenderWorkload);
     while remaining_data + remaining_links + open_links.len() as u64 > 0 {
         let pick = rng.range(
             0,
@@ -855,7 +966,8 @@ async fn local_main(
     }
     shared.record(LOCAL, Event::WorkloadDone);
     shared.workload_done.store(true, Ordering::Release);
-    loop {
+    for looks in 1.. {
+        shared.at(EndStep::SenderDrain { looks });
         let s = sender.stats();
         let controls_done = s.control_queued
             == s.control_written + s.control_skipped_down + s.control_failed + s.control_discarded;
@@ -865,8 +977,19 @@ async fn local_main(
             break;
         }
         // Counters move only when the drain disposes of a frame, which
-        // notifies; the timeout is a backstop, not the pace.
-        let _ = tokio::time::timeout(Duration::from_secs(1), shared.drained.notified()).await;
+        // notifies; the timeout is a backstop, not the pace. But the drain
+        // calls a skipped control's or an unroutable frame's hook before it
+        // counts it (`Drain::write_control`, `write_data`): on one thread
+        // (simulation) this look comes after the count anyway; on another
+        // (real mode) it can come between the two, and the run then waited
+        // out the whole backstop, 1 s of wall time (10 s in the log at
+        // scale 0.1) in one real run of `sender_wedged_peer` seed 12 in 10.
+        // So real mode looks again soon.
+        let backstop = match shared.clock {
+            Clock::Sim => Duration::from_secs(1),
+            Clock::Real(_) => Duration::from_millis(10),
+        };
+        let _ = tokio::time::timeout(backstop, shared.drained.notified()).await;
     }
     // Let written frames reach peers that are still reading, and redials
     // finish: wait for the log to stay quiet for longer than the slowest
@@ -885,18 +1008,23 @@ async fn local_main(
     // quit before its bounce or its repair never exercised them.
     let last_step = timeline(&p.faults).last().map(|step| step.0);
     if let Some(last_step) = last_step {
+        shared.at(EndStep::SenderLastFault {
+            at: shared.clock.in_log(last_step),
+        });
         tokio::time::sleep_until(start + last_step).await;
     }
     // Quiet since the last record, not since the last look: sleeping a
     // whole `quiet` after every look waited up to twice as long (idle
     // simulation steps, a fifth of a short run) for the same silence.
-    loop {
+    for looks in 1.. {
+        shared.at(EndStep::SenderQuiet { quiet, looks });
         let (before, last) = (shared.log.len(), shared.log.last_at());
         tokio::time::sleep(shared.clock.until_quiet(last, quiet)).await;
         if shared.log.len() == before {
             break;
         }
     }
+    shared.at(EndStep::SenderClosing);
     for (peer, node) in nodes.iter().enumerate() {
         shared.record(
             LOCAL,
@@ -912,6 +1040,7 @@ async fn local_main(
         // down on another thread): in simulation the run ends here too.
         shared.frozen.store(true, Ordering::Release);
     }
+    drop(live);
     Ok(())
 }
 
@@ -974,8 +1103,8 @@ fn real_buffer(p: &SenderParams) -> u32 {
 
 /// A peer's loopback listener on `port` (0: any), its accepted sockets
 /// inheriting the buffer size asked for.
-async fn bind_peer(port: u16, buffer: u32) -> std::io::Result<tokio::net::TcpListener> {
-    let socket = RealTcp::socket(Some(buffer))?;
+async fn bind_peer(port: u16, buffer: u32, mss: usize) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = RealTcp::socket(Some(buffer), mss)?;
     socket.set_reuseaddr(true)?;
     socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], port)))?;
     socket.listen(64)
@@ -1019,7 +1148,7 @@ pub fn run_real(
     let clock = RealClock::starting(scale);
     let shared = Shared::new(Clock::Real(clock), EventLog::default(), p.peers, &probe);
     let buffer = real_buffer(&p);
-    let finished = runtime.block_on(drive_real(
+    let stuck = runtime.block_on(drive_real(
         &shared,
         &p,
         seed,
@@ -1027,6 +1156,7 @@ pub fn run_real(
         planted,
         buffer,
     ));
+    let finished = stuck.is_none();
     shared.frozen.store(true, Ordering::Release);
     shared
         .log
@@ -1052,6 +1182,7 @@ pub fn run_real(
             finished,
             elapsed,
             coverage,
+            stuck,
         },
         wall,
         lateness,
@@ -1059,8 +1190,8 @@ pub fn run_real(
 }
 
 /// Real mode's driver: binds the peers, starts the local node, applies the
-/// fault timeline at its (scaled) times; `true` when the local node
-/// finished within `budget` (wall time).
+/// fault timeline at its (scaled) times; `None` when the local node
+/// finished within `budget` (wall time), else where it was then.
 async fn drive_real(
     shared: &Arc<Shared>,
     p: &SenderParams,
@@ -1068,12 +1199,14 @@ async fn drive_real(
     budget: Duration,
     planted: Planted,
     buffer: u32,
-) -> bool {
+) -> Option<Stuck> {
     let begun = tokio::time::Instant::now();
     let ports: PortMap = Arc::default();
     let mut peers = Vec::new();
     for index in 0..p.peers {
-        let listener = bind_peer(0, buffer).await.expect("a loopback port");
+        let listener = bind_peer(0, buffer, p.mss as usize)
+            .await
+            .expect("a loopback port");
         let port = listener.local_addr().expect("a bound port").port();
         ports
             .lock()
@@ -1120,13 +1253,13 @@ async fn drive_real(
                         .get(&peer_name(peer))
                         .copied()
                         .unwrap_or_default();
-                    let mut listener = bind_peer(port, buffer).await;
+                    let mut listener = bind_peer(port, buffer, p.mss as usize).await;
                     for _ in 0..100 {
                         if listener.is_ok() {
                             break;
                         }
                         tokio::time::sleep(Duration::from_millis(2)).await;
-                        listener = bind_peer(port, buffer).await;
+                        listener = bind_peer(port, buffer, p.mss as usize).await;
                     }
                     let listener = listener.expect("re-bind a bounced peer's port");
                     peers[peer as usize] = Some(tokio::spawn(real_peer_main(
@@ -1160,14 +1293,16 @@ async fn drive_real(
     tokio::select! {
         biased;
         joined = local => match joined {
-            Ok(Ok(())) => true,
+            Ok(Ok(())) => None,
             Ok(Err(error)) => panic!("the local node failed: {error}"),
             Err(error) => match error.try_into_panic() {
                 Ok(payload) => std::panic::resume_unwind(payload),
                 Err(error) => panic!("the local node was cancelled: {error}"),
             },
         },
-        () = tokio::time::sleep(budget) => false,
+        // Read before the local node's task is let go of (it runs on,
+        // detached, until the runtime shuts down).
+        () = tokio::time::sleep(budget) => Some(shared.stuck()),
         () = driver => unreachable!("the driver never ends"),
     }
 }
