@@ -67,6 +67,9 @@ impl Hostile {
     }
 
     /// The bytes to write, for a local node whose inbound maximum is `max`.
+    /// Built by hand, not with the production `encode`: the input a check
+    /// judges the decoder by must not share a bug with the code under test
+    /// (and `encode` cannot write a header that lies about its length).
     #[must_use]
     pub fn bytes(self, max: u64) -> Vec<u8> {
         let header = |body: u64| -> Vec<u8> {

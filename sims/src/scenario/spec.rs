@@ -383,23 +383,6 @@ impl FaultKind {
             | Self::TornFrame => false,
         }
     }
-
-    /// Whether this fault can stop a peer from reading what reaches it, so
-    /// that a generation may rightly go down and a written frame may never
-    /// arrive. Slow and latency never can (S7), nor a well-formed frame at
-    /// the maximum; an oversize header or a torn stream ends the stream.
-    #[must_use]
-    pub fn impairs(self) -> bool {
-        match self {
-            Self::Wedge
-            | Self::Kill
-            | Self::CrashBounce
-            | Self::Partition
-            | Self::OversizeFrame
-            | Self::TornFrame => true,
-            Self::Slow | Self::Latency | Self::Disconnect | Self::MaxFrame => false,
-        }
-    }
 }
 
 /// One scripted fault.

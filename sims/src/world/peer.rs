@@ -196,17 +196,17 @@ where
             std::future::pending::<()>().await;
         }
         // One hostile write at a time: the next waits for the write half.
-        let hostile = writer.as_ref().and_then(|_| {
+        let hostile = if writer.is_some() {
             control
                 .hostile
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .pop_front()
-        });
-        // (Taking the write half only with a hostile in hand: an earlier
-        // draft took it every time round and lost it.)
-        let taken = hostile.and_then(|hostile| writer.take().map(|half| (hostile, half)));
-        if let Some((hostile, mut half)) = taken {
+        } else {
+            None
+        };
+        if let Some(hostile) = hostile {
+            let mut half = writer.take().expect("looked at just above");
             // Logged before the first byte leaves: the local node may act
             // on it (and log its down) within the write.
             shared.record(&host, acted(hostile.act()));
