@@ -161,7 +161,7 @@ fn decode_fed_byte_by_byte_finds_exactly_the_frames_read_frame_reads() {
     while end < stream.len() {
         end += 1;
         if let Some((frame, used)) = decode(&stream[start..end], 1024).unwrap() {
-            decoded.push(frame);
+            decoded.push(frame.to_frame());
             start += used;
             assert_eq!(start, end, "a frame completed before its last byte");
         }

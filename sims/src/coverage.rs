@@ -88,11 +88,14 @@ pub enum WorldMark {
     PeerToreHeader,
     /// A peer tore its stream inside a frame's body and closed it.
     PeerToreBody,
+    /// The local node's socket parked a write for want of window: a reader
+    /// (slow, wedged, partitioned away) pushed back on the writer.
+    WriteBlockedOnWindow,
 }
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 32] = [
+    pub const ALL: [WorldMark; 33] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -125,6 +128,7 @@ impl WorldMark {
         Self::PeerWroteOversize,
         Self::PeerToreHeader,
         Self::PeerToreBody,
+        Self::WriteBlockedOnWindow,
     ];
 
     /// The name reports and scenario files use.
@@ -163,6 +167,7 @@ impl WorldMark {
             Self::PeerWroteOversize => "peer_wrote_oversize",
             Self::PeerToreHeader => "peer_tore_header",
             Self::PeerToreBody => "peer_tore_body",
+            Self::WriteBlockedOnWindow => "write_blocked_on_window",
         }
     }
 }

@@ -167,9 +167,11 @@ impl From<&DialError> for DialFailure {
 pub enum SocketEnd {
     /// End of stream at a frame boundary.
     Eof,
-    /// The stream failed or carried something that is not a frame.
+    /// The stream failed (reset, or ended inside a frame).
     Error,
-    /// A frame whose control part is not a tag.
+    /// Bytes that are not a frame the world wrote: a control part that is
+    /// not a tag, a tagged frame whose payload is not filler, or a header
+    /// over the peer's maximum.
     Garbage,
     /// The peer closed it itself, inside a frame it was writing (a
     /// torn-frame fault).

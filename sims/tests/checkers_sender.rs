@@ -982,6 +982,50 @@ fn s4_detects_a_frame_with_no_fate_two_fates_or_invented_and_wrong_counters() {
     );
 }
 
+/// A peer that read something the local node was never given (a frame
+/// boundary lost to a cut write, changed bytes): a violation whatever
+/// else the log says, not just a socket end.
+#[test]
+fn s4_detects_a_peer_reading_bytes_that_are_not_a_frame() {
+    let mut garbled = good();
+    let end = garbled.len() - 1;
+    garbled.insert(
+        end,
+        at(
+            900,
+            Event::PeerSocketClosed {
+                peer: 0,
+                socket: SOCKET,
+                how: SocketEnd::Garbage,
+            },
+        ),
+    );
+    assert_has(
+        &garbled,
+        &context(),
+        Contract::S4,
+        "that are not a frame the local node was given",
+    );
+    let mut torn = good();
+    torn.insert(
+        end,
+        at(
+            900,
+            Event::PeerSocketClosed {
+                peer: 0,
+                socket: SOCKET,
+                how: SocketEnd::Error,
+            },
+        ),
+    );
+    assert!(
+        !found(&torn, &context())
+            .iter()
+            .any(|(_, message)| message.contains("not a frame")),
+        "a stream that merely failed is not garbage"
+    );
+}
+
 #[test]
 fn s4_and_dc1_detect_a_lane_refusing_before_it_is_full_or_holding_more() {
     let bounded = |data, control| CheckContext {

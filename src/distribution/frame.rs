@@ -34,6 +34,36 @@ pub enum Frame {
     },
 }
 
+/// One frame decoded in place: its parts borrow the reader's buffer
+/// ([`decode`]), so a reader that needs only the control part copies
+/// nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameRef<'a> {
+    /// Eight zero bytes.
+    Keepalive,
+    /// Anything else.
+    Data {
+        /// The control part.
+        control: &'a [u8],
+        /// The payload part.
+        payload: &'a [u8],
+    },
+}
+
+impl FrameRef<'_> {
+    /// The frame with its parts copied out of the buffer.
+    #[must_use]
+    pub fn to_frame(self) -> Frame {
+        match self {
+            Self::Keepalive => Frame::Keepalive,
+            Self::Data { control, payload } => Frame::Data {
+                control: control.to_vec(),
+                payload: payload.to_vec(),
+            },
+        }
+    }
+}
+
 /// Encodes one frame.
 ///
 /// # Errors
@@ -297,20 +327,20 @@ fn body_len(header: &[u8; HEADER_LEN], max: u64) -> Result<Option<(u64, u64)>, R
 }
 
 /// Decodes the frame at the front of `buf` without any I/O: `Ok(None)` while
-/// more bytes are needed, else the frame and how many bytes of `buf` it
-/// took. For readers that keep their own buffer across wake-ups, which makes
+/// more bytes are needed, else the frame (borrowing `buf`) and how many
+/// bytes of `buf` it took. For readers that keep their own buffer across wake-ups, which makes
 /// them cancel-safe where [`read_frame`] is not (a `tokio_util` codec, a
 /// peer that must survive being woken mid-frame). A header over `max` is
 /// refused as soon as it is complete.
 ///
 /// # Errors
 /// [`ReadFrameError::TooLarge`]; never the others, which need a stream.
-pub fn decode(buf: &[u8], max: u64) -> Result<Option<(Frame, usize)>, ReadFrameError> {
+pub fn decode(buf: &[u8], max: u64) -> Result<Option<(FrameRef<'_>, usize)>, ReadFrameError> {
     let Some(header) = buf.first_chunk::<HEADER_LEN>() else {
         return Ok(None);
     };
     let Some((control_len, len)) = body_len(header, max)? else {
-        return Ok(Some((Frame::Keepalive, HEADER_LEN)));
+        return Ok(Some((FrameRef::Keepalive, HEADER_LEN)));
     };
     // `len <= max`, which the caller chose to be addressable.
     let (control_len, end) = (control_len as usize, HEADER_LEN + len as usize);
@@ -318,11 +348,5 @@ pub fn decode(buf: &[u8], max: u64) -> Result<Option<(Frame, usize)>, ReadFrameE
         return Ok(None);
     };
     let (control, payload) = body.split_at(control_len);
-    Ok(Some((
-        Frame::Data {
-            control: control.to_vec(),
-            payload: payload.to_vec(),
-        },
-        end,
-    )))
+    Ok(Some((FrameRef::Data { control, payload }, end)))
 }

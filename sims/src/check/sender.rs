@@ -1017,6 +1017,20 @@ fn s4(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                     &[index],
                 );
             }
+            // The local node only ever writes whole frames it was given (and
+            // its hello); a peer reading anything else read a stream that
+            // lost a frame boundary or had its bytes changed.
+            Event::PeerSocketClosed {
+                peer,
+                socket,
+                how: SocketEnd::Garbage,
+            } => {
+                out.violate(
+                    Contract::S4,
+                    format!("peer{peer} read bytes on socket {socket} that are not a frame the local node was given (a lost frame boundary or changed bytes)"),
+                    &[index],
+                );
+            }
             Event::SenderStats(_) => stats = Some(index),
             _ => {}
         }

@@ -73,7 +73,8 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
         | WorldMark::PeerWroteMaxFrame
         | WorldMark::PeerWroteOversize
         | WorldMark::PeerToreHeader
-        | WorldMark::PeerToreBody => WorldKind::Sender,
+        | WorldMark::PeerToreBody
+        | WorldMark::WriteBlockedOnWindow => WorldKind::Sender,
         WorldMark::FaultRestart
         | WorldMark::FaultHalfOpen
         | WorldMark::FaultSquat

@@ -21,7 +21,10 @@
 //! can report (`WriteTap`) the moment the first byte of each frame reaches
 //! the socket: ground truth for "no frame starts to be written to a
 //! generation after it went down", which the drain's own report (made
-//! before it takes the writer lock) cannot give.
+//! before it takes the writer lock) cannot give. It also reports each
+//! write the socket parked for want of window: the back-pressure a slow or
+//! partitioned reader puts on the writer, which a scenario about a slow
+//! peer must show it reached (`write_blocked_on_window`).
 
 use std::future::Future;
 use std::io;
@@ -35,9 +38,20 @@ use turmoil::net::TcpStream;
 
 use super::tag::frame_len;
 
-/// Told `(socket, frame)` when a frame's first byte reaches `socket` (the
-/// local port); `frame` starts with the whole frame.
-pub type WriteTap = Arc<dyn Fn(u16, &[u8]) + Send + Sync>;
+/// What a write half tells its tap about the socket it writes (the local
+/// port).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tapped<'a> {
+    /// A frame's first byte reached the socket; this starts with the whole
+    /// frame.
+    FrameStart(&'a [u8]),
+    /// The socket parked a write: no window (turmoil's segment credit, a
+    /// real socket's buffers) until the reader reads.
+    WindowFull,
+}
+
+/// Told `(socket, what)` as a write half writes.
+pub type WriteTap = Arc<dyn Fn(u16, Tapped<'_>) + Send + Sync>;
 
 /// turmoil TCP for `ConnectionManager`.
 pub struct TurmoilTcp {
@@ -378,7 +392,7 @@ impl Drop for SharedWrite {
 }
 
 /// A write half that accepts at most `mss` bytes per call and reports the
-/// start of each frame.
+/// start of each frame and each write parked for window.
 struct MssCapped<W> {
     inner: W,
     mss: usize,
@@ -415,6 +429,11 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for MssCapped<W> {
     ) -> Poll<io::Result<usize>> {
         let cap = buf.len().min(self.mss.max(1));
         let written = Pin::new(&mut self.inner).poll_write(cx, &buf[..cap]);
+        if written.is_pending() {
+            if let Some(tap) = &self.tap {
+                tap(self.socket, Tapped::WindowFull);
+            }
+        }
         if let Poll::Ready(Ok(n)) = written {
             if n > 0 {
                 // `write_all` hands over exactly what is left of its frame;
@@ -423,7 +442,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for MssCapped<W> {
                 if self.remaining != buf.len() {
                     self.remaining = frame_len(buf).unwrap_or(n);
                     if let Some(tap) = &self.tap {
-                        tap(self.socket, buf);
+                        tap(self.socket, Tapped::FrameStart(buf));
                     }
                 }
                 self.remaining = self.remaining.saturating_sub(n);
@@ -472,8 +491,10 @@ mod tests {
             mss: 10,
             socket: 1,
             remaining: 0,
-            tap: Some(Arc::new(move |_, frame: &[u8]| {
-                seen.lock().unwrap().push(Tag::of_frame(frame).unwrap().seq);
+            tap: Some(Arc::new(move |_, tapped: Tapped<'_>| {
+                if let Tapped::FrameStart(frame) = tapped {
+                    seen.lock().unwrap().push(Tag::of_frame(frame).unwrap().seq);
+                }
             })),
         };
         socket.write_all(&tag(1)).await.unwrap();

@@ -37,7 +37,7 @@ use lanesim::shim::net::Transport;
 use lanesim::shim::rt::RuntimeChoice;
 use tokio::sync::{mpsc, Notify};
 
-use super::net::{PortMap, RealTcp, TurmoilTcp, WriteTap};
+use super::net::{PortMap, RealTcp, Tapped, TurmoilTcp, WriteTap};
 use super::peer::{peer_main, peer_name, real_peer_main, PeerWorld, MAX_INBOUND, PORT};
 use super::tag::{frame_len, Tag};
 use super::{EndStep, RealClock, Stuck, WorldRun};
@@ -722,7 +722,14 @@ async fn local_main(
     }));
     manager_config.planted = planted;
     let tap_log = Arc::clone(&shared);
-    let tap: WriteTap = Arc::new(move |socket, frame| {
+    let tap: WriteTap = Arc::new(move |socket, tapped| {
+        let frame = match tapped {
+            Tapped::FrameStart(frame) => frame,
+            Tapped::WindowFull => {
+                tap_log.mark(WorldMark::WriteBlockedOnWindow);
+                return;
+            }
+        };
         let event = match Tag::of_frame(frame) {
             Some(tag) => Event::FrameWriteBegun {
                 socket,

@@ -71,6 +71,15 @@ impl Tag {
         unsafe { frame.assume_init() }
     }
 
+    /// Whether `payload` is what [`Tag::frame`] puts after a tag: filler
+    /// only. A reader that lost a frame boundary (a write cut short and
+    /// another frame appended) takes the next frame's header and tag into
+    /// its payload, which this refuses.
+    #[must_use]
+    pub fn payload_intact(payload: &[u8]) -> bool {
+        payload.iter().all(|&byte| byte == FILLER)
+    }
+
     /// The tag as a frame's control part.
     fn control(&self) -> [u8; TAG_LEN] {
         let mut control = [0; TAG_LEN];
