@@ -77,7 +77,12 @@ impl Tag {
     /// its payload, which this refuses.
     #[must_use]
     pub fn payload_intact(payload: &[u8]) -> bool {
-        payload.iter().all(|&byte| byte == FILLER)
+        // A chunk at a time with no early exit inside one, which the
+        // compiler vectorizes: a byte-at-a-time `all` (an exit per byte)
+        // cost a sixth of a `sender_chaos` sweep.
+        payload
+            .chunks(256)
+            .all(|chunk| chunk.iter().fold(0, |acc, &byte| acc | (byte ^ FILLER)) == 0)
     }
 
     /// The tag as a frame's control part.
