@@ -172,6 +172,17 @@ impl WorldMark {
     }
 }
 
+/// This thread's OS id (Linux: `/proc/thread-self` names it); `None`
+/// elsewhere, where real mode goes without the run-queue measure.
+pub(crate) fn current_thread_id() -> Option<u32> {
+    std::fs::read_link("/proc/thread-self")
+        .ok()?
+        .file_name()?
+        .to_str()?
+        .parse()
+        .ok()
+}
+
 /// Any mark a run can reach.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CoverMark {
@@ -258,6 +269,10 @@ pub struct PreemptPolicy {
 pub struct WorldProbe {
     inner: Mutex<ProbeState>,
     policy: PreemptPolicy,
+    /// The OS thread ids of the workers of runtimes the production code
+    /// built for this run ([`Probe::worker_started`]): real mode's
+    /// lateness probe watches how long the OS kept them waiting to run.
+    workers: Mutex<Vec<u32>>,
 }
 
 struct ProbeState {
@@ -279,7 +294,17 @@ impl WorldProbe {
                 closed: false,
             }),
             policy,
+            workers: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The OS thread ids of the component's own runtime workers so far.
+    #[must_use]
+    pub fn workers(&self) -> Vec<u32> {
+        self.workers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, ProbeState> {
@@ -318,6 +343,15 @@ impl WorldProbe {
 impl Probe for WorldProbe {
     fn mark(&self, mark: Mark) {
         self.hit(CoverMark::Code(mark));
+    }
+
+    fn worker_started(&self) {
+        if let Some(tid) = current_thread_id() {
+            self.workers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(tid);
+        }
     }
 
     fn preempt(&self, point: Point) -> Preempt {

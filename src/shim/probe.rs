@@ -201,6 +201,11 @@ pub trait Probe: Send + Sync {
     fn mark(&self, mark: Mark);
     /// A task reached `point`: what should it do?
     fn preempt(&self, point: Point) -> Preempt;
+    /// A worker thread of a runtime the production code built (a
+    /// dedicated runtime) started, on that thread. The testbed's real mode
+    /// notes which threads are the component's own, to measure how long the
+    /// OS kept them waiting to run without running anything on them.
+    fn worker_started(&self) {}
 }
 
 #[cfg(all(feature = "testbed", not(any(loom, shuttle))))]
@@ -251,11 +256,13 @@ mod imp {
     /// runs on each of its worker threads as it starts: installs the probe
     /// of the thread that built the runtime, if it had one, so marks made
     /// on those workers count for the run that started them (the testbed's
-    /// real mode runs the sender on its own runtime, as production does).
+    /// real mode runs the sender on its own runtime, as production does),
+    /// and tells it ([`Probe::worker_started`]).
     pub(crate) fn inheritor() -> Option<Arc<dyn Fn() + Send + Sync>> {
         let probe = current()?;
         Some(Arc::new(move || {
             PROBE.with(|slot| *slot.borrow_mut() = Some(Arc::clone(&probe)));
+            probe.worker_started();
         }))
     }
 

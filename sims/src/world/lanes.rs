@@ -563,7 +563,7 @@ pub fn run_real(
         .on_thread_park(move || parking.let_go())
         .build()
         .expect("a real tokio runtime");
-    let lateness = super::Lateness::watch(&runtime);
+    let lateness = super::Lateness::watch(&runtime, None);
     let log = EventLog::default();
     let clock = RealClock::starting(scale);
     let (stuck, elapsed) = runtime.block_on(main(

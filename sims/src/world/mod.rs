@@ -27,6 +27,7 @@ pub mod peer;
 pub mod sender;
 pub mod tag;
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
@@ -262,21 +263,48 @@ impl RealClock {
 /// this very run suffered, not by a guess (`run::real::real_context`). A
 /// component that is late on its own account is not excused: the probe is
 /// not held up by it.
+///
+/// A component on its own runtime (the sender, as production runs it) is
+/// late on threads the nap does not run on, and a nap there would be held
+/// up by the component itself and so excuse a drain that blocks its own
+/// thread. For those threads (`watched`, told by the probe as they start)
+/// the probe instead reads, at each nap, how long the OS has kept each
+/// waiting to run (`/proc/self/task/<tid>/schedstat`, field 2, a running
+/// total accounted when the thread next runs) and keeps the largest rise
+/// between two naps: about the longest single wait. A thread busy on its
+/// own account is running, not waiting, and adds nothing
+/// (`lateness_measures_a_watched_thread_kept_off_the_cpu`).
 pub(crate) struct Lateness {
     worst: Arc<std::sync::Mutex<Duration>>,
 }
 
+/// The threads whose run-queue waits [`Lateness`] keeps.
+pub(crate) type Watched = Arc<dyn Fn() -> Vec<u32> + Send + Sync>;
+
 impl Lateness {
-    /// Starts watching on `runtime`; the task ends with the runtime.
-    pub(crate) fn watch(runtime: &tokio::runtime::Runtime) -> Self {
+    /// Starts watching on `runtime`, and the threads `watched` names; the
+    /// task ends with the runtime.
+    pub(crate) fn watch(runtime: &tokio::runtime::Runtime, watched: Option<Watched>) -> Self {
         const NAP: Duration = Duration::from_millis(1);
         let worst = Arc::new(std::sync::Mutex::new(Duration::ZERO));
         let seen = Arc::clone(&worst);
         runtime.spawn(async move {
+            let mut waited: BTreeMap<u32, u64> = BTreeMap::new();
             loop {
                 let asked = std::time::Instant::now(); // wall-clock: ok (real mode)
                 tokio::time::sleep(NAP).await;
-                let over = asked.elapsed().saturating_sub(NAP); // wall-clock: ok (real mode)
+                let mut over = asked.elapsed().saturating_sub(NAP); // wall-clock: ok (real mode)
+                for tid in watched
+                    .as_ref()
+                    .map(|watched| watched())
+                    .unwrap_or_default()
+                {
+                    let Some(total) = run_queue_wait(tid) else {
+                        continue;
+                    };
+                    let before = waited.insert(tid, total).unwrap_or(total);
+                    over = over.max(Duration::from_nanos(total.saturating_sub(before)));
+                }
                 let mut worst = seen
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -293,6 +321,14 @@ impl Lateness {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// How long, in all, the OS has kept thread `tid` of this process waiting
+/// to run, in nanoseconds (`schedstat`'s second field); `None` where there
+/// is no such file (not Linux, the thread gone).
+fn run_queue_wait(tid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    stat.split_whitespace().nth(1)?.parse().ok()
 }
 
 thread_local! {
@@ -424,8 +460,78 @@ impl Order {
 
 #[cfg(test)]
 mod lateness_tests {
-    use super::Lateness;
+    use super::{run_queue_wait, Lateness};
+    use std::sync::Arc;
     use std::time::Duration;
+
+    use crate::coverage::{self, PreemptPolicy, WorldProbe};
+
+    /// What the probe reads for a component's own threads: a thread that
+    /// keeps asking for the CPU while more busy threads than cores hold it
+    /// waits on the run queue, and its `schedstat` total says so.
+    #[test]
+    fn lateness_measures_a_watched_thread_kept_off_the_cpu() {
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let napper = std::thread::spawn(move || {
+            tid_tx.send(coverage::current_thread_id()).unwrap();
+            for _ in 0..300 {
+                std::thread::sleep(Duration::from_micros(500));
+            }
+        });
+        let tid = tid_rx.recv().unwrap().expect("a Linux thread id");
+        let before = run_queue_wait(tid).expect("schedstat");
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let busy: Vec<_> = (0..cores * 4)
+            .map(|_| {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(100));
+        let after = run_queue_wait(tid).expect("schedstat");
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for thread in busy {
+            thread.join().unwrap();
+        }
+        napper.join().unwrap();
+        assert!(
+            after - before >= 2_000_000,
+            "waited only {} us on the run queue behind {} busy threads",
+            (after - before) / 1_000,
+            cores * 4
+        );
+    }
+
+    /// The production code's dedicated runtime tells the probe of the
+    /// thread that built it about each worker it starts: the threads real
+    /// mode watches.
+    #[test]
+    fn a_dedicated_runtime_tells_the_probe_its_workers() {
+        use lanesim::lanes::{LaneRouter, LaneRouterConfig};
+        use lanesim::shim::rt::RuntimeChoice;
+
+        let probe = Arc::new(WorldProbe::new(0, PreemptPolicy::default()));
+        let installed = coverage::install(&probe);
+        let router = LaneRouter::new(
+            Arc::new(|_: u64| Box::pin(async {}) as futures_util::future::BoxFuture<'static, ()>),
+            LaneRouterConfig::<u64>::new(RuntimeChoice::Dedicated {
+                thread_name: "lanesim-test-dedicated".into(),
+            }),
+        )
+        .expect("a router");
+        let started = std::time::Instant::now(); // wall-clock: ok (a real runtime's start)
+        while probe.workers().is_empty() && started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(probe.workers().len(), 1, "one worker, told once");
+        drop(router);
+        drop(installed);
+    }
 
     /// The probe sees a runtime whose workers are held: both workers of a
     /// two-worker runtime blocked for 40 ms make its naps at least 20 ms
@@ -437,7 +543,7 @@ mod lateness_tests {
             .enable_all()
             .build()
             .expect("a runtime");
-        let lateness = Lateness::watch(&runtime);
+        let lateness = Lateness::watch(&runtime, None);
         runtime.block_on(async {
             tokio::time::sleep(Duration::from_millis(5)).await;
             let hold = || std::thread::sleep(Duration::from_millis(40));

@@ -1151,7 +1151,11 @@ pub fn run_real(
         .on_thread_start(move || std::mem::forget(coverage::install(&on_worker)))
         .build()
         .expect("a real tokio runtime");
-    let lateness = super::Lateness::watch(&runtime);
+    // The sender runs on its own runtime, as production runs it: its
+    // worker is watched for OS run-queue waits, not napped on.
+    let watched_probe = Arc::clone(&probe);
+    let lateness =
+        super::Lateness::watch(&runtime, Some(Arc::new(move || watched_probe.workers())));
     let clock = RealClock::starting(scale);
     let shared = Shared::new(Clock::Real(clock), EventLog::default(), p.peers, &probe);
     let buffer = real_buffer(&p);
