@@ -271,9 +271,13 @@ impl RealClock {
 /// the probe instead reads, at each nap, how long the OS has kept each
 /// waiting to run (`/proc/self/task/<tid>/schedstat`, field 2, a running
 /// total accounted when the thread next runs) and keeps the largest rise
-/// between two naps: about the longest single wait. A thread busy on its
-/// own account is running, not waiting, and adds nothing
-/// (`lateness_measures_a_watched_thread_kept_off_the_cpu`).
+/// between two naps (`RunQueueRises`): the sum of the waits that ended in
+/// that interval, so about the longest single wait when the probe itself
+/// runs on time and more when it is late too (it errs towards excusing).
+/// A thread busy on its own account is running, not waiting: by the
+/// kernel's accounting it adds nothing. The file's figure is pinned by
+/// `lateness_measures_a_watched_thread_kept_off_the_cpu`, the rise by
+/// `run_queue_rises_count_from_the_first_sample`.
 pub(crate) struct Lateness {
     worst: Arc<std::sync::Mutex<Duration>>,
 }
@@ -289,22 +293,20 @@ impl Lateness {
         let worst = Arc::new(std::sync::Mutex::new(Duration::ZERO));
         let seen = Arc::clone(&worst);
         runtime.spawn(async move {
-            let mut waited: BTreeMap<u32, u64> = BTreeMap::new();
+            let mut waits = RunQueueRises::default();
             loop {
                 let asked = std::time::Instant::now(); // wall-clock: ok (real mode)
                 tokio::time::sleep(NAP).await;
-                let mut over = asked.elapsed().saturating_sub(NAP); // wall-clock: ok (real mode)
-                for tid in watched
+                let over = asked.elapsed().saturating_sub(NAP); // wall-clock: ok (real mode)
+                let tids = watched
                     .as_ref()
                     .map(|watched| watched())
-                    .unwrap_or_default()
-                {
-                    let Some(total) = run_queue_wait(tid) else {
-                        continue;
-                    };
-                    let before = waited.insert(tid, total).unwrap_or(total);
-                    over = over.max(Duration::from_nanos(total.saturating_sub(before)));
-                }
+                    .unwrap_or_default();
+                let waited = waits.largest(
+                    tids.into_iter()
+                        .filter_map(|tid| Some((tid, run_queue_wait(tid)?))),
+                );
+                let over = over.max(waited);
                 let mut worst = seen
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -320,6 +322,25 @@ impl Lateness {
             .worst
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Each watched thread's last run-queue total, to take the rise since.
+#[derive(Default)]
+struct RunQueueRises(BTreeMap<u32, u64>);
+
+impl RunQueueRises {
+    /// The largest rise among `totals` (thread, total ns) since each
+    /// thread's previous total; a thread seen for the first time rose by
+    /// nothing (its total so far is from before the watch).
+    fn largest(&mut self, totals: impl Iterator<Item = (u32, u64)>) -> Duration {
+        totals
+            .map(|(tid, total)| {
+                let before = self.0.insert(tid, total).unwrap_or(total);
+                Duration::from_nanos(total.saturating_sub(before))
+            })
+            .max()
+            .unwrap_or_default()
     }
 }
 
@@ -465,6 +486,24 @@ mod lateness_tests {
     use std::time::Duration;
 
     use crate::coverage::{self, PreemptPolicy, WorldProbe};
+
+    /// A thread's first total is its baseline (nothing it waited before
+    /// the watch counts); after that the largest rise of any thread.
+    #[test]
+    fn run_queue_rises_count_from_the_first_sample() {
+        use super::RunQueueRises;
+        let mut rises = RunQueueRises::default();
+        assert_eq!(rises.largest([(7, 5_000_000)].into_iter()), Duration::ZERO);
+        assert_eq!(
+            rises.largest([(7, 8_000_000), (9, 1_000_000)].into_iter()),
+            Duration::from_millis(3)
+        );
+        assert_eq!(
+            rises.largest([(7, 8_500_000), (9, 3_000_000)].into_iter()),
+            Duration::from_millis(2)
+        );
+        assert_eq!(rises.largest(std::iter::empty()), Duration::ZERO);
+    }
 
     /// What the probe reads for a component's own threads: a thread that
     /// keeps asking for the CPU while more busy threads than cores hold it
