@@ -26,8 +26,8 @@
 //! writes a keepalive every quarter tick, and a generation that reads
 //! nothing for a whole tick goes down `HeartbeatTimeout`, so a silent
 //! squatter or a half-open socket cannot hold a node's slot for longer than
-//! that. The accept path trusts nothing: a hello must arrive within the
-//! connect timeout and name a valid node other than this one, and every
+//! that. The accept path trusts nothing: a hello must arrive within twice
+//! the connect timeout and name a valid node other than this one, and every
 //! partly read frame body is charged to one budget across connections.
 
 use crate::shim::time::Duration;
@@ -135,7 +135,8 @@ type FrameHook = Arc<dyn Fn(InboundFrame) + Send + Sync>;
 pub struct ManagerConfig {
     /// Where read loops run.
     pub runtime: RuntimeChoice,
-    /// Bound on a dial and on reading an inbound hello.
+    /// Bound on a dial (connect and hello written); an inbound hello is
+    /// waited for twice as long (see [`ConnectionManager::accept`]).
     pub connect_timeout: Duration,
     /// Largest inbound frame body; a larger header marks the connection down
     /// with `ReadError`.
@@ -589,8 +590,20 @@ impl ConnectionManager {
             .into_connection())
     }
 
-    /// Accepts one inbound stream, reads its hello (bounded by the connect
-    /// timeout) and registers it under the name it announced.
+    /// Accepts one inbound stream, reads its hello (bounded by twice the
+    /// connect timeout) and registers it under the name it announced.
+    ///
+    /// Twice: the dialer counts a dial as made once it connected and wrote
+    /// its hello within the connect timeout, and the acceptor's wait starts
+    /// when the connection arrives. The hello can reach it up to a round
+    /// trip (the connect's reply and the dialer's write, within the
+    /// timeout) plus one one-way delay (itself within the round trip) after
+    /// that. Waiting only the connect timeout refused hellos the dialer had
+    /// already registered: with both ends dialing at once, the dialer's
+    /// stream then won the tie-break over the acceptor's, the acceptor
+    /// dropped it, and both ends were left without a connection until a
+    /// redial (the mesh hunt found it: `hunt --world mesh --seed 41`,
+    /// `scenarios/regressions/mesh_hello_slower_than_the_connect_timeout.toml`).
     ///
     /// # Errors
     /// When accepting fails, or the hello is late or malformed.
@@ -606,7 +619,7 @@ impl ConnectionManager {
     async fn handshake(&self, mut stream: Connected) -> Result<Arc<DistConnection>, DialError> {
         let max = self.shared.max_frame.min(1024);
         let hello = timeout(
-            self.shared.connect_timeout,
+            self.shared.connect_timeout.saturating_mul(2),
             read_frame(&mut stream.read, max),
         )
         .await
