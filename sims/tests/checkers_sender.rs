@@ -987,39 +987,26 @@ fn s4_detects_a_frame_with_no_fate_two_fates_or_invented_and_wrong_counters() {
 /// else the log says, not just a socket end.
 #[test]
 fn s4_detects_a_peer_reading_bytes_that_are_not_a_frame() {
-    let mut garbled = good();
-    let end = garbled.len() - 1;
-    garbled.insert(
-        end,
-        at(
-            900,
-            Event::PeerSocketClosed {
-                peer: 0,
-                socket: SOCKET,
-                how: SocketEnd::Garbage,
-            },
-        ),
-    );
+    // The good log, with peer0's socket ending `how` just before its end.
+    let ended = |how| {
+        let mut log = good();
+        let end = log.len() - 1;
+        let closed = Event::PeerSocketClosed {
+            peer: 0,
+            socket: SOCKET,
+            how,
+        };
+        log.insert(end, at(900, closed));
+        log
+    };
     assert_has(
-        &garbled,
+        &ended(SocketEnd::Garbage),
         &context(),
         Contract::S4,
         "that are not a frame the local node was given",
     );
-    let mut torn = good();
-    torn.insert(
-        end,
-        at(
-            900,
-            Event::PeerSocketClosed {
-                peer: 0,
-                socket: SOCKET,
-                how: SocketEnd::Error,
-            },
-        ),
-    );
     assert!(
-        !found(&torn, &context())
+        !found(&ended(SocketEnd::Error), &context())
             .iter()
             .any(|(_, message)| message.contains("not a frame")),
         "a stream that merely failed is not garbage"
