@@ -662,7 +662,7 @@ async fn hellos_with_invalid_names_are_refused_and_logged_escaped_and_the_node_s
     let captured = Captured::default();
     let _log = captured.install();
     let server = node("server@test", config()).await;
-    let cases: [(&str, Vec<u8>, &str); 6] = [
+    let cases: [(&str, Vec<u8>, &str); 8] = [
         ("empty", Vec::new(), "bad hello: empty node name"),
         (
             "256 bytes",
@@ -683,6 +683,16 @@ async fn hellos_with_invalid_names_are_refused_and_logged_escaped_and_the_node_s
             "not UTF-8",
             vec![b'n', 0xFF, 0xFE],
             "node name is not UTF-8",
+        ),
+        (
+            "a line separator",
+            "evil\u{2028}FAKE LOG LINE".as_bytes().to_vec(),
+            r"node name holds the invisible layout character '\u{2028}'",
+        ),
+        (
+            "a right-to-left override",
+            "peer\u{202E}tset@".as_bytes().to_vec(),
+            r"node name holds the invisible layout character '\u{202e}'",
         ),
         ("our own", b"server@test".to_vec(), "hello names this node"),
     ];
@@ -706,7 +716,7 @@ async fn hellos_with_invalid_names_are_refused_and_logged_escaped_and_the_node_s
     assert!(
         records
             .iter()
-            .all(|record| !record.contains(['\n', '\r', '\x1b'])),
+            .all(|record| !record.contains(['\n', '\r', '\x1b', '\u{2028}', '\u{202E}'])),
         "a record holds a raw control character: {records:#?}"
     );
     assert!(

@@ -23,6 +23,12 @@ pub enum NameError {
     NotUtf8,
     /// A control character (a newline would forge log lines).
     ControlCharacter(char),
+    /// A character that changes how text around it is laid out or shown
+    /// without showing itself: a line or paragraph separator (a log viewer
+    /// breaks the line there, as at a newline), a bidirectional override,
+    /// embedding, isolate or mark (a name that reads as another: "Trojan
+    /// Source"), a zero-width character or a byte-order mark.
+    InvisibleCharacter(char),
     /// The name of the node reading the hello.
     Ours,
 }
@@ -38,6 +44,9 @@ impl fmt::Display for NameError {
             Self::ControlCharacter(c) => {
                 write!(f, "node name holds the control character {c:?}")
             }
+            Self::InvisibleCharacter(c) => {
+                write!(f, "node name holds the invisible layout character {c:?}")
+            }
             Self::Ours => f.write_str("hello names this node"),
         }
     }
@@ -47,7 +56,8 @@ impl std::error::Error for NameError {}
 
 impl NodeName {
     /// A name a hello may announce: non-empty, at most [`MAX_NODE_NAME`]
-    /// bytes of UTF-8, no control characters. Checked before the name is
+    /// bytes of UTF-8, no control characters and no invisible layout
+    /// characters ([`NameError::InvisibleCharacter`]). Checked before the name is
     /// looked at any further, so an error quotes only its first offence.
     ///
     /// # Errors
@@ -63,6 +73,9 @@ impl NodeName {
         if let Some(c) = name.chars().find(|c| c.is_control()) {
             return Err(NameError::ControlCharacter(c));
         }
+        if let Some(c) = name.chars().find(|&c| invisible(c)) {
+            return Err(NameError::InvisibleCharacter(c));
+        }
         Ok(Self::from(name))
     }
 
@@ -71,6 +84,23 @@ impl NodeName {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// The characters [`NameError::InvisibleCharacter`] names: Unicode's line
+/// and paragraph separators, zero-width and joiner characters, the
+/// bidirectional marks, embeddings, overrides and isolates, the word
+/// joiner and invisible operators, and the byte-order mark. (`char::is_control`
+/// covers only the C0 and C1 controls.)
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+    )
 }
 
 impl From<&str> for NodeName {
