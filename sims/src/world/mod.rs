@@ -35,7 +35,7 @@ use lanesim::planted::Planted;
 
 use serde::{Deserialize, Serialize};
 
-use crate::coverage::Coverage;
+use crate::coverage::{Coverage, WorldProbe};
 use crate::event::{Counts, Record};
 use crate::scenario::{Params, Scenario};
 
@@ -282,13 +282,13 @@ pub(crate) struct Lateness {
     worst: Arc<std::sync::Mutex<Duration>>,
 }
 
-/// The threads whose run-queue waits [`Lateness`] keeps.
-pub(crate) type Watched = Arc<dyn Fn() -> Vec<u32> + Send + Sync>;
-
 impl Lateness {
-    /// Starts watching on `runtime`, and the threads `watched` names; the
-    /// task ends with the runtime.
-    pub(crate) fn watch(runtime: &tokio::runtime::Runtime, watched: Option<Watched>) -> Self {
+    /// Starts watching on `runtime`, and the component threads `watched`
+    /// was told of ([`WorldProbe::workers`]); the task ends with the runtime.
+    pub(crate) fn watch(
+        runtime: &tokio::runtime::Runtime,
+        watched: Option<Arc<WorldProbe>>,
+    ) -> Self {
         const NAP: Duration = Duration::from_millis(1);
         let worst = Arc::new(std::sync::Mutex::new(Duration::ZERO));
         let seen = Arc::clone(&worst);
@@ -300,7 +300,7 @@ impl Lateness {
                 let over = asked.elapsed().saturating_sub(NAP); // wall-clock: ok (real mode)
                 let tids = watched
                     .as_ref()
-                    .map(|watched| watched())
+                    .map(|probe| probe.workers())
                     .unwrap_or_default();
                 let waited = waits.largest(
                     tids.into_iter()

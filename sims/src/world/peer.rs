@@ -62,19 +62,19 @@ impl PeerCodec {
     }
 }
 
-/// What a peer keeps of a frame.
+/// What a peer keeps of a frame: its tag, parsed once here, and nothing
+/// of its bytes.
 #[derive(Debug, PartialEq, Eq)]
 pub enum PeerFrame {
     /// Eight zero bytes.
     Keepalive,
-    /// A frame with a body: its control part; the payload was read and
-    /// dropped.
-    Data {
-        /// The control part.
-        control: Vec<u8>,
-    },
-    /// A tagged frame whose payload is not the filler the world wrote: the
-    /// stream lost a frame boundary, or its bytes were changed.
+    /// The local node's hello.
+    Hello,
+    /// A tagged frame whose payload is the filler the world wrote.
+    Tagged(Tag),
+    /// Not a frame the world wrote: an untagged control part, or a tagged
+    /// frame whose payload is not filler (the stream lost a frame boundary,
+    /// or its bytes were changed).
     Garbled,
 }
 
@@ -87,13 +87,10 @@ impl Decoder for PeerCodec {
             Ok(Some((frame, used))) => {
                 let frame = match frame {
                     FrameRef::Keepalive => PeerFrame::Keepalive,
-                    FrameRef::Data { control, payload }
-                        if Tag::parse(control).is_some() && !Tag::payload_intact(payload) =>
-                    {
-                        PeerFrame::Garbled
-                    }
-                    FrameRef::Data { control, .. } => PeerFrame::Data {
-                        control: control.to_vec(),
+                    FrameRef::Data { control, .. } if control == HELLO => PeerFrame::Hello,
+                    FrameRef::Data { control, payload } => match Tag::parse(control) {
+                        Some(tag) if Tag::payload_intact(payload) => PeerFrame::Tagged(tag),
+                        _ => PeerFrame::Garbled,
                     },
                 };
                 src.advance(used);
@@ -305,27 +302,21 @@ where
             next = frames.next() => next,
         };
         let how = match next {
-            Some(Ok(PeerFrame::Data { control })) => {
-                if let Some(tag) = Tag::parse(&control) {
-                    shared.record(
-                        &host,
-                        Event::FrameArrived {
-                            peer,
-                            socket,
-                            lane: tag.lane,
-                            generation: tag.generation,
-                            seq: tag.seq,
-                            link: tag.link,
-                        },
-                    );
-                    continue;
-                }
-                if control == HELLO {
-                    continue;
-                }
-                SocketEnd::Garbage
+            Some(Ok(PeerFrame::Tagged(tag))) => {
+                shared.record(
+                    &host,
+                    Event::FrameArrived {
+                        peer,
+                        socket,
+                        lane: tag.lane,
+                        generation: tag.generation,
+                        seq: tag.seq,
+                        link: tag.link,
+                    },
+                );
+                continue;
             }
-            Some(Ok(PeerFrame::Keepalive)) => continue,
+            Some(Ok(PeerFrame::Hello | PeerFrame::Keepalive)) => continue,
             Some(Ok(PeerFrame::Garbled)) => SocketEnd::Garbage,
             // A header over the peer's maximum: not a frame the world wrote.
             Some(Err(error)) if error.kind() == io::ErrorKind::InvalidData => SocketEnd::Garbage,
@@ -375,10 +366,14 @@ mod tests {
         let mut whole = tagged(1, 100);
         whole.extend(tagged(2, 0));
         let frames = decode_all(&whole);
-        assert_eq!(frames.len(), 2);
-        assert!(frames.iter().all(
-            |frame| matches!(frame, PeerFrame::Data { control } if Tag::parse(control).is_some())
-        ));
+        let seqs: Vec<Option<u64>> = frames
+            .iter()
+            .map(|frame| match frame {
+                PeerFrame::Tagged(tag) => Some(tag.seq),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(seqs, [Some(1), Some(2)]);
 
         let mut cut = tagged(1, 100);
         cut.truncate(cut.len() - 40);

@@ -1153,9 +1153,7 @@ pub fn run_real(
         .expect("a real tokio runtime");
     // The sender runs on its own runtime, as production runs it: its
     // worker is watched for OS run-queue waits, not napped on.
-    let watched_probe = Arc::clone(&probe);
-    let lateness =
-        super::Lateness::watch(&runtime, Some(Arc::new(move || watched_probe.workers())));
+    let lateness = super::Lateness::watch(&runtime, Some(Arc::clone(&probe)));
     let clock = RealClock::starting(scale);
     let shared = Shared::new(Clock::Real(clock), EventLog::default(), p.peers, &probe);
     let buffer = real_buffer(&p);
