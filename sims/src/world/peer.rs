@@ -47,9 +47,9 @@ use crate::fault::{Hostile, PeerControl};
 pub const MAX_INBOUND: u64 = 16 * 1024;
 
 /// The production frame format as a `tokio_util` decoder. It keeps only a
-/// frame's control part (the tag) and checks the payload in place: copying
-/// it out was a fifth of a partition sweep's copying (perf, 600 seeds of
-/// `sender_partition_heal`).
+/// frame's parsed tag ([`PeerFrame`]) and checks the payload in place:
+/// copying it out was a fifth of a partition sweep's copying (perf, 600
+/// seeds of `sender_partition_heal`).
 pub struct PeerCodec {
     max: u64,
 }
