@@ -57,8 +57,9 @@ impl std::error::Error for NameError {}
 impl NodeName {
     /// A name a hello may announce: non-empty, at most [`MAX_NODE_NAME`]
     /// bytes of UTF-8, no control characters and no invisible layout
-    /// characters ([`NameError::InvisibleCharacter`]). Checked before the name is
-    /// looked at any further, so an error quotes only its first offence.
+    /// characters ([`NameError::InvisibleCharacter`]). Checked before the
+    /// name is looked at any further, so an error quotes only its first
+    /// offence.
     ///
     /// # Errors
     /// As [`NameError`].
@@ -89,8 +90,8 @@ impl NodeName {
 /// The characters [`NameError::InvisibleCharacter`] names: Unicode's line
 /// and paragraph separators, zero-width and joiner characters, the
 /// bidirectional marks, embeddings, overrides and isolates, the word
-/// joiner and invisible operators, and the byte-order mark. (`char::is_control`
-/// covers only the C0 and C1 controls.)
+/// joiner and invisible operators, and the byte-order mark.
+/// (`char::is_control` covers only the C0 and C1 controls.)
 fn invisible(c: char) -> bool {
     matches!(
         c,
