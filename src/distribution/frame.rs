@@ -329,9 +329,9 @@ fn body_len(header: &[u8; HEADER_LEN], max: u64) -> Result<Option<(u64, u64)>, R
 /// Decodes the frame at the front of `buf` without any I/O: `Ok(None)` while
 /// more bytes are needed, else the frame (borrowing `buf`) and how many
 /// bytes of `buf` it took. For readers that keep their own buffer across
-/// wake-ups, which makes them cancel-safe where [`read_frame`] is not (a `tokio_util` codec, a
-/// peer that must survive being woken mid-frame). A header over `max` is
-/// refused as soon as it is complete.
+/// wake-ups, which makes them cancel-safe where [`read_frame`] is not (a
+/// `tokio_util` codec, a peer that must survive being woken mid-frame). A
+/// header over `max` is refused as soon as it is complete.
 ///
 /// # Errors
 /// [`ReadFrameError::TooLarge`]; never the others, which need a stream.
