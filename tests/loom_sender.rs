@@ -14,7 +14,7 @@ use std::sync::Arc;
 use checker::model;
 use lanesim::distribution::{
     ConnectionManager, ControlEnqueueError, ControlOutbound, DistConnection, DistSender,
-    DownReason, ManagerConfig, NodeName, SenderConfig,
+    DownReason, LinkTable, ManagerConfig, NodeName, SenderConfig,
 };
 use lanesim::planted::Planted;
 use lanesim::shim::net::{BoxFuture, Connected, Listener, Transport};
@@ -345,6 +345,104 @@ fn shared_socket_model() {
 #[test]
 fn a_write_cut_by_its_deadline_never_shares_the_socket_with_another_writer() {
     model(3, shared_socket_model);
+}
+
+/// A link made on this thread while another marks its generation down (the
+/// link table's down hook sweeping it): either the link goes in first and
+/// the sweep breaks it, or the link reads its generation down and is broken
+/// at once. Both ways, `noconnection` exactly once and nothing left in the
+/// table (DC-3's duty, E2E's no lost death signal). The link's look at the
+/// down flag and its insert share the table lock the sweep takes; with the
+/// look taken before that lock, a sweep between the two leaves the link in a
+/// dead generation's table for good. That mutant
+/// (`links-down-check-outside-lock`) passes every simulated world and every
+/// other model; this one fails on it ("made Some(..), left [..]").
+fn link_vs_down_model() {
+    let (manager, _) = manager(Planted::none());
+    // A loom atomic: the count is read after the join, so loom orders it.
+    let delivered = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&delivered);
+    let table = LinkTable::new(move |_, _| {
+        counter.fetch_add(1, Ordering::SeqCst);
+    });
+    table.attach(&manager);
+    let node = NodeName::from("peer");
+    let connection = manager.register(node.clone(), stream(64));
+    let downer = {
+        let connection = Arc::clone(&connection);
+        // The hooks run on this thread, inside `mark_down`: the join below
+        // waits for the sweep too.
+        loom::thread::spawn(move || connection.mark_down(DownReason::ManualDisconnect))
+    };
+    let made = table.link(&connection, 1, 2);
+    downer.join().unwrap();
+    assert_eq!(
+        delivered.load(Ordering::SeqCst),
+        1,
+        "E2E: a link racing its generation's down got {} noconnection(s) (made {made:?}, left {:?})",
+        delivered.load(Ordering::SeqCst),
+        table.links_over(&node)
+    );
+    assert!(
+        table.links_over(&node).is_empty(),
+        "E2E: a link stayed in the table of a dead generation: {:?}",
+        table.links_over(&node)
+    );
+}
+
+#[test]
+fn a_link_racing_its_generations_down_gets_noconnection_exactly_once() {
+    model(3, link_vs_down_model);
+}
+
+/// A redial registers the next generation and links over it as soon as the
+/// old one's flag is down, while the old one's down hook may not have run
+/// yet: that hook breaks the links of its own generation or older, never the
+/// fresh one. Mutant `links-down-breaks-newer` breaks every link over the
+/// node: an invented `noconnection` for a live link.
+fn redial_link_vs_late_hook_model() {
+    let (manager, _) = manager(Planted::none());
+    let delivered = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&delivered);
+    let table = LinkTable::new(move |_, _| {
+        counter.fetch_add(1, Ordering::SeqCst);
+    });
+    table.attach(&manager);
+    let node = NodeName::from("peer");
+    let old = manager.register(node.clone(), stream(64));
+    let downer = {
+        let old = Arc::clone(&old);
+        loom::thread::spawn(move || old.mark_down(DownReason::ManualDisconnect))
+    };
+    while !old.is_down() {
+        loom::thread::yield_now();
+    }
+    let new = manager.register(node.clone(), stream(64));
+    let fresh = table.link(&new, 1, 2);
+    downer.join().unwrap();
+    assert!(
+        fresh.is_some(),
+        "the redialed generation {} read down",
+        new.generation()
+    );
+    assert_eq!(
+        delivered.load(Ordering::SeqCst),
+        0,
+        "E2E: noconnection invented for a link over live generation {} (left {:?})",
+        new.generation(),
+        table.links_over(&node)
+    );
+    assert_eq!(
+        table.links_over(&node),
+        fresh.into_iter().collect::<Vec<_>>(),
+        "the fresh link left the table"
+    );
+    manager.disconnect_node(&node);
+}
+
+#[test]
+fn a_late_down_hook_never_breaks_a_link_over_the_next_generation() {
+    model(3, redial_link_vs_late_hook_model);
 }
 
 #[cfg(feature = "planted-bugs")]

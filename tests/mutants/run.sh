@@ -2,8 +2,8 @@
 # Mutation runner for lanesim: which hand-made mutants do the simulated
 # worlds catch?
 #
-#   run.sh <repo-checkout> [--label L] [--tests] [--hunt SECS] [--no-baseline]
-#          [--keep] [--timeout SECS] [mutant-id...]
+#   run.sh <repo-checkout> [--label L] [--tests] [--hunt SECS] [--models]
+#          [--no-baseline] [--keep] [--timeout SECS] [mutant-id...]
 #
 # For each mutant (all of mutants.toml unless ids are given):
 #   1. copies the checkout's working tree (uncommitted changes included,
@@ -17,6 +17,11 @@
 #   5. with --tests, also: nice -n 19 cargo test --release -p lanesim
 #   6. with --hunt SECS, also a generated-case hunt (fixed seed, one job):
 #      nice -n 19 target/release/lanesim hunt --for SECS --seed 1 --no-shrink
+#   7. with --models, also every loom and shuttle model, as CI runs them
+#      (own target dirs beside the shared one; the thread-level races no
+#      single-threaded run can reach are judged here):
+#      RUSTFLAGS="--cfg loom" cargo test --release -p lanesim --features planted-bugs --test 'loom_*'
+#      RUSTFLAGS="--cfg shuttle" cargo test ... --test 'shuttle_*'
 # Results: $LANESIM_MUTANTS_OUT/results-<label>.tsv (label = --label, else the
 # checkout's short git hash, "-dirty" appended if it has uncommitted
 # changes), logs under $LANESIM_MUTANTS_OUT/logs/<label>/.
@@ -40,12 +45,13 @@ BIN="$CARGO_TARGET_DIR/release/lanesim"
 
 usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 
-CHECKOUT=""; LABEL=""; TESTS=0; HUNT=0; BASELINE=1; KEEP=0; TIMEOUT=600; IDS=()
+CHECKOUT=""; LABEL=""; TESTS=0; HUNT=0; MODELS=0; BASELINE=1; KEEP=0; TIMEOUT=600; IDS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --label) LABEL="$2"; shift 2 ;;
     --tests) TESTS=1; shift ;;
     --hunt) HUNT="$2"; shift 2 ;;
+    --models) MODELS=1; shift ;;
     --no-baseline) BASELINE=0; shift ;;
     --keep) KEEP=1; shift ;;
     --timeout) TIMEOUT="$2"; shift 2 ;;
@@ -74,7 +80,7 @@ RESULTS="$OUT/results-$LABEL.tsv"
 exec 9>"$OUT/.runner.lock"
 flock -n 9 || { echo "another run.sh holds $OUT/.runner.lock" >&2; exit 2; }
 
-printf 'id\tsim_visible\texpect\tbuild\texit\tverdict\tcontracts_seen\tfailing_scenarios\ttests\twall_s\tclass\tvariant\thunt\thunt_found\n' > "$RESULTS"
+printf 'id\tsim_visible\texpect\tbuild\texit\tverdict\tcontracts_seen\tfailing_scenarios\ttests\twall_s\tclass\tvariant\thunt\thunt_found\tmodels\n' > "$RESULTS"
 echo "checkout $CHECKOUT  label $LABEL  mutants ${#IDS[@]}  results $RESULTS"
 
 copy_tree() { # src dst: working tree, without build output
@@ -94,7 +100,7 @@ for id in "${IDS[@]}"; do
   fi
   IFS=$'\t' read -r class expect sim <<<"$meta"
   dst="$WORK/$id"
-  build="-"; code="-"; verdict=""; seen=""; failing=""; tests="-"; variant="-"; hunt="-"; hunt_found="-"
+  build="-"; code="-"; verdict=""; seen=""; failing=""; tests="-"; variant="-"; hunt="-"; hunt_found="-"; models="-"
   copy_tree "$CHECKOUT" "$dst"
   if [ "$id" != "_baseline" ] && ! python3 "$HERE/mutate.py" apply "$TOML" "$id" "$dst" > "$LOGS/$id.apply.log" 2>&1; then
     verdict="apply-fail"
@@ -132,6 +138,18 @@ for id in "${IDS[@]}"; do
           *) hunt="crash" ;;
         esac
       fi
+      if [ "$MODELS" = 1 ]; then
+        if ( cd "$dst" \
+             && RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$OUT/target-loom" timeout -k 30 3600 nice -n 19 \
+                  cargo test --release -p lanesim --features planted-bugs --test 'loom_*' \
+             && RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR="$OUT/target-shuttle" timeout -k 30 3600 nice -n 19 \
+                  cargo test --release -p lanesim --features planted-bugs --test 'shuttle_*' ) > "$LOGS/$id.models.log" 2>&1; then
+          models="pass"
+        else
+          # The models that failed, by name; none named means a build failure or a timeout.
+          models="FAIL:$(grep -oE '^test [A-Za-z0-9_:]+ \.\.\. FAILED' "$LOGS/$id.models.log" | awk '{print $2}' | paste -sd, -)"
+        fi
+      fi
       if [ "$TESTS" = 1 ]; then
         if ( cd "$dst" && timeout -k 30 3600 nice -n 19 cargo test --release -p lanesim ) > "$LOGS/$id.tests.log" 2>&1; then
           tests="pass"; else tests="FAIL"; fi
@@ -143,9 +161,9 @@ for id in "${IDS[@]}"; do
   fi
   [ "$KEEP" = 1 ] || rm -rf "$dst"
   wall=$(( $(date +%s) - start ))
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$sim" "$expect" "$build" "$code" "$verdict" \
-    "${seen:--}" "${failing:--}" "$tests" "$wall" "$class" "$variant" "$hunt" "$hunt_found" >> "$RESULTS"
-  printf '%-40s %-10s exit=%-4s %-14s seen=%s tests=%s hunt=%s %s (%ss)\n' "$id" "build=$build" "$code" "$verdict" "${seen:--}" "$tests" "$hunt" "$hunt_found" "$wall"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$sim" "$expect" "$build" "$code" "$verdict" \
+    "${seen:--}" "${failing:--}" "$tests" "$wall" "$class" "$variant" "$hunt" "$hunt_found" "$models" >> "$RESULTS"
+  printf '%-40s %-10s exit=%-4s %-14s seen=%s tests=%s hunt=%s %s models=%s (%ss)\n' "$id" "build=$build" "$code" "$verdict" "${seen:--}" "$tests" "$hunt" "$hunt_found" "$models" "$wall"
 done
 
 echo
@@ -155,6 +173,7 @@ awk -F'\t' 'NR>1 && $1!="_baseline" {
     if ($6=="caught") c[$2]++
     if ($13=="caught") h++
     if ($13=="caught" && $6!="caught") ho++
+    if ($15 ~ /^FAIL/) { m++; if ($6!="caught") mo++ }
     t[$2]++
   }
   END {
@@ -162,5 +181,7 @@ awk -F'\t' 'NR>1 && $1!="_baseline" {
       n, v["caught"], v["mark-miss"], v["missed"], v["crash"]+v["crash(timeout)"], v["build-fail"], v["apply-fail"]
     for (s in t) printf "  sim_visible=%-8s caught %d of %d\n", s, c[s]+0, t[s]
     printf "hunt: caught %d (of which %d not caught by the scenarios)\n", h+0, ho+0
+    printf "models (loom, shuttle): caught %d (of which %d not caught by the scenarios)\n", m+0, mo+0
   }' "$RESULTS"
 awk -F'\t' 'NR>1 && $1=="_baseline" && $6!="pass" {print "WARNING: baseline verdict " $6 " (exit " $5 ")"}' "$RESULTS"
+awk -F'\t' 'NR>1 && $1=="_baseline" && $15 ~ /^FAIL/ {print "WARNING: baseline models " $15}' "$RESULTS"
