@@ -492,6 +492,41 @@ async fn a_flooded_lane_yields_to_its_neighbours() {
     );
 }
 
+/// A router whose runtime has shut down: `spawn` drops the lane task a
+/// route creates at once, and its exit guard removes the entry it was made
+/// for (exit `Cancelled`). The task is started only after the shard lock is
+/// released; spawned under it, the guard's removal takes that same lock and
+/// `route` deadlocks (mutant `lane-spawn-under-lock`, which every simulated
+/// world passes: they drop the router before its runtime). The route runs on
+/// its own thread, so a deadlock fails this test instead of hanging it.
+#[test]
+fn routing_after_the_runtime_shut_down_neither_deadlocks_nor_leaves_an_entry() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let config = LaneRouterConfig::<u64>::new(RuntimeChoice::Handle(runtime.handle().clone()))
+        .observer(Arc::clone(&recorder) as _);
+    let router: Arc<LaneRouter<u64, u32>> =
+        Arc::new(LaneRouter::new(Arc::new(|_| Box::pin(async {})), config).unwrap());
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    let (done, routed) = std::sync::mpsc::channel();
+    let on_thread = Arc::clone(&router);
+    std::thread::spawn(move || {
+        let _ = done.send(on_thread.route(7, 1, None));
+    });
+    let routed = routed
+        .recv_timeout(Duration::from_secs(20))
+        .expect("route() deadlocked on a runtime that has shut down");
+    assert_eq!(routed, Ok(0));
+    assert_eq!(router.lane_count(), 0, "the dropped lane left its entry");
+    let exits = recorder.exits();
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    assert_eq!((exits[0].0, exits[0].2), (7, LaneExit::Cancelled));
+}
+
 #[test]
 fn a_zero_idle_ttl_is_a_configuration_error() {
     let runtime = tokio::runtime::Builder::new_current_thread()
