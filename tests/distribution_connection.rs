@@ -368,3 +368,36 @@ async fn a_write_parked_when_its_connection_goes_down_is_abandoned() {
     );
     assert_eq!(connection.down_reason(), Some(DownReason::ManualDisconnect));
 }
+
+/// A write its caller gives up on partway through the frame (here a
+/// `timeout` around it; a `select!` or an aborted task is the same) leaves
+/// part of a frame on the stream: the connection goes down
+/// (`WriteCancelled`) before the writer lock is released, so the next
+/// writer is refused instead of following half a frame with a whole one.
+/// Before, the connection stayed up and the peer read garbage
+/// (`loom_sender::a_write_dropped_mid_frame_*` found it).
+#[tokio::test]
+async fn a_write_dropped_mid_frame_takes_its_connection_down_before_another_writes() {
+    let manager = manager();
+    let (connection, _peer) = loopback(&manager, "peer@test").await;
+    // 16 MiB against a peer that never reads: the write parks mid-frame.
+    let gave_up = tokio::time::timeout(
+        Duration::from_millis(50),
+        connection.write_raw(&vec![7u8; 16 << 20]),
+    )
+    .await;
+    assert!(
+        gave_up.is_err(),
+        "the write should still be parked at 50 ms"
+    );
+    assert_eq!(connection.down_reason(), Some(DownReason::WriteCancelled));
+    let next = connection.write_raw(&[0, 0, 0, 0, 0, 0, 0, 0]).await;
+    let refused = next.unwrap_err().kind();
+    assert!(
+        matches!(
+            refused,
+            std::io::ErrorKind::NotConnected | std::io::ErrorKind::ConnectionAborted
+        ),
+        "{refused:?}"
+    );
+}

@@ -446,6 +446,65 @@ fn a_late_down_hook_never_breaks_a_link_over_the_next_generation() {
     model(3, redial_link_vs_late_hook_model);
 }
 
+/// A write dropped in the middle of its frame (its caller's `select!` or
+/// timeout gave up on it, or the sender's shutdown aborted the drain
+/// mid-write) leaves half a frame on the stream: its connection goes down
+/// before the writer lock is released, so no other writer appends a frame
+/// to the cut one (DC-2; the peer would read garbage).
+fn cancelled_write_model() {
+    let (manager, _) = manager(Planted::none());
+    let written = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let connection = manager.register(
+        NodeName::from("peer"),
+        Connected {
+            read: Box::new(Silent),
+            write: Box::new(Stutter {
+                written: Arc::clone(&written),
+                stall_at: 20,
+                stalled: false,
+            }),
+            peer: "far".into(),
+            local: "near".into(),
+        },
+    );
+    let (long, short): (Arc<[u8]>, Arc<[u8]>) = (
+        Arc::from(lanesim::distribution::frame::encode(&[0xAA; 40], b"").unwrap()),
+        Arc::from(lanesim::distribution::frame::encode(&[0xBB; 8], b"").unwrap()),
+    );
+    let other = {
+        let (connection, short) = (Arc::clone(&connection), Arc::clone(&short));
+        loom::thread::spawn(move || {
+            let _ = loom::future::block_on(connection.write_frame(&short, None));
+        })
+    };
+    {
+        // One poll, then the write is dropped wherever it got to: waiting
+        // for the lock, stalled mid-frame, or done.
+        let mut write = std::pin::pin!(connection.write_frame(&long, None));
+        let _ = loom::future::block_on(std::future::poll_fn(|cx| {
+            Poll::Ready(std::future::Future::poll(write.as_mut(), cx))
+        }));
+    }
+    other.join().unwrap();
+    let bytes = written.lock().unwrap().clone();
+    let whole_then_cut = |first: &[u8], second: &[u8]| {
+        bytes.starts_with(first) && second.starts_with(&bytes[first.len()..])
+    };
+    assert!(
+        long.starts_with(&bytes)
+            || short.starts_with(&bytes)
+            || whole_then_cut(&long, &short)
+            || whole_then_cut(&short, &long),
+        "DC-2: a frame was written after a cut one: {bytes:02x?}"
+    );
+    manager.disconnect_node(&NodeName::from("peer"));
+}
+
+#[test]
+fn a_write_dropped_mid_frame_never_shares_the_socket_with_another_writer() {
+    model(3, cancelled_write_model);
+}
+
 /// Counts what became of each control: written (or failed, which marks its
 /// connection down), skipped on a down generation, or discarded (its
 /// generation marked down first). In a loom atomic, so a model that reads

@@ -84,6 +84,7 @@ pub enum Down {
     ControlOverflow,
     SimultaneousConnect,
     HandlerPanicked,
+    WriteCancelled,
 }
 
 impl From<DownReason> for Down {
@@ -98,6 +99,7 @@ impl From<DownReason> for Down {
             DownReason::ControlOverflow => Self::ControlOverflow,
             DownReason::SimultaneousConnect => Self::SimultaneousConnect,
             DownReason::HandlerPanicked => Self::HandlerPanicked,
+            DownReason::WriteCancelled => Self::WriteCancelled,
         }
     }
 }

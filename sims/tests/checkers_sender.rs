@@ -1145,11 +1145,20 @@ fn s7_detects_a_down_with_no_cause() {
         Down::PeerClosed,
         Down::ControlOverflow,
         Down::ManualDisconnect,
+        Down::WriteCancelled,
     ] {
         let mut spurious = good_then_down(reason);
         spurious.remove(17); // the kill that excused it
         assert_has(&spurious, &context(), Contract::S7, "with no cause");
     }
+
+    // A write dropped mid-frame is excused by a shutdown asked for before it
+    // (the drain's abort drops its write), and by nothing else.
+    let mut cancelled = good_then_down(Down::WriteCancelled);
+    cancelled[17] = at(850, Event::ShutdownRequested);
+    assert!(!found(&cancelled, &context())
+        .iter()
+        .any(|(c, _)| *c == Contract::S7));
 
     let mut asked = good_then_down(Down::ManualDisconnect);
     asked[17] = at(

@@ -49,10 +49,14 @@ pub enum DownReason {
     SimultaneousConnect,
     /// The frame callback panicked on a frame that arrived on it.
     HandlerPanicked,
+    /// A write was dropped partway through its frame (its caller gave up on
+    /// it, or its task was aborted): the stream holds part of a frame, so
+    /// nothing more may be written on it.
+    WriteCancelled,
 }
 
 impl DownReason {
-    const ALL: [DownReason; 9] = [
+    const ALL: [DownReason; 10] = [
         Self::PeerClosed,
         Self::ReadError,
         Self::WriteError,
@@ -62,6 +66,7 @@ impl DownReason {
         Self::ControlOverflow,
         Self::SimultaneousConnect,
         Self::HandlerPanicked,
+        Self::WriteCancelled,
     ];
 
     fn from_code(code: u8) -> Option<Self> {
@@ -80,11 +85,37 @@ impl DownReason {
             Self::ControlOverflow => Mark::DownControlOverflow,
             Self::SimultaneousConnect => Mark::DownSimultaneousConnect,
             Self::HandlerPanicked => Mark::DownHandlerPanicked,
+            Self::WriteCancelled => Mark::DownWriteCancelled,
         }
     }
 }
 
 const UP: u8 = 0;
+
+/// Armed while a frame goes out under the writer lock. Dropped armed, the
+/// write's future was dropped partway through the frame; it marks the
+/// connection down (`WriteCancelled`) before the writer lock is released,
+/// so no other writer appends a frame to the cut one. Without it, a caller
+/// that gave up on a write let the next writer follow half a frame with a
+/// whole one, and the peer read garbage on a connection still up
+/// (`loom_sender::a_write_dropped_mid_frame_never_shares_the_socket_with_another_writer`;
+/// the sender's shutdown mid-write was one such caller).
+struct CutWrite<'a>(Option<&'a DistConnection>);
+
+impl CutWrite<'_> {
+    /// The write ended on its own (written, failed, refused or timed out).
+    fn finished(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CutWrite<'_> {
+    fn drop(&mut self) {
+        if let Some(connection) = self.0 {
+            connection.mark_down(DownReason::WriteCancelled);
+        }
+    }
+}
 
 /// Who a connection tells when it goes down: the manager that owns it. A
 /// trait, so a connection (the child) calls back without depending on the
@@ -196,7 +227,9 @@ impl DistConnection {
     /// `deadline`, a lock wait or a write that outlasts it marks the
     /// connection down (`WriteTimeout`, error kind `TimedOut`) *before* the
     /// writer lock is released, so no other writer ever appends to a
-    /// stream a cut write left half a frame on.
+    /// stream a cut write left half a frame on. The same holds when the
+    /// caller drops this future partway through the frame: the connection
+    /// goes down (`WriteCancelled`) before the lock is released.
     ///
     /// # Errors
     /// As above, or the write's own error.
@@ -230,6 +263,11 @@ impl DistConnection {
                 ));
             }
         };
+        // From here until the frame is out, dropping this future (a caller
+        // that gives up on the write, an aborted task) would leave part of a
+        // frame on the stream: the guard then marks the connection down, and
+        // it drops before the writer lock, declared above, is released.
+        let cut = CutWrite(Some(self));
         let write = async {
             tokio::select! {
                 biased;
@@ -243,12 +281,17 @@ impl DistConnection {
         let written = match bounded(deadline, write).await {
             Some(Some(written)) => written,
             Some(None) => {
+                cut.finished();
                 mark(Mark::WriteAbandonedOnDown);
                 return Err(aborted());
             }
             // Still holding the writer: down before anyone else can write.
-            None => return Err(self.write_timed_out()),
+            None => {
+                cut.finished();
+                return Err(self.write_timed_out());
+            }
         };
+        cut.finished();
         if written.is_err() {
             self.mark_down(DownReason::WriteError);
         }

@@ -157,6 +157,9 @@ named! {
         /// down came before the loop first watched for one, so only a
         /// wake-up that keeps a permit (or a look at the flag) tells it.
         DownBeforeReadLoop => "down_before_read_loop",
+        /// A generation went down: a write was dropped partway through its
+        /// frame.
+        DownWriteCancelled => "down_write_cancelled",
     }
 }
 

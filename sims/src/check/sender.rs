@@ -38,7 +38,8 @@
 //! - S7: no spurious down: a generation goes down only for a cause — a
 //!   peer-side reason only once it was impaired, `ControlOverflow` only with
 //!   an overflow, `ManualDisconnect` only after a disconnect or shutdown was
-//!   asked for; a live generation is never displaced by a new one.
+//!   asked for, `WriteCancelled` (a write dropped mid-frame) only after a
+//!   shutdown; a live generation is never displaced by a new one.
 //! - S8: with redial on, a node that went down is connected again within
 //!   the redial bound of its peer becoming reachable (not crashed, not
 //!   partitioned, and a round trip fits in the connect timeout).
@@ -1204,6 +1205,9 @@ fn s7(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
             Down::ManualDisconnect => {
                 asked(model.shutdown) || asked(model.disconnected.get(gen).copied())
             }
+            // The world gives up on no write of its own: only the drain's
+            // abort at a shutdown drops one.
+            Down::WriteCancelled => asked(model.shutdown),
             // A deadline a healthy link cannot meet is its own cause
             // (found by the hunt: 12 KB controls over a 4-segment window
             // against a 100 ms deadline).

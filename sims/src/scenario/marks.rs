@@ -121,7 +121,8 @@ fn code_mark_world(mark: Mark) -> WorldKind {
         | Mark::SlotRemoved
         | Mark::KeepaliveSent
         | Mark::DialJoinedInFlight
-        | Mark::DownBeforeReadLoop => WorldKind::Sender,
+        | Mark::DownBeforeReadLoop
+        | Mark::DownWriteCancelled => WorldKind::Sender,
         Mark::RegisterTieBreakWon
         | Mark::RegisterTieBreakLost
         | Mark::DownSimultaneousConnect
@@ -156,6 +157,7 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         CoverMark::Code(Mark::DownControlOverflow),
         CoverMark::Code(Mark::DownSimultaneousConnect),
         CoverMark::Code(Mark::DownHandlerPanicked),
+        CoverMark::Code(Mark::DownWriteCancelled),
     ];
     const REDIALS: &[CoverMark] = &[
         CoverMark::World(WorldMark::RedialOk),
