@@ -184,8 +184,8 @@ mod loom_rt {
     /// `abort` can wake it. Std's types, which the checker does not see:
     /// checker primitives here would add a scheduling point to every poll of
     /// every task (the loom sender suite took 266 s with a checker mutex
-    /// here, 192 s with these), and the checker runs one thread at a time,
-    /// so std's are exact. What
+    /// here against 192 s with these, the shutdown model then at bound 3),
+    /// and the checker runs one thread at a time, so std's are exact. What
     /// the checker explores is the wake-up (`abort` wakes the task with the
     /// checker's waker) and everything the aborted future's drop does.
     #[derive(Default)]
