@@ -295,12 +295,11 @@ impl AsyncWrite for Stutter {
     }
 }
 
-/// Two writers with a deadline on one connection whose socket stalls in the
-/// middle of the first frame: a write cut by its deadline takes its
-/// connection down before it lets go of the writer, so the other writer
-/// never appends a frame to half of one (the peer would read garbage).
-fn shared_socket_model() {
-    let (manager, _) = manager(Planted::none());
+/// A connection whose socket stalls once 20 bytes in (mid-frame for the
+/// long frame), and what reached the socket.
+fn stuttering(
+    manager: &ConnectionManager,
+) -> (Arc<DistConnection>, Arc<std::sync::Mutex<Vec<u8>>>) {
     let written = Arc::new(std::sync::Mutex::new(Vec::new()));
     let connection = manager.register(
         NodeName::from("peer"),
@@ -315,11 +314,41 @@ fn shared_socket_model() {
             local: "near".into(),
         },
     );
-    let deadline = Some(std::time::Duration::from_secs(5));
-    let (long, short): (Arc<[u8]>, Arc<[u8]>) = (
+    (connection, written)
+}
+
+/// A 48-byte frame the stuttering socket cuts, and a 16-byte one it takes.
+fn long_and_short() -> (Arc<[u8]>, Arc<[u8]>) {
+    (
         Arc::from(lanesim::distribution::frame::encode(&[0xAA; 40], b"").unwrap()),
         Arc::from(lanesim::distribution::frame::encode(&[0xBB; 8], b"").unwrap()),
+    )
+}
+
+/// DC-2 on the socket: whole frames, then at most one cut one, and nothing
+/// after it.
+fn assert_nothing_after_a_cut_frame(bytes: &[u8], long: &[u8], short: &[u8]) {
+    let whole_then_cut = |first: &[u8], second: &[u8]| {
+        bytes.starts_with(first) && second.starts_with(&bytes[first.len()..])
+    };
+    assert!(
+        long.starts_with(bytes)
+            || short.starts_with(bytes)
+            || whole_then_cut(long, short)
+            || whole_then_cut(short, long),
+        "DC-2: a frame was written after a cut one: {bytes:02x?}"
     );
+}
+
+/// Two writers with a deadline on one connection whose socket stalls in the
+/// middle of the first frame: a write cut by its deadline takes its
+/// connection down before it lets go of the writer, so the other writer
+/// never appends a frame to half of one (the peer would read garbage).
+fn shared_socket_model() {
+    let (manager, _) = manager(Planted::none());
+    let (connection, written) = stuttering(&manager);
+    let deadline = Some(std::time::Duration::from_secs(5));
+    let (long, short) = long_and_short();
     let other = {
         let (connection, short) = (Arc::clone(&connection), Arc::clone(&short));
         loom::thread::spawn(move || {
@@ -328,24 +357,26 @@ fn shared_socket_model() {
     };
     let _ = loom::future::block_on(connection.write_frame(&long, deadline));
     other.join().unwrap();
-    let bytes = written.lock().unwrap().clone();
-    // Whole frames, then at most one cut one, and nothing after it.
-    let whole_then_cut = |first: &[u8], second: &[u8]| {
-        bytes.starts_with(first) && second.starts_with(&bytes[first.len()..])
-    };
-    assert!(
-        long.starts_with(&bytes)
-            || short.starts_with(&bytes)
-            || whole_then_cut(&long, &short)
-            || whole_then_cut(&short, &long),
-        "DC-2: a frame was written after a cut one: {bytes:02x?}"
-    );
+    assert_nothing_after_a_cut_frame(&written.lock().unwrap(), &long, &short);
     manager.disconnect_node(&NodeName::from("peer"));
 }
 
 #[test]
 fn a_write_cut_by_its_deadline_never_shares_the_socket_with_another_writer() {
     model(3, shared_socket_model);
+}
+
+/// A link table attached to `manager` and how many `noconnection`s it has
+/// delivered. A loom atomic: read after a join, loom orders it after the
+/// deliveries (a std counter there would not be).
+fn counting_link_table(manager: &ConnectionManager) -> (LinkTable, Arc<AtomicUsize>) {
+    let delivered = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&delivered);
+    let table = LinkTable::new(move |_, _| {
+        counter.fetch_add(1, Ordering::SeqCst);
+    });
+    table.attach(manager);
+    (table, delivered)
 }
 
 /// A link made on this thread while another marks its generation down (the
@@ -360,13 +391,7 @@ fn a_write_cut_by_its_deadline_never_shares_the_socket_with_another_writer() {
 /// other model; this one fails on it ("made Some(..), left [..]").
 fn link_vs_down_model() {
     let (manager, _) = manager(Planted::none());
-    // A loom atomic: the count is read after the join, so loom orders it.
-    let delivered = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&delivered);
-    let table = LinkTable::new(move |_, _| {
-        counter.fetch_add(1, Ordering::SeqCst);
-    });
-    table.attach(&manager);
+    let (table, delivered) = counting_link_table(&manager);
     let node = NodeName::from("peer");
     let connection = manager.register(node.clone(), stream(64));
     let downer = {
@@ -403,12 +428,7 @@ fn a_link_racing_its_generations_down_gets_noconnection_exactly_once() {
 /// node: an invented `noconnection` for a live link.
 fn redial_link_vs_late_hook_model() {
     let (manager, _) = manager(Planted::none());
-    let delivered = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&delivered);
-    let table = LinkTable::new(move |_, _| {
-        counter.fetch_add(1, Ordering::SeqCst);
-    });
-    table.attach(&manager);
+    let (table, delivered) = counting_link_table(&manager);
     let node = NodeName::from("peer");
     let old = manager.register(node.clone(), stream(64));
     let downer = {
@@ -453,24 +473,8 @@ fn a_late_down_hook_never_breaks_a_link_over_the_next_generation() {
 /// to the cut one (DC-2; the peer would read garbage).
 fn cancelled_write_model() {
     let (manager, _) = manager(Planted::none());
-    let written = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let connection = manager.register(
-        NodeName::from("peer"),
-        Connected {
-            read: Box::new(Silent),
-            write: Box::new(Stutter {
-                written: Arc::clone(&written),
-                stall_at: 20,
-                stalled: false,
-            }),
-            peer: "far".into(),
-            local: "near".into(),
-        },
-    );
-    let (long, short): (Arc<[u8]>, Arc<[u8]>) = (
-        Arc::from(lanesim::distribution::frame::encode(&[0xAA; 40], b"").unwrap()),
-        Arc::from(lanesim::distribution::frame::encode(&[0xBB; 8], b"").unwrap()),
-    );
+    let (connection, written) = stuttering(&manager);
+    let (long, short) = long_and_short();
     let other = {
         let (connection, short) = (Arc::clone(&connection), Arc::clone(&short));
         loom::thread::spawn(move || {
@@ -486,17 +490,7 @@ fn cancelled_write_model() {
         }));
     }
     other.join().unwrap();
-    let bytes = written.lock().unwrap().clone();
-    let whole_then_cut = |first: &[u8], second: &[u8]| {
-        bytes.starts_with(first) && second.starts_with(&bytes[first.len()..])
-    };
-    assert!(
-        long.starts_with(&bytes)
-            || short.starts_with(&bytes)
-            || whole_then_cut(&long, &short)
-            || whole_then_cut(&short, &long),
-        "DC-2: a frame was written after a cut one: {bytes:02x?}"
-    );
+    assert_nothing_after_a_cut_frame(&written.lock().unwrap(), &long, &short);
     manager.disconnect_node(&NodeName::from("peer"));
 }
 
