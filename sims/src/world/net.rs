@@ -187,7 +187,16 @@ impl RealTcp {
             .ok_or_else(|| {
                 io::Error::new(io::ErrorKind::ConnectionRefused, format!("no peer {host}"))
             })?;
-        let stream = Self::socket(self.buffer, self.mss)?
+        let socket = Self::socket(self.buffer, self.mss)?;
+        // A socket is named by its local port (both ends log it), so two
+        // live sockets must never share one. `connect` alone may give two
+        // connections to different peers the same local port (the 4-tuples
+        // differ); the checks then took one peer's socket for the other's
+        // (DC-2 "control pinned to peer3/4 arrived on peer1/5's socket", a
+        // CI run of `a_dead_peer_passes_for_real`). `bind` to port 0 picks
+        // a port no other local socket holds.
+        socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))?;
+        let stream = socket
             .connect(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
             .await?;
         stream.set_nodelay(true)?;
