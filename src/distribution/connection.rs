@@ -220,10 +220,14 @@ impl DistConnection {
         self.write_frame(frame, None).await
     }
 
-    /// Writes one whole frame under the writer lock. Refused once down
-    /// (`NotConnected`); abandoned the moment the connection goes down,
-    /// whether it was waiting for the lock or writing (`ConnectionAborted`);
-    /// an I/O error marks the connection down (`WriteError`). With a
+    /// Writes one whole frame under the writer lock. Refused once down:
+    /// `ConnectionAborted` when it was down before the call or went down
+    /// while the write waited for the lock or was writing (the wait looks at
+    /// the down signal first), `NotConnected` when it went down just as the
+    /// lock was taken (the look under the lock; pinned by
+    /// `a_write_dropped_mid_frame_takes_its_connection_down_before_another_writes`,
+    /// which accepts either). An I/O error marks the connection down
+    /// (`WriteError`). With a
     /// `deadline`, a lock wait or a write that outlasts it marks the
     /// connection down (`WriteTimeout`, error kind `TimedOut`) *before* the
     /// writer lock is released, so no other writer ever appends to a
