@@ -103,7 +103,7 @@ const UP: u8 = 0;
 struct CutWrite<'a>(Option<&'a DistConnection>);
 
 impl CutWrite<'_> {
-    /// The write ended on its own (written, failed, refused or timed out).
+    /// The write ended on its own: disarmed.
     fn finished(mut self) {
         self.0 = None;
     }
@@ -282,20 +282,19 @@ impl DistConnection {
                 } => Some(written),
             }
         };
-        let written = match bounded(deadline, write).await {
+        let outcome = bounded(deadline, write).await;
+        // Ended on its own (written, failed, abandoned on a down, or out of
+        // time, each handled below): not cut by a caller.
+        cut.finished();
+        let written = match outcome {
             Some(Some(written)) => written,
             Some(None) => {
-                cut.finished();
                 mark(Mark::WriteAbandonedOnDown);
                 return Err(aborted());
             }
             // Still holding the writer: down before anyone else can write.
-            None => {
-                cut.finished();
-                return Err(self.write_timed_out());
-            }
+            None => return Err(self.write_timed_out()),
         };
-        cut.finished();
         if written.is_err() {
             self.mark_down(DownReason::WriteError);
         }

@@ -43,7 +43,8 @@ WORK="$OUT/work"
 export CARGO_TARGET_DIR="$OUT/target"
 BIN="$CARGO_TARGET_DIR/release/lanesim"
 
-usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+# The whole comment block above, however long it grows.
+usage() { awk 'NR>1 && /^#/ {print; next} NR>1 {exit}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 
 CHECKOUT=""; LABEL=""; TESTS=0; HUNT=0; MODELS=0; BASELINE=1; KEEP=0; TIMEOUT=600; IDS=()
 while [ $# -gt 0 ]; do
