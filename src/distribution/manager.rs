@@ -418,13 +418,31 @@ impl ConnectionManager {
     /// displaces it only if the stream was dialed by the lower-named node
     /// and the incumbent was not; otherwise the stream is dropped, and the
     /// refusal logged.
+    ///
+    /// A stream this node dialed that loses to an *accepted* incumbent is
+    /// not dropped at once: it stands by (see [`ConnectionManager::stand_by`])
+    /// in case the incumbent was a stale stream whose hello won the
+    /// tie-break after its dialer had already closed it.
     pub fn register_as(&self, node: NodeName, stream: Connected, origin: Origin) -> Registered {
+        self.register_or_stand_by(node, stream, origin, true)
+    }
+
+    fn register_or_stand_by(
+        &self,
+        node: NodeName,
+        stream: Connected,
+        origin: Origin,
+        may_stand_by: bool,
+    ) -> Registered {
         let Connected {
             read,
             write,
             peer,
             local,
         } = stream;
+        // Moved into the new connection only if it is registered; a refused
+        // stream may still stand by.
+        let mut halves = Some((write, local));
         // The connection dialed by the lower name wins.
         let dialed_wins = self.local < node;
         let wins = |origin: Origin| match origin {
@@ -459,8 +477,9 @@ impl ConnectionManager {
                 None => {
                     *last_generation += 1;
                     slot.generation = *last_generation;
+                    let (write, local) = halves.take().expect("taken once, here");
                     let connection = Arc::new(DistConnection::new(
-                        node,
+                        node.clone(),
                         slot.generation,
                         peer.clone(),
                         local,
@@ -477,7 +496,21 @@ impl ConnectionManager {
         let (connection, displaced) = match decided {
             Ok(new) => new,
             Err((incumbent, simultaneous)) => {
-                return Self::refuse(incumbent, origin, &peer, simultaneous)
+                // Two refusals can be the work of a stale incumbent (see
+                // `stand_by`): our dial losing to an accepted stream, and an
+                // accepted stream refused for an accepted incumbent.
+                let stands_by = may_stand_by && (simultaneous == (origin == Origin::Dialed));
+                let refused = Self::refuse(Arc::clone(&incumbent), origin, &peer, simultaneous);
+                if let (true, Some((write, local))) = (stands_by, halves) {
+                    let stream = Connected {
+                        read,
+                        write,
+                        peer,
+                        local,
+                    };
+                    self.stand_by(node, stream, origin, incumbent);
+                }
+                return refused;
             }
         };
         let hooks = self.shared.up_hooks.lock().clone();
@@ -513,6 +546,68 @@ impl ConnectionManager {
                 .spawn(keepalives(Arc::clone(&connection), tick));
         }
         Registered::New(connection)
+    }
+
+    /// Keeps `stream`, refused in favour of the live `incumbent`, open for
+    /// a while: if the incumbent goes down first, the stream is registered
+    /// after all (it stands by once); otherwise it is dropped.
+    ///
+    /// Why: the tie-break assumes both ends see the same streams. A stream
+    /// whose dialer closed it while its hello was in flight breaks that:
+    /// the hello still lands, the acceptor registers the dead stream, and
+    /// it then refuses the fresh streams that replace it, which the other
+    /// end has meanwhile registered. Dropping them left both ends without a
+    /// connection until a redial (`lanesim hunt --world mesh --seed 41`,
+    /// case 6482; `scenarios/mesh_stale_hello.toml`). Two refusals can be
+    /// that:
+    /// - this node's dial, losing to an accepted stream (the stale one,
+    ///   dialed the winning way by the other end, which has since dialed
+    ///   again); pinned by
+    ///   `a_dial_that_lost_to_a_stale_accepted_stream_is_registered_when_it_dies`;
+    /// - an accepted stream, refused because an accepted incumbent came
+    ///   the same way: its dialer dials only when it holds no live
+    ///   connection, so the incumbent is dead at its end, or stale.
+    ///
+    /// The stale incumbent goes down on its dialer's close, and the stream
+    /// that stood by takes its place, as it already has at the other end.
+    /// A refused squatter gains nothing it would not get by arriving when
+    /// the slot is empty: its silence takes it down within a tick (M5).
+    ///
+    /// How long: twice the connect timeout (the accept path's bound on a
+    /// hello, and so on how late a stale one lands), and at most half a
+    /// heartbeat tick: this end writes nothing on the stream meanwhile, so
+    /// the other end would take it down for silence after a tick.
+    fn stand_by(
+        &self,
+        node: NodeName,
+        stream: Connected,
+        origin: Origin,
+        incumbent: Arc<DistConnection>,
+    ) {
+        let mut window = self.shared.connect_timeout.saturating_mul(2);
+        if let Some(tick) = self.shared.tick {
+            window = window.min(tick / 2);
+        }
+        let manager = self.downgrade();
+        self.shared.runtime.spawn(async move {
+            tokio::select! {
+                biased;
+                () = incumbent.down_notified() => {}
+                () = sleep(window) => return,
+            }
+            drop(incumbent);
+            let Some(manager) = manager.upgrade() else {
+                return;
+            };
+            // Registered only if nothing live took the slot meanwhile; a
+            // second refusal drops the stream (it stands by once).
+            if let Registered::New(connection) =
+                manager.register_or_stand_by(node, stream, origin, false)
+            {
+                mark(Mark::StandbyRegistered);
+                tracing::debug!(node = %connection.node(), generation = connection.generation(), ?origin, "a refused stream that stood by was registered: its incumbent went down");
+            }
+        });
     }
 
     /// A stream refused in favour of the live `incumbent`: logged, and
@@ -1002,6 +1097,75 @@ mod tests {
             (downs[0].generation, downs[0].reason),
             (1, DownReason::WriteTimeout)
         );
+    }
+
+    /// An in-memory stream whose far end the test keeps, named `peer`.
+    fn in_memory_to(peer: &str) -> (Connected, tokio::io::DuplexStream) {
+        let (ours, theirs) = tokio::io::duplex(1024);
+        let (read, write) = tokio::io::split(ours);
+        let stream = Connected {
+            read: Box::new(read),
+            write: Box::new(write),
+            peer: peer.into(),
+            local: "memory".into(),
+        };
+        (stream, theirs)
+    }
+
+    /// "early@test" sorts before "local@test": streams it dials win.
+    fn stale_incumbent_and_losing_dial(
+        manager: &ConnectionManager,
+    ) -> (NodeName, Arc<DistConnection>, tokio::io::DuplexStream) {
+        let node = NodeName::from("early@test");
+        let (stale, stale_far) = in_memory_to("stale");
+        std::mem::forget(stale_far);
+        let incumbent = manager
+            .register_as(node.clone(), stale, Origin::Accepted)
+            .into_connection();
+        let (fresh, fresh_far) = in_memory_to("fresh");
+        let refused = manager.register_as(node.clone(), fresh, Origin::Dialed);
+        assert!(
+            matches!(refused, Registered::SimultaneousAbort(ref kept) if Arc::ptr_eq(kept, &incumbent)),
+            "the dial should lose the tie-break: {refused:?}"
+        );
+        (node, incumbent, fresh_far)
+    }
+
+    /// The mesh hunt's M1 failure (`scenarios/mesh_stale_hello.toml`):
+    /// the accepted incumbent was a stream its dialer had already closed.
+    #[tokio::test(start_paused = true)]
+    async fn a_dial_that_lost_to_a_stale_accepted_stream_is_registered_when_it_dies() {
+        let manager = manager(Planted::none());
+        let (node, incumbent, _fresh_far) = stale_incumbent_and_losing_dial(&manager);
+        incumbent.mark_down(DownReason::PeerClosed);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let now = manager
+            .get_connection(&node)
+            .expect("the dial that stood by was not registered");
+        assert_eq!(now.peer(), "fresh");
+        assert_eq!(now.generation(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dial_that_lost_to_a_live_accepted_stream_is_dropped_after_its_window() {
+        use tokio::io::AsyncReadExt;
+        let manager = manager(Planted::none());
+        let (node, incumbent, mut fresh_far) = stale_incumbent_and_losing_dial(&manager);
+        // Window: twice the 5 s connect timeout (half the 60 s tick is more).
+        tokio::time::sleep(Duration::from_millis(9_990)).await;
+        let mut byte = [0u8; 1];
+        let early = tokio::time::timeout(Duration::from_millis(1), fresh_far.read(&mut byte)).await;
+        assert!(early.is_err(), "dropped before its window: {early:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let read = fresh_far
+            .read(&mut byte)
+            .await
+            .expect("a closed duplex reads 0");
+        assert_eq!(read, 0, "the dial was not dropped after its window");
+        // Going down now registers nothing: the dial is gone.
+        incumbent.mark_down(DownReason::PeerClosed);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert!(manager.get_connection(&node).is_none());
     }
 
     #[cfg(feature = "planted-bugs")]

@@ -160,6 +160,10 @@ named! {
         /// A generation went down: a write was dropped partway through its
         /// frame.
         DownWriteCancelled => "down_write_cancelled",
+        /// A stream refused in favour of a live incumbent was registered
+        /// after all: the incumbent went down while the stream stood by (a
+        /// stale hello had won the tie-break).
+        StandbyRegistered => "standby_registered",
     }
 }
 

@@ -3,9 +3,12 @@
 # worlds catch?
 #
 #   run.sh <repo-checkout> [--label L] [--tests] [--hunt SECS] [--models]
-#          [--no-baseline] [--keep] [--timeout SECS] [mutant-id...]
+#          [--no-baseline] [--keep] [--timeout SECS] [--corpus FILE]
+#          [mutant-id...]
 #
-# For each mutant (all of mutants.toml unless ids are given):
+# For each mutant (all of the corpus unless ids are given; the corpus is
+# mutants.toml beside this script unless --corpus names another file in
+# the same format, e.g. a batch written blind by someone else):
 #   1. copies the checkout's working tree (uncommitted changes included,
 #      target/ excluded) to $LANESIM_MUTANTS_OUT/work/<id>;
 #   2. applies the mutant (fails loudly unless `find` occurs exactly once;
@@ -56,6 +59,7 @@ while [ $# -gt 0 ]; do
     --no-baseline) BASELINE=0; shift ;;
     --keep) KEEP=1; shift ;;
     --timeout) TIMEOUT="$2"; shift 2 ;;
+    --corpus) TOML="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")" || exit 2; shift 2 ;;
     -h|--help) usage ;;
     -*) echo "unknown option $1" >&2; usage ;;
     *) if [ -z "$CHECKOUT" ]; then CHECKOUT="$1"; else IDS+=("$1"); fi; shift ;;

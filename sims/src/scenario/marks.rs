@@ -127,7 +127,8 @@ fn code_mark_world(mark: Mark) -> WorldKind {
         | Mark::RegisterTieBreakLost
         | Mark::DownSimultaneousConnect
         | Mark::DownHandlerPanicked
-        | Mark::HelloRefused => WorldKind::Mesh,
+        | Mark::HelloRefused
+        | Mark::StandbyRegistered => WorldKind::Mesh,
     }
 }
 
