@@ -374,6 +374,58 @@ fn m5_detects_a_half_open_generation_and_excuses_a_short_silence() {
     assert_eq!(broken(&log(1500, 3500)), vec![]);
 }
 
+/// Found by the hunt (`hunt --world mesh --seed 7 --unguided`, 5 of 40,000
+/// cases): node 0 read node 1 slowly when node 1 crashed, and drained the
+/// keepalives node 1 had written before its crash for half a second after
+/// it. Its generation heard them, so its heartbeat rightly stayed quiet;
+/// the silence starts when the backlog is read, at the slow fault's end.
+/// Latency delays the last bytes the same way. Neither excuses a down that
+/// comes later than a tick after that, nor does a slow read the other way.
+#[test]
+fn m5_detects_a_silent_generation_left_up_but_not_a_backlog_still_draining() {
+    let log = |lag: Option<MeshFaultApplied>, lag_end: Option<MeshFaultApplied>, down_at: u64| {
+        let mut log = vec![
+            started(0, 0, 0),
+            started(0, 1, 0),
+            up(10, 0, 1, 1, 5000),
+            up(20, 1, 0, 1, 5000),
+        ];
+        log.extend(lag.map(|lag| fault(500, lag)));
+        log.push(fault(1000, MeshFaultApplied::Crash { node: 1 }));
+        log.extend(lag_end.map(|end| fault(2000, end)));
+        log.extend([down(down_at, 0, 1, 1), table(5000, 0, 1, None), end(5000)]);
+        log.sort_by_key(|record| record.at);
+        log
+    };
+    let slow = |node, peer| MeshFaultApplied::Slow {
+        node,
+        peer,
+        every_us: 62_500,
+    };
+    let slow_end = |node, peer| MeshFaultApplied::SlowEnd { node, peer };
+    // Crashed at 1 s, noticed at 2.5 s: over the 1.14 s tick plus slack.
+    assert_eq!(broken(&log(None, None, 2500)), vec![Contract::M5]);
+    // Node 0 read node 1 slowly until 2 s: heard until then.
+    let draining = log(Some(slow(0, 1)), Some(slow_end(0, 1)), 2500);
+    assert_eq!(broken(&draining), vec![]);
+    // ... but not for a tick after the backlog ended.
+    let late = log(Some(slow(0, 1)), Some(slow_end(0, 1)), 3500);
+    assert_eq!(broken(&late), vec![Contract::M5]);
+    // A slow read the other way delays nothing node 0 hears.
+    let other_way = log(Some(slow(1, 0)), Some(slow_end(1, 0)), 2500);
+    assert_eq!(broken(&other_way), vec![Contract::M5]);
+    // 200 ms more latency: the last bytes land at 1.2 s.
+    let latency = MeshFaultApplied::Latency {
+        a: 0,
+        b: 1,
+        us: 200_000,
+    };
+    let latency_end = MeshFaultApplied::LatencyEnd { a: 0, b: 1 };
+    assert_eq!(broken(&log(None, None, 2300)), vec![Contract::M5]);
+    let lagged = log(Some(latency), Some(latency_end), 2300);
+    assert_eq!(broken(&lagged), vec![]);
+}
+
 /// Found by the hunt (both are regression scenarios): a cross-dial during
 /// latency no dial can cross in time, or while one of the pair is crashed,
 /// cannot converge; the tie-break is not to blame. A fault on another pair

@@ -77,12 +77,26 @@ enum Silence {
     None,
 }
 
+/// How a lasting fault delays what was already sent: bytes a peer wrote
+/// before it fell silent (a crash) still reach the other end this late.
+#[derive(Clone, Copy, Debug)]
+enum Lag {
+    /// Delivered as on a healthy link (within the slack).
+    None,
+    /// `reader` reads what the other end sends one frame at a time: a
+    /// backlog written before a crash drains until the fault ends.
+    SlowReader { reader: u64 },
+    /// Each way carries this much more latency.
+    Latency(Duration),
+}
+
 /// A lasting fault on a pair.
 #[derive(Clone, Copy, Debug)]
 struct Lasting {
     a: u64,
     b: u64,
     silence: Silence,
+    lag: Lag,
     start: Duration,
     end: Option<Duration>,
     /// The record that began it.
@@ -258,18 +272,23 @@ impl Model {
         self.touches.push((index, at, a, b));
         let pair = (a.min(b), a.max(b));
         let starts = match fault {
-            MeshFaultApplied::Partition { .. } => Some(Silence::Both),
-            MeshFaultApplied::HalfOpen { .. } => Some(Silence::FromAToB),
-            MeshFaultApplied::Latency { .. }
-            | MeshFaultApplied::Wedge { .. }
-            | MeshFaultApplied::Slow { .. } => Some(Silence::None),
+            MeshFaultApplied::Partition { .. } => Some((Silence::Both, Lag::None)),
+            MeshFaultApplied::HalfOpen { .. } => Some((Silence::FromAToB, Lag::None)),
+            MeshFaultApplied::Latency { us, .. } => {
+                Some((Silence::None, Lag::Latency(Duration::from_micros(us))))
+            }
+            MeshFaultApplied::Wedge { .. } => Some((Silence::None, Lag::None)),
+            MeshFaultApplied::Slow { node, .. } => {
+                Some((Silence::None, Lag::SlowReader { reader: node }))
+            }
             _ => None,
         };
-        if let Some(silence) = starts {
+        if let Some((silence, lag)) = starts {
             let lasting = Lasting {
                 a,
                 b,
                 silence,
+                lag,
                 start: at,
                 end: None,
                 cause: index,
@@ -331,6 +350,32 @@ impl Model {
                 .iter()
                 .any(|&(n, t)| n == node && t > crash && t <= at)
         })
+    }
+
+    /// Until when `node` may still read what `peer` wrote before falling
+    /// silent at `at`: later than `at` when a lasting fault on the pair
+    /// delays delivery then. `None`: a slow read that never ends, so the
+    /// backlog may outlast the run. The hunt found the slow case: a reader
+    /// draining a peer's keepalives one every 26 ms for half a second
+    /// after the peer's crash was taken for a generation left up in
+    /// silence (`m5_detects_a_silent_generation_left_up_but_not_a_backlog_still_draining`).
+    fn heard_until(&self, node: u64, peer: u64, at: Duration) -> Option<Duration> {
+        let pair = (node.min(peer), node.max(peer));
+        let active = self.lasting.iter().filter(|l| {
+            (l.a.min(l.b), l.a.max(l.b)) == pair
+                && l.start <= at
+                && l.end.is_none_or(|end| end > at)
+        });
+        let mut until = at;
+        for lasting in active {
+            match lasting.lag {
+                Lag::None => {}
+                Lag::SlowReader { reader } if reader == node => until = until.max(lasting.end?),
+                Lag::SlowReader { .. } => {}
+                Lag::Latency(extra) => until = until.max(at + extra),
+            }
+        }
+        Some(until)
     }
 
     fn crashed_at(&self, node: u64, inc: u64) -> Option<Duration> {
@@ -607,10 +652,13 @@ fn m5(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
             .filter(|l| l.silences(peer, node))
             .map(|l| (l.start.max(up_at), l.end, l.cause))
             .collect();
-        // A crashed peer: the sockets it had are silent from its crash.
+        // A crashed peer: the sockets it had are silent from when the
+        // last of what it wrote before the crash could arrive.
         for (&(crashed, _), &at) in &model.crashed {
             if crashed == peer && at >= up_at {
-                silences.push((at, None, up));
+                if let Some(heard_until) = model.heard_until(node, peer, at) {
+                    silences.push((heard_until, None, up));
+                }
             }
         }
         if let Some(&squat) = model.squats.get(&socket) {
