@@ -595,7 +595,14 @@ impl ConnectionManager {
                 () = incumbent.down_notified() => {}
                 () = sleep(window) => return,
             }
+            // A node disconnected on purpose stays disconnected: the stream
+            // would reconnect what this node's owner just cut
+            // (`a_stream_standing_by_does_not_undo_a_manual_disconnect`).
+            let deliberate = incumbent.down_reason() == Some(DownReason::ManualDisconnect);
             drop(incumbent);
+            if deliberate {
+                return;
+            }
             let Some(manager) = manager.upgrade() else {
                 return;
             };
@@ -1144,6 +1151,25 @@ mod tests {
             .expect("the dial that stood by was not registered");
         assert_eq!(now.peer(), "fresh");
         assert_eq!(now.generation(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_standing_by_does_not_undo_a_manual_disconnect() {
+        use tokio::io::AsyncReadExt;
+        let manager = manager(Planted::none());
+        let (node, _incumbent, mut fresh_far) = stale_incumbent_and_losing_dial(&manager);
+        assert!(manager.disconnect_node(&node));
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert!(
+            manager.get_connection(&node).is_none(),
+            "the stream that stood by reconnected a disconnected node"
+        );
+        let mut byte = [0u8; 1];
+        let read = fresh_far
+            .read(&mut byte)
+            .await
+            .expect("a closed duplex reads 0");
+        assert_eq!(read, 0, "the stream was not dropped");
     }
 
     #[tokio::test(start_paused = true)]
