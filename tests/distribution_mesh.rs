@@ -519,12 +519,22 @@ async fn a_silent_squatter_is_evicted_after_a_tick_and_the_real_node_then_connec
     .await;
     let squatted = server.manager.get_connection(&x_name).unwrap();
 
-    // The real x, while the squatter holds the slot: its stream is refused
-    // and closed, which x sees as its generation's peer closing.
+    // The real x, while the squatter holds the slot: its stream is refused.
+    // It stands by (the incumbent could have been a stale stream of x's)
+    // and is closed when its window ends with the squatter still up. x sees
+    // that as its peer closing, or as a reset when the server closed it
+    // with x's keepalive unread.
     let x = node("x@test", ticking(TICK)).await;
     let refused = x.manager.dial(server.name(), &server.addr).await.unwrap();
     wait_for("x's refused generation goes down", || refused.is_down()).await;
-    assert_eq!(refused.down_reason(), Some(DownReason::PeerClosed));
+    assert!(
+        matches!(
+            refused.down_reason(),
+            Some(DownReason::PeerClosed | DownReason::ReadError | DownReason::WriteError)
+        ),
+        "{:?}",
+        refused.down_reason()
+    );
     assert!(
         !squatted.is_down(),
         "the squatter went down before x was refused: tick too short for this machine?"
