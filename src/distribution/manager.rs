@@ -48,8 +48,9 @@ use crate::planted::{Planted, PlantedBug};
 use crate::shim::net::{BoxRead, Connected, Listener, Transport};
 use crate::shim::probe::{mark, preempt_point, Mark, Point};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
-use crate::shim::sync::{Arc, AsyncMutex, Counter, Mutex, Weak};
+use crate::shim::sync::{Arc, AsyncMutex, Counter, Mutex, Notify, Weak};
 use crate::shim::time::{sleep, timeout, Instant};
+use tokio::io::AsyncReadExt as _;
 
 /// Default bound on a dial (connect plus hello).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -66,7 +67,7 @@ pub const DEFAULT_FRAME_BUDGET: u64 = 4 * DEFAULT_MAX_FRAME;
 
 /// Which end dialed a connection: what the simultaneous-connect tie-break
 /// compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Origin {
     /// This node dialed it.
     Dialed,
@@ -230,6 +231,9 @@ struct ManagerShared {
     up_hooks: Mutex<Vec<UpHook>>,
     /// Per node with a dial in flight: the gate its dials take turns at.
     dials: Mutex<BTreeMap<NodeName, Arc<AsyncMutex<()>>>>,
+    /// Per node and origin, the refused stream standing by, if any: told
+    /// when a newer one supersedes it (`stand_by`).
+    standing_by: Mutex<BTreeMap<(NodeName, Origin), Arc<Notify>>>,
     on_frame: Option<FrameHook>,
     connect_timeout: Duration,
     max_frame: u64,
@@ -322,6 +326,7 @@ impl ConnectionManager {
                 down_hooks: Mutex::new(Vec::new()),
                 up_hooks: Mutex::new(Vec::new()),
                 dials: Mutex::new(BTreeMap::new()),
+                standing_by: Mutex::new(BTreeMap::new()),
                 on_frame: config.on_frame,
                 connect_timeout: config.connect_timeout,
                 max_frame: config.max_frame,
@@ -577,6 +582,19 @@ impl ConnectionManager {
     /// hello, and so on how late a stale one lands), and at most half a
     /// heartbeat tick: this end writes nothing on the stream meanwhile, so
     /// the other end would take it down for silence after a tick.
+    ///
+    /// Meanwhile the stream is read, and what arrives is kept (at most
+    /// [`STANDBY_BUFFER`] bytes) and handed to its read loop if it is
+    /// registered: so a stream the other end closes (it refused it too, or
+    /// gave up on it) ends its stand-by at once and is never registered
+    /// dead, and one dropped at the window's end leaves nothing unread (a
+    /// close over unread bytes is a reset). One stream stands by per node
+    /// and origin: a newer one supersedes it, because its dialer dialed
+    /// again and so gave up on the older. The task holds the manager
+    /// weakly; a stream standing by when the manager is dropped stays open
+    /// until its window ends.
+    /// `a_stream_closed_while_standing_by_is_never_registered`,
+    /// `a_newer_stream_supersedes_the_one_standing_by`.
     fn stand_by(
         &self,
         node: NodeName,
@@ -588,23 +606,67 @@ impl ConnectionManager {
         if let Some(tick) = self.shared.tick {
             window = window.min(tick / 2);
         }
+        let superseded = Arc::new(Notify::new());
+        if let Some(older) = self
+            .shared
+            .standing_by
+            .lock()
+            .insert((node.clone(), origin), Arc::clone(&superseded))
+        {
+            older.notify_one();
+        }
         let manager = self.downgrade();
         self.shared.runtime.spawn(async move {
-            tokio::select! {
-                biased;
-                () = incumbent.down_notified() => {}
-                () = sleep(window) => return,
-            }
-            // A node disconnected on purpose stays disconnected: the stream
-            // would reconnect what this node's owner just cut
-            // (`a_stream_standing_by_does_not_undo_a_manual_disconnect`).
+            let Connected {
+                mut read,
+                write,
+                peer,
+                local,
+            } = stream;
+            let mut early = Vec::new();
+            let incumbent_down = {
+                let watch = watch_closed(&mut read, &mut early);
+                tokio::select! {
+                    biased;
+                    () = incumbent.down_notified() => true,
+                    () = superseded.notified() => false,
+                    () = watch => false,
+                    () = sleep(window) => false,
+                }
+            };
+            // A stand-by never undoes a manual disconnect that took its
+            // incumbent down: it would reconnect what this node's owner just
+            // cut (`a_stream_standing_by_does_not_undo_a_manual_disconnect`).
+            // A disconnect that finds the incumbent already down is not
+            // told apart from any other down.
             let deliberate = incumbent.down_reason() == Some(DownReason::ManualDisconnect);
             drop(incumbent);
-            if deliberate {
-                return;
-            }
             let Some(manager) = manager.upgrade() else {
                 return;
+            };
+            {
+                let mut standing_by = manager.shared.standing_by.lock();
+                let key = (node.clone(), origin);
+                if standing_by
+                    .get(&key)
+                    .is_some_and(|current| Arc::ptr_eq(current, &superseded))
+                {
+                    standing_by.remove(&key);
+                }
+            }
+            if !incumbent_down || deliberate {
+                return;
+            }
+            let read: BoxRead = if early.is_empty() {
+                read
+            } else {
+                Box::new(std::io::Cursor::new(early).chain(read))
+            };
+            let stream = Connected {
+                read,
+                write,
+                peer,
+                local,
             };
             // Registered only if nothing live took the slot meanwhile; a
             // second refusal drops the stream (it stands by once).
@@ -945,6 +1007,25 @@ async fn read_loop(manager: Weak<ManagerShared>, connection: Arc<DistConnection>
     connection.close_writer(close_bound).await;
 }
 
+/// Most a stream standing by may have read before it stops reading (the
+/// rest waits in the socket).
+pub const STANDBY_BUFFER: usize = 64 * 1024;
+
+/// Reads `read` into `early` until the other end closes it or it fails
+/// (then resolves), or until `early` holds [`STANDBY_BUFFER`] bytes (then
+/// waits for ever).
+async fn watch_closed(read: &mut BoxRead, early: &mut Vec<u8>) {
+    let mut chunk = [0u8; 1024];
+    while early.len() < STANDBY_BUFFER {
+        let room = chunk.len().min(STANDBY_BUFFER - early.len());
+        match read.read(&mut chunk[..room]).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => early.extend_from_slice(&chunk[..n]),
+        }
+    }
+    std::future::pending().await
+}
+
 /// Writes a keepalive every quarter `tick` until the generation goes down,
 /// so a healthy peer's heartbeat never fires on a quiet connection. The
 /// write has no deadline of its own: a peer that stops reading is found by
@@ -1151,6 +1232,136 @@ mod tests {
             .expect("the dial that stood by was not registered");
         assert_eq!(now.peer(), "fresh");
         assert_eq!(now.generation(), 2);
+    }
+
+    fn manager_with(config: ManagerConfig) -> ConnectionManager {
+        ConnectionManager::new(NodeName::from("local@test"), Arc::new(TokioTcp), config).unwrap()
+    }
+
+    async fn closed(far: &mut tokio::io::DuplexStream) -> bool {
+        use tokio::io::AsyncReadExt;
+        let mut byte = [0u8; 1];
+        matches!(
+            tokio::time::timeout(Duration::from_millis(1), far.read(&mut byte)).await,
+            Ok(Ok(0))
+        )
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_closed_while_standing_by_is_never_registered() {
+        let manager = manager(Planted::none());
+        let ups = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&ups);
+        manager.register_connection_up(move |event| sink.lock().unwrap().push(event.peer.clone()));
+        let (node, incumbent, fresh_far) = stale_incumbent_and_losing_dial(&manager);
+        // The other end refused our dial too, and closed it.
+        drop(fresh_far);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        incumbent.mark_down(DownReason::PeerClosed);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert!(manager.get_connection(&node).is_none());
+        assert_eq!(
+            *ups.lock().unwrap(),
+            vec!["stale".to_string()],
+            "a stream its other end had closed was registered"
+        );
+    }
+
+    /// Accepted streams of one node refused for an accepted incumbent: the
+    /// newest stands by, an older one is dropped, and what the newest's
+    /// dialer wrote meanwhile reaches the frame callback once it is
+    /// registered.
+    #[tokio::test(start_paused = true)]
+    async fn a_newer_stream_supersedes_the_one_standing_by() {
+        use tokio::io::AsyncWriteExt;
+        let frames = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&frames);
+        let mut config = ManagerConfig::new(RuntimeChoice::current());
+        config.on_frame = Some(Arc::new(move |frame| sink.lock().unwrap().push(frame)));
+        let manager = manager_with(config);
+        let node = NodeName::from("early@test");
+        let (stale, stale_far) = in_memory_to("stale");
+        std::mem::forget(stale_far);
+        let incumbent = manager
+            .register_as(node.clone(), stale, Origin::Accepted)
+            .into_connection();
+        let (first, mut first_far) = in_memory_to("first");
+        let (second, mut second_far) = in_memory_to("second");
+        for stream in [first, second] {
+            let refused = manager.register_as(node.clone(), stream, Origin::Accepted);
+            assert!(
+                matches!(refused, Registered::IncumbentKept(_)),
+                "{refused:?}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert!(
+            closed(&mut first_far).await,
+            "the older stream still stands by"
+        );
+        assert!(
+            !closed(&mut second_far).await,
+            "the newer stream was dropped"
+        );
+        let frame = encode(b"ctl", b"early").unwrap();
+        second_far.write_all(&frame).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        incumbent.mark_down(DownReason::PeerClosed);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let now = manager
+            .get_connection(&node)
+            .expect("the newer stream was not registered");
+        assert_eq!(now.peer(), "second");
+        let frames = frames.lock().unwrap().clone();
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        assert_eq!(
+            (
+                frames[0].control.as_slice(),
+                frames[0].payload.as_slice(),
+                frames[0].generation
+            ),
+            (&b"ctl"[..], &b"early"[..], now.generation())
+        );
+    }
+
+    /// A stream stands by once: when the slot has a live connection again
+    /// by the time its incumbent went down, it is refused and dropped.
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_refused_again_after_standing_by_is_dropped() {
+        let manager = manager(Planted::none());
+        let (node, incumbent, mut fresh_far) = stale_incumbent_and_losing_dial(&manager);
+        incumbent.mark_down(DownReason::PeerClosed);
+        let (winner, winner_far) = in_memory_to("winner");
+        std::mem::forget(winner_far);
+        let winner = manager
+            .register_as(node.clone(), winner, Origin::Accepted)
+            .into_connection();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert!(
+            closed(&mut fresh_far).await,
+            "the stream stood by a second time"
+        );
+        assert!(Arc::ptr_eq(
+            &manager.get_connection(&node).unwrap(),
+            &winner
+        ));
+    }
+
+    /// Half a tick when that is shorter than twice the connect timeout: the
+    /// other end hears nothing on the stream meanwhile.
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_stands_by_at_most_half_a_tick() {
+        let mut config = ManagerConfig::new(RuntimeChoice::current());
+        config.tick = Some(Duration::from_secs(1));
+        let manager = manager_with(config);
+        let (_node, _incumbent, mut fresh_far) = stale_incumbent_and_losing_dial(&manager);
+        tokio::time::sleep(Duration::from_millis(490)).await;
+        assert!(!closed(&mut fresh_far).await, "dropped before half a tick");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(
+            closed(&mut fresh_far).await,
+            "still standing by after half a tick"
+        );
     }
 
     #[tokio::test(start_paused = true)]
