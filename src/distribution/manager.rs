@@ -1200,16 +1200,23 @@ mod tests {
         (stream, theirs)
     }
 
-    /// "early@test" sorts before "local@test": streams it dials win.
-    fn stale_incumbent_and_losing_dial(
-        manager: &ConnectionManager,
-    ) -> (NodeName, Arc<DistConnection>, tokio::io::DuplexStream) {
+    /// An accepted incumbent from "early@test", which sorts before
+    /// "local@test": streams it dials win.
+    fn stale_incumbent(manager: &ConnectionManager) -> (NodeName, Arc<DistConnection>) {
         let node = NodeName::from("early@test");
         let (stale, stale_far) = in_memory_to("stale");
         std::mem::forget(stale_far);
         let incumbent = manager
             .register_as(node.clone(), stale, Origin::Accepted)
             .into_connection();
+        (node, incumbent)
+    }
+
+    /// The stale incumbent, and our dial that lost to it (its far end).
+    fn stale_incumbent_and_losing_dial(
+        manager: &ConnectionManager,
+    ) -> (NodeName, Arc<DistConnection>, tokio::io::DuplexStream) {
+        let (node, incumbent) = stale_incumbent(manager);
         let (fresh, fresh_far) = in_memory_to("fresh");
         let refused = manager.register_as(node.clone(), fresh, Origin::Dialed);
         assert!(
@@ -1279,12 +1286,7 @@ mod tests {
         let mut config = ManagerConfig::new(RuntimeChoice::current());
         config.on_frame = Some(Arc::new(move |frame| sink.lock().unwrap().push(frame)));
         let manager = manager_with(config);
-        let node = NodeName::from("early@test");
-        let (stale, stale_far) = in_memory_to("stale");
-        std::mem::forget(stale_far);
-        let incumbent = manager
-            .register_as(node.clone(), stale, Origin::Accepted)
-            .into_connection();
+        let (node, incumbent) = stale_incumbent(&manager);
         let (first, mut first_far) = in_memory_to("first");
         let (second, mut second_far) = in_memory_to("second");
         for stream in [first, second] {
