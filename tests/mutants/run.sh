@@ -152,7 +152,12 @@ for id in "${IDS[@]}"; do
           models="pass"
         else
           # The models that failed, by name; none named means a build failure or a timeout.
-          models="FAIL:$(grep -oE '^test [A-Za-z0-9_:]+ \.\.\. FAILED' "$LOGS/$id.models.log" | awk '{print $2}' | paste -sd, -)"
+          # A model that aborts the test process (loom panicking inside a
+          # panic, e.g. on a deadlock) prints no "... FAILED" line: name it
+          # from its "thread '<model>' ... panicked" line instead.
+          models="FAIL:$( { grep -oE '^test [A-Za-z0-9_:]+ \.\.\. FAILED' "$LOGS/$id.models.log" | awk '{print $2}'
+                            grep -oE "^thread '[A-Za-z0-9_:]+' \([0-9]+\) panicked" "$LOGS/$id.models.log" | cut -d"'" -f2; } \
+                          | awk '!seen[$0]++' | paste -sd, -)"
         fi
       fi
       if [ "$TESTS" = 1 ]; then
