@@ -379,8 +379,9 @@ fn m5_detects_a_half_open_generation_and_excuses_a_short_silence() {
 /// keepalives node 1 had written before its crash for half a second after
 /// it. Its generation heard them, so its heartbeat rightly stayed quiet;
 /// the silence starts when the backlog is read, at the slow fault's end.
-/// Latency delays the last bytes the same way. Neither excuses a down that
-/// comes later than a tick after that, nor does a slow read the other way.
+/// A wedged reader (and a partition, whose held segments arrive on heal)
+/// delays them until it ends, and latency by its extra delay. None excuses
+/// a down later than a tick after that, nor does a hold the other way.
 #[test]
 fn m5_detects_a_silent_generation_left_up_but_not_a_backlog_still_draining() {
     let log = |lag: Option<MeshFaultApplied>, lag_end: Option<MeshFaultApplied>, down_at: u64| {
@@ -414,6 +415,22 @@ fn m5_detects_a_silent_generation_left_up_but_not_a_backlog_still_draining() {
     // A slow read the other way delays nothing node 0 hears.
     let other_way = log(Some(slow(1, 0)), Some(slow_end(1, 0)), 2500);
     assert_eq!(broken(&other_way), vec![Contract::M5]);
+    // A wedged reader reads the backlog when it is unwedged, as a slow one
+    // does; the other way, it delays nothing node 0 hears.
+    let wedge = |node, peer| MeshFaultApplied::Wedge { node, peer };
+    let unwedge = |node, peer| MeshFaultApplied::Unwedge { node, peer };
+    assert_eq!(
+        broken(&log(Some(wedge(0, 1)), Some(unwedge(0, 1)), 2500)),
+        vec![]
+    );
+    assert_eq!(
+        broken(&log(Some(wedge(0, 1)), Some(unwedge(0, 1)), 3500)),
+        vec![Contract::M5]
+    );
+    assert_eq!(
+        broken(&log(Some(wedge(1, 0)), Some(unwedge(1, 0)), 2500)),
+        vec![Contract::M5]
+    );
     // 200 ms more latency: the last bytes land at 1.2 s.
     let latency = MeshFaultApplied::Latency {
         a: 0,

@@ -83,9 +83,11 @@ enum Silence {
 enum Lag {
     /// Delivered as on a healthy link (within the slack).
     None,
-    /// `reader` reads what the other end sends one frame at a time: a
-    /// backlog written before a crash drains until the fault ends.
-    SlowReader { reader: u64 },
+    /// What the other end sends to `reader` (to either end, if `None`) is
+    /// held back until the fault ends: a backlog written before a crash is
+    /// read then (a slow or wedged reader; a partition, whose segments are
+    /// delivered on heal).
+    HeldUntilEnd { reader: Option<u64> },
     /// Each way carries this much more latency.
     Latency(Duration),
 }
@@ -272,14 +274,15 @@ impl Model {
         self.touches.push((index, at, a, b));
         let pair = (a.min(b), a.max(b));
         let starts = match fault {
-            MeshFaultApplied::Partition { .. } => Some((Silence::Both, Lag::None)),
+            MeshFaultApplied::Partition { .. } => {
+                Some((Silence::Both, Lag::HeldUntilEnd { reader: None }))
+            }
             MeshFaultApplied::HalfOpen { .. } => Some((Silence::FromAToB, Lag::None)),
             MeshFaultApplied::Latency { us, .. } => {
                 Some((Silence::None, Lag::Latency(Duration::from_micros(us))))
             }
-            MeshFaultApplied::Wedge { .. } => Some((Silence::None, Lag::None)),
-            MeshFaultApplied::Slow { node, .. } => {
-                Some((Silence::None, Lag::SlowReader { reader: node }))
+            MeshFaultApplied::Wedge { node, .. } | MeshFaultApplied::Slow { node, .. } => {
+                Some((Silence::None, Lag::HeldUntilEnd { reader: Some(node) }))
             }
             _ => None,
         };
@@ -354,7 +357,7 @@ impl Model {
 
     /// Until when `node` may still read what `peer` wrote before falling
     /// silent at `at`: later than `at` when a lasting fault on the pair
-    /// delays delivery then. `None`: a slow read that never ends, so the
+    /// delays delivery then. `None`: a hold that never ends, so the
     /// backlog may outlast the run. The hunt found the slow case: a reader
     /// draining a peer's keepalives one every 26 ms for half a second
     /// after the peer's crash was taken for a generation left up in
@@ -370,8 +373,10 @@ impl Model {
         for lasting in active {
             match lasting.lag {
                 Lag::None => {}
-                Lag::SlowReader { reader } if reader == node => until = until.max(lasting.end?),
-                Lag::SlowReader { .. } => {}
+                Lag::HeldUntilEnd { reader } if reader.is_none_or(|reader| reader == node) => {
+                    until = until.max(lasting.end?);
+                }
+                Lag::HeldUntilEnd { .. } => {}
                 Lag::Latency(extra) => until = until.max(at + extra),
             }
         }
