@@ -1,22 +1,29 @@
 //! Coverage: which marks a run reached, and the probe that counts them and
 //! answers the production code's preemption points from the run's seed.
 //!
-//! Model. A mark is either a site in the production code
-//! ([`lanesim::shim::probe::Mark`], reached through the shim), a situation
-//! the world set up ([`WorldMark`]), or a preemption point that actually
-//! preempted ([`CoverMark::Preempted`]). Each run counts how often it hit
-//! each; a sweep reports, per scenario, how many seeds hit each mark, and a
+//! Model. A mark is either a site in the code under test (a name it passes
+//! to `lanesim_target::probe::mark`), a situation the world set up
+//! ([`WorldMark`]), or a preemption point that actually preempted
+//! ([`CoverMark::Preempted`]). Each run counts how often it hit each; a
+//! sweep reports, per scenario, how many seeds hit each mark, and a
 //! scenario's `reaches` list turns a mark it exists for into a requirement
 //! (`run::reach`).
+//!
+//! Code sites are names, not an enum: any target declares its own
+//! ([`lanesim_target::probe::Sites`]). The [`registry`] knows every name a
+//! scenario may write (lanesim's own components' sites always, so the
+//! shipped scenarios parse whatever the target, and the running target's),
+//! and which world can reach each.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use lanesim::shim::probe::{Mark, Point, Preempt, Probe};
+use lanesim_target::probe::{Preempt, Probe, Sites};
 
 use crate::rng::SimRng;
+use crate::scenario::WorldKind;
 
 /// A situation a world set up (as opposed to a production code site).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -183,53 +190,134 @@ pub(crate) fn current_thread_id() -> Option<u32> {
         .ok()
 }
 
+/// A name the code under test passes to `mark` or `preempt_point`. Ordered
+/// and compared by the name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Site(&'static str);
+
+impl Site {
+    /// The site called `name`.
+    #[must_use]
+    pub const fn new(name: &'static str) -> Self {
+        Self(name)
+    }
+
+    /// Its name.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        self.0
+    }
+}
+
 /// Any mark a run can reach.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CoverMark {
-    /// A production code site.
-    Code(Mark),
+    /// A site in the code under test.
+    Code(Site),
     /// A situation the world set up.
     World(WorldMark),
     /// A preemption point that preempted (yielded or slept).
-    Preempted(Point),
+    Preempted(Site),
 }
 
 /// Prefix of a preemption point's mark name.
 const PREEMPTED: &str = "preempted:";
 
+/// Every code site a scenario may name, with the world whose code reaches
+/// it (a sender-world site is reachable in the mesh too:
+/// `scenario::marks::reachable_in`).
+#[derive(Default)]
+pub struct Registry {
+    marks: BTreeMap<&'static str, WorldKind>,
+    points: BTreeMap<&'static str, WorldKind>,
+}
+
+impl Registry {
+    /// Adds `sites`, reached in `world`. A name already known keeps the
+    /// world it was first given.
+    pub fn add(&mut self, world: WorldKind, sites: Sites) {
+        for mark in sites.marks {
+            self.marks.entry(mark).or_insert(world);
+        }
+        for point in sites.points {
+            self.points.entry(point).or_insert(world);
+        }
+    }
+
+    /// The world whose code reaches the mark or point `site`.
+    #[must_use]
+    pub fn world_of(&self, site: Site, point: bool) -> Option<WorldKind> {
+        let map = if point { &self.points } else { &self.marks };
+        map.get(site.0).copied()
+    }
+}
+
+fn registry_lock() -> &'static std::sync::RwLock<Registry> {
+    static REGISTRY: std::sync::OnceLock<std::sync::RwLock<Registry>> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let mut registry = Registry::default();
+        crate::targets::lanesim::register_sites(&mut registry);
+        std::sync::RwLock::new(registry)
+    })
+}
+
+/// The code sites known in this process: lanesim's components' always,
+/// and those of every target registered with [`register`].
+pub fn registry() -> std::sync::RwLockReadGuard<'static, Registry> {
+    registry_lock()
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Makes `sites`, reached in `world`, nameable by scenarios.
+pub fn register(world: WorldKind, sites: Sites) {
+    registry_lock()
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .add(world, sites);
+}
+
 impl CoverMark {
-    /// Every mark, code marks first.
+    /// Every mark known in this process ([`registry`]), code marks first,
+    /// each group in name order.
     #[must_use]
     pub fn all() -> Vec<CoverMark> {
-        Mark::ALL
-            .iter()
-            .map(|m| Self::Code(*m))
+        let registry = registry();
+        registry
+            .marks
+            .keys()
+            .map(|m| Self::Code(Site(m)))
             .chain(WorldMark::ALL.iter().map(|m| Self::World(*m)))
-            .chain(Point::ALL.iter().map(|p| Self::Preempted(*p)))
+            .chain(registry.points.keys().map(|p| Self::Preempted(Site(p))))
             .collect()
     }
 
     /// Looks a mark up by its printed name.
     #[must_use]
     pub fn from_name(name: &str) -> Option<Self> {
+        let registry = registry();
         if let Some(point) = name.strip_prefix(PREEMPTED) {
-            return Point::from_name(point).map(Self::Preempted);
+            return registry
+                .points
+                .get_key_value(point)
+                .map(|(p, _)| Self::Preempted(Site(p)));
         }
-        Mark::from_name(name).map(Self::Code).or_else(|| {
-            WorldMark::ALL
-                .into_iter()
-                .find(|m| m.name() == name)
-                .map(Self::World)
-        })
+        if let Some((mark, _)) = registry.marks.get_key_value(name) {
+            return Some(Self::Code(Site(mark)));
+        }
+        WorldMark::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .map(Self::World)
     }
 }
 
 impl fmt::Display for CoverMark {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Code(mark) => f.write_str(mark.name()),
+            Self::Code(site) => f.write_str(site.0),
             Self::World(mark) => f.write_str(mark.name()),
-            Self::Preempted(point) => write!(f, "{PREEMPTED}{}", point.name()),
+            Self::Preempted(site) => write!(f, "{PREEMPTED}{}", site.0),
         }
     }
 }
@@ -341,8 +429,8 @@ impl WorldProbe {
 }
 
 impl Probe for WorldProbe {
-    fn mark(&self, mark: Mark) {
-        self.hit(CoverMark::Code(mark));
+    fn mark(&self, mark: &'static str) {
+        self.hit(CoverMark::Code(Site(mark)));
     }
 
     fn worker_started(&self) {
@@ -354,14 +442,14 @@ impl Probe for WorldProbe {
         }
     }
 
-    fn preempt(&self, point: Point) -> Preempt {
+    fn preempt(&self, point: &'static str) -> Preempt {
         let mut state = self.state();
         if state.closed || !state.rng.chance(self.policy.chance) {
             return Preempt::Run;
         }
         *state
             .coverage
-            .entry(CoverMark::Preempted(point))
+            .entry(CoverMark::Preempted(Site(point)))
             .or_default() += 1;
         let (lo, hi) = self.policy.sleep;
         let micros = state
@@ -377,8 +465,8 @@ impl Probe for WorldProbe {
 
 /// Installs `probe` for this thread's production code until the guard drops.
 #[must_use = "the probe is uninstalled when this is dropped"]
-pub fn install(probe: &std::sync::Arc<WorldProbe>) -> lanesim::shim::probe::Installed {
-    lanesim::shim::probe::install(std::sync::Arc::clone(probe) as std::sync::Arc<dyn Probe>)
+pub fn install(probe: &std::sync::Arc<WorldProbe>) -> lanesim_target::probe::Installed {
+    lanesim_target::probe::install(std::sync::Arc::clone(probe) as std::sync::Arc<dyn Probe>)
 }
 
 #[cfg(test)]
@@ -407,13 +495,13 @@ mod tests {
                 sleep: (Duration::ZERO, Duration::ZERO),
             },
         );
-        assert_eq!(probe.preempt(Point::DrainPicked), Preempt::Yield);
-        probe.mark(Mark::ReapWon);
+        assert_eq!(probe.preempt("drain.picked"), Preempt::Yield);
+        probe.mark("reap_won");
         let counted = probe.close();
-        assert_eq!(counted[&CoverMark::Code(Mark::ReapWon)], 1);
-        assert_eq!(counted[&CoverMark::Preempted(Point::DrainPicked)], 1);
-        probe.mark(Mark::ReapWon);
-        assert_eq!(probe.preempt(Point::DrainPicked), Preempt::Run);
+        assert_eq!(counted[&CoverMark::Code(Site("reap_won"))], 1);
+        assert_eq!(counted[&CoverMark::Preempted(Site("drain.picked"))], 1);
+        probe.mark("reap_won");
+        assert_eq!(probe.preempt("drain.picked"), Preempt::Run);
         assert!(probe.close().is_empty());
     }
 }

@@ -202,8 +202,7 @@ fn a_planted_missing_write_deadline_is_caught_for_real_by_s2() {
 /// and both sides reach the write deadline.
 #[test]
 fn fidelity_runs_a_seed_both_ways_and_the_verdicts_agree() {
-    use lanesim::shim::probe::Mark;
-    use lanesim_sims::coverage::CoverMark;
+    use lanesim_sims::coverage::{CoverMark, Site};
     use lanesim_sims::scenario::SeedRange;
 
     let found = lanesim_sims::run::real::fidelity(
@@ -216,7 +215,9 @@ fn fidelity_runs_a_seed_both_ways_and_the_verdicts_agree() {
     assert_eq!(seed.real, Some(Verdict::Pass));
     assert!(!seed.disagrees());
     assert_eq!(
-        found.marks.get(&CoverMark::Code(Mark::WriteDeadlineFired)),
+        found
+            .marks
+            .get(&CoverMark::Code(Site::new("write_deadline_fired"))),
         Some(&(1, 1)),
         "the drain's mark, made on the sender's own runtime, counts"
     );
@@ -241,14 +242,13 @@ fn a_lanes_scenario_passes_for_real() {
 /// contracts hold.
 #[test]
 fn a_reap_race_is_decided_for_real() {
-    use lanesim::shim::probe::Mark;
-    use lanesim_sims::coverage::CoverMark;
+    use lanesim_sims::coverage::{CoverMark, Site};
 
     let result = passes_for_real("lanes_reap_race.toml");
     let coverage = &result.result.coverage;
     assert!(
-        coverage.contains_key(&CoverMark::Code(Mark::ReapWon))
-            || coverage.contains_key(&CoverMark::Code(Mark::ReapDeclined)),
+        coverage.contains_key(&CoverMark::Code(Site::new("reap_won")))
+            || coverage.contains_key(&CoverMark::Code(Site::new("reap_declined"))),
         "{coverage:?}"
     );
 }

@@ -20,16 +20,16 @@
 //!   bug's code; it lets the worlds interleave where production threads
 //!   can, including inside a window a bug opens there.
 //!
-//! Both compile to nothing without the `testbed` feature (an empty inline
-//! function and an empty future), like the planted bugs; the testbed
-//! package enables the feature, a production build never does. Under loom
-//! and shuttle they are no-ops too: the model checkers interleave at every
-//! atomic already. With the feature, a probe is installed per thread
-//! (`install`): a simulated world runs on one thread, so marks and
-//! preemptions are attributed to exactly one run even when a sweep runs
-//! many worlds side by side.
+//! lanesim's components use the public probe API (`lanesim_target::probe`)
+//! as any implementation would: this module only names their sites, as
+//! enums, so a typo is a build error and the testbed can list them
+//! ([`LANES_SITES`], [`NODE_SITES`]). Both compile to nothing without the
+//! `testbed` feature (which turns on `lanesim-target/testbed`), like the
+//! planted bugs; the testbed package enables it, a production build never
+//! does.
 
-use std::time::Duration;
+use lanesim_target::probe::Sites;
+pub use lanesim_target::probe::ENABLED;
 
 macro_rules! named {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)+ }) => {
@@ -191,128 +191,124 @@ named! {
     }
 }
 
-/// What a preemption point does in this run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Preempt {
-    /// Carry on at once.
-    Run,
-    /// Let every other ready task run first.
-    Yield,
-    /// Sleep this long (virtual time in a simulated world).
-    Sleep(Duration),
+/// The lanes' sites.
+pub const LANES_SITES: Sites = Sites {
+    marks: &[
+        Mark::LaneCreated.name(),
+        Mark::CapacityRefused.name(),
+        Mark::ReapDeclined.name(),
+        Mark::ReapWon.name(),
+        Mark::ReapAfterRouterGone.name(),
+        Mark::LaneExitPanicked.name(),
+        Mark::LaneExitCancelled.name(),
+        Mark::RouterDroppedWithLiveLanes.name(),
+        Mark::HandlerPanicked.name(),
+        Mark::HandlerPanickedSync.name(),
+    ],
+    points: &[
+        Point::LaneIdleBeforeReap.name(),
+        Point::LaneReapedBeforeExit.name(),
+    ],
+};
+
+/// The distribution layer's sites that any node reaches (a dialer like
+/// the sender world's local node, or a mesh node).
+pub const NODE_SITES: Sites = Sites {
+    marks: &[
+        Mark::DownPeerClosed.name(),
+        Mark::DownReadError.name(),
+        Mark::DownWriteError.name(),
+        Mark::DownWriteTimeout.name(),
+        Mark::DownManualDisconnect.name(),
+        Mark::DownHeartbeatTimeout.name(),
+        Mark::DownControlOverflow.name(),
+        Mark::DownRepeated.name(),
+        Mark::LateDownOfOldGeneration.name(),
+        Mark::RegisterIncumbentKept.name(),
+        Mark::RegisterDisplacedDown.name(),
+        Mark::WriteRefusedDown.name(),
+        Mark::WriteAbandonedOnDown.name(),
+        Mark::WriteDeadlineFired.name(),
+        Mark::ControlOverflowMarkedDown.name(),
+        Mark::ControlSkippedPinnedDown.name(),
+        Mark::DataUnroutable.name(),
+        Mark::DataDroppedFull.name(),
+        Mark::ShutdownWithQueuedControls.name(),
+        Mark::ShutdownMidWrite.name(),
+        Mark::ControlRacedShutdown.name(),
+        Mark::ControlRefusedClosed.name(),
+        Mark::FrameBudgetRefused.name(),
+        Mark::SlotRemoved.name(),
+        Mark::KeepaliveSent.name(),
+        Mark::DialJoinedInFlight.name(),
+        Mark::DownBeforeReadLoop.name(),
+        Mark::DownWriteCancelled.name(),
+    ],
+    points: &[
+        Point::DrainPicked.name(),
+        Point::DrainBeforeWrite.name(),
+        Point::ReadBeforeMarkDown.name(),
+        Point::ReadLoopStarting.name(),
+        Point::DialBeforeRegister.name(),
+    ],
+};
+
+/// The sites only a node that accepts reaches (the mesh world's).
+pub const ACCEPTOR_SITES: Sites = Sites {
+    marks: &[
+        Mark::RegisterTieBreakWon.name(),
+        Mark::RegisterTieBreakLost.name(),
+        Mark::DownSimultaneousConnect.name(),
+        Mark::DownHandlerPanicked.name(),
+        Mark::HelloRefused.name(),
+        Mark::StandbyRegistered.name(),
+    ],
+    points: &[],
+};
+
+/// This run reached `mark`.
+#[inline(always)]
+pub(crate) fn mark(mark: Mark) {
+    lanesim_target::probe::mark(mark.name());
 }
 
-/// The testbed's side: told of every mark, asked at every point.
-pub trait Probe: Send + Sync {
-    /// A run reached `mark`.
-    fn mark(&self, mark: Mark);
-    /// A task reached `point`: what should it do?
-    fn preempt(&self, point: Point) -> Preempt;
-    /// A worker thread of a runtime the production code built (a
-    /// dedicated runtime) started, on that thread. The testbed's real mode
-    /// notes which threads are the component's own, to measure how long the
-    /// OS kept them waiting to run without running anything on them.
-    fn worker_started(&self) {}
+/// A point where another thread could run before this task goes on.
+#[inline(always)]
+pub(crate) async fn preempt_point(point: Point) {
+    lanesim_target::probe::preempt_point(point.name()).await;
 }
 
-#[cfg(all(feature = "testbed", not(any(loom, shuttle))))]
-mod imp {
-    use std::cell::RefCell;
-    use std::sync::Arc;
-
-    use super::{Mark, Point, Preempt, Probe};
-
-    thread_local! {
-        static PROBE: RefCell<Option<Arc<dyn Probe>>> = const { RefCell::new(None) };
-    }
-
-    /// Whether marks and points do anything in this build.
-    pub const ENABLED: bool = true;
-
-    /// Uninstalls the probe when dropped.
-    #[must_use = "the probe is uninstalled when this is dropped"]
-    pub struct Installed(());
-
-    impl Drop for Installed {
-        fn drop(&mut self) {
-            PROBE.with(|probe| probe.borrow_mut().take());
-        }
-    }
-
-    /// Installs `probe` for this thread until the returned guard drops.
-    ///
-    /// # Panics
-    /// When a probe is already installed on this thread.
-    pub fn install(probe: Arc<dyn Probe>) -> Installed {
-        PROBE.with(|slot| {
-            let mut slot = slot.borrow_mut();
-            assert!(
-                slot.is_none(),
-                "a probe is already installed on this thread"
-            );
-            *slot = Some(probe);
-        });
-        Installed(())
-    }
-
-    fn current() -> Option<Arc<dyn Probe>> {
-        PROBE.with(|probe| probe.borrow().clone())
-    }
-
-    /// What a runtime the production code builds (a dedicated runtime)
-    /// runs on each of its worker threads as it starts: installs the probe
-    /// of the thread that built the runtime, if it had one, so marks made
-    /// on those workers count for the run that started them (the testbed's
-    /// real mode runs the sender on its own runtime, as production does),
-    /// and tells it ([`Probe::worker_started`]).
-    pub(crate) fn inheritor() -> Option<Arc<dyn Fn() + Send + Sync>> {
-        let probe = current()?;
-        Some(Arc::new(move || {
-            PROBE.with(|slot| *slot.borrow_mut() = Some(Arc::clone(&probe)));
-            probe.worker_started();
-        }))
-    }
-
-    pub(crate) fn mark(mark: Mark) {
-        if let Some(probe) = current() {
-            probe.mark(mark);
-        }
-    }
-
-    pub(crate) async fn preempt_point(point: Point) {
-        let decision = current().map_or(Preempt::Run, |probe| probe.preempt(point));
-        match decision {
-            Preempt::Run => {}
-            Preempt::Yield => tokio::task::yield_now().await,
-            Preempt::Sleep(duration) => tokio::time::sleep(duration).await,
-        }
-    }
-}
-
-#[cfg(not(all(feature = "testbed", not(any(loom, shuttle)))))]
-mod imp {
-    use super::{Mark, Point};
-
-    /// Whether marks and points do anything in this build.
-    pub const ENABLED: bool = false;
-
-    /// Nothing to inherit in this build.
-    #[cfg(not(any(loom, shuttle)))]
-    #[inline(always)]
-    pub(crate) fn inheritor() -> Option<std::sync::Arc<dyn Fn() + Send + Sync>> {
-        None
-    }
-
-    #[inline(always)]
-    pub(crate) fn mark(_mark: Mark) {}
-
-    #[inline(always)]
-    pub(crate) async fn preempt_point(_point: Point) {}
-}
-
+/// The probe hook a dedicated runtime's workers start with.
 #[cfg(not(any(loom, shuttle)))]
-pub(crate) use imp::inheritor;
-pub use imp::ENABLED;
-#[cfg(all(feature = "testbed", not(any(loom, shuttle))))]
-pub use imp::{install, Installed};
-pub(crate) use imp::{mark, preempt_point};
+#[inline(always)]
+pub(crate) fn inheritor() -> Option<std::sync::Arc<dyn Fn() + Send + Sync>> {
+    lanesim_target::probe::worker_start_hook()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Mark, Point, ACCEPTOR_SITES, LANES_SITES, NODE_SITES};
+
+    /// Every mark and point is in exactly one of the site lists the
+    /// testbed is told of.
+    #[test]
+    fn every_site_is_declared_once() {
+        let lists = [LANES_SITES, NODE_SITES, ACCEPTOR_SITES];
+        for mark in Mark::ALL {
+            let n = lists
+                .iter()
+                .filter(|s| s.marks.contains(&mark.name()))
+                .count();
+            assert_eq!(n, 1, "{mark:?}");
+        }
+        for point in Point::ALL {
+            let n = lists
+                .iter()
+                .filter(|s| s.points.contains(&point.name()))
+                .count();
+            assert_eq!(n, 1, "{point:?}");
+        }
+        let total: usize = lists.iter().map(|s| s.marks.len()).sum();
+        assert_eq!(total, Mark::ALL.len());
+    }
+}

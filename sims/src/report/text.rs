@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use lanesim::planted::{Planted, CATALOGUE};
-use lanesim::shim::probe::{Mark, Point};
 
 use crate::coverage::{CoverMark, WorldMark};
 use crate::hunt::bench::BugChases;
@@ -173,11 +172,17 @@ pub(super) fn listing(scenarios: &[Scenario]) -> String {
         }
     }
     let _ = writeln!(out, "coverage marks ({}):", CoverMark::all().len());
-    let code: Vec<&str> = Mark::ALL.iter().map(|m| m.name()).collect();
-    let world: Vec<&str> = WorldMark::ALL.iter().map(|m| m.name()).collect();
-    let points: Vec<String> = Point::ALL
+    let all = CoverMark::all();
+    let code: Vec<String> = all
         .iter()
-        .map(|p| CoverMark::Preempted(*p).to_string())
+        .filter(|m| matches!(m, CoverMark::Code(_)))
+        .map(ToString::to_string)
+        .collect();
+    let world: Vec<&str> = WorldMark::ALL.iter().map(|m| m.name()).collect();
+    let points: Vec<String> = all
+        .iter()
+        .filter(|m| matches!(m, CoverMark::Preempted(_)))
+        .map(ToString::to_string)
         .collect();
     let _ = writeln!(out, "  production code: {}", code.join(" "));
     let _ = writeln!(out, "  worlds: {}", world.join(" "));

@@ -1,10 +1,8 @@
 //! Which world can reach which coverage mark: what a scenario's `reaches`
 //! may name. Matches are exhaustive, so a new mark must be given a world.
 
-use lanesim::shim::probe::{Mark, Point};
-
 use super::spec::{Contract, WorldKind};
-use crate::coverage::{CoverMark, WorldMark};
+use crate::coverage::{CoverMark, Site, WorldMark};
 
 /// Whether a scenario of `world` can reach `mark`: its home world's, and
 /// for the mesh, which runs the sender world's production code on every
@@ -12,7 +10,9 @@ use crate::coverage::{CoverMark, WorldMark};
 /// both worlds share.
 #[must_use]
 pub fn reachable_in(mark: CoverMark, world: WorldKind) -> bool {
-    let home = world_of(mark);
+    let Some(home) = world_of(mark) else {
+        return false;
+    };
     home == world
         || (world == WorldKind::Mesh
             && home == WorldKind::Sender
@@ -35,13 +35,14 @@ pub fn reachable_in(mark: CoverMark, world: WorldKind) -> bool {
 }
 
 /// The world a mark belongs to (the mesh can reach the sender world's
-/// too: [`reachable_in`]).
+/// too: [`reachable_in`]). A code site no target registered belongs to
+/// none (`None`).
 #[must_use]
-pub fn world_of(mark: CoverMark) -> WorldKind {
+pub fn world_of(mark: CoverMark) -> Option<WorldKind> {
     match mark {
-        CoverMark::Code(mark) => code_mark_world(mark),
-        CoverMark::World(mark) => world_mark_world(mark),
-        CoverMark::Preempted(point) => point_world(point),
+        CoverMark::Code(site) => crate::coverage::registry().world_of(site, false),
+        CoverMark::World(mark) => Some(world_mark_world(mark)),
+        CoverMark::Preempted(site) => crate::coverage::registry().world_of(site, true),
     }
 }
 
@@ -83,93 +84,31 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
     }
 }
 
-fn code_mark_world(mark: Mark) -> WorldKind {
-    match mark {
-        Mark::LaneCreated
-        | Mark::CapacityRefused
-        | Mark::ReapDeclined
-        | Mark::ReapWon
-        | Mark::ReapAfterRouterGone
-        | Mark::LaneExitPanicked
-        | Mark::LaneExitCancelled
-        | Mark::RouterDroppedWithLiveLanes
-        | Mark::HandlerPanicked
-        | Mark::HandlerPanickedSync => WorldKind::Lanes,
-        Mark::DownPeerClosed
-        | Mark::DownReadError
-        | Mark::DownWriteError
-        | Mark::DownWriteTimeout
-        | Mark::DownManualDisconnect
-        | Mark::DownHeartbeatTimeout
-        | Mark::DownControlOverflow
-        | Mark::DownRepeated
-        | Mark::LateDownOfOldGeneration
-        | Mark::RegisterIncumbentKept
-        | Mark::RegisterDisplacedDown
-        | Mark::WriteRefusedDown
-        | Mark::WriteAbandonedOnDown
-        | Mark::WriteDeadlineFired
-        | Mark::ControlOverflowMarkedDown
-        | Mark::ControlSkippedPinnedDown
-        | Mark::DataUnroutable
-        | Mark::DataDroppedFull
-        | Mark::ShutdownWithQueuedControls
-        | Mark::ShutdownMidWrite
-        | Mark::ControlRacedShutdown
-        | Mark::ControlRefusedClosed
-        | Mark::FrameBudgetRefused
-        | Mark::SlotRemoved
-        | Mark::KeepaliveSent
-        | Mark::DialJoinedInFlight
-        | Mark::DownBeforeReadLoop
-        | Mark::DownWriteCancelled => WorldKind::Sender,
-        Mark::RegisterTieBreakWon
-        | Mark::RegisterTieBreakLost
-        | Mark::DownSimultaneousConnect
-        | Mark::DownHandlerPanicked
-        | Mark::HelloRefused
-        | Mark::StandbyRegistered => WorldKind::Mesh,
-    }
-}
-
-fn point_world(point: Point) -> WorldKind {
-    match point {
-        Point::LaneIdleBeforeReap | Point::LaneReapedBeforeExit => WorldKind::Lanes,
-        Point::DrainPicked
-        | Point::DrainBeforeWrite
-        | Point::ReadBeforeMarkDown
-        | Point::ReadLoopStarting
-        | Point::DialBeforeRegister => WorldKind::Sender,
-    }
-}
-
 /// What a sweep must reach for `contract` to be able to fail at all, and
 /// what that is in words: a scenario that lists S3 but never takes a
 /// generation down checks nothing (`None`: every run can break it).
 #[must_use]
 pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark])> {
     const DOWNS: &[CoverMark] = &[
-        CoverMark::Code(Mark::DownPeerClosed),
-        CoverMark::Code(Mark::DownReadError),
-        CoverMark::Code(Mark::DownWriteError),
-        CoverMark::Code(Mark::DownWriteTimeout),
-        CoverMark::Code(Mark::DownManualDisconnect),
-        CoverMark::Code(Mark::DownHeartbeatTimeout),
-        CoverMark::Code(Mark::DownControlOverflow),
-        CoverMark::Code(Mark::DownSimultaneousConnect),
-        CoverMark::Code(Mark::DownHandlerPanicked),
-        CoverMark::Code(Mark::DownWriteCancelled),
+        CoverMark::Code(Site::new("down_peer_closed")),
+        CoverMark::Code(Site::new("down_read_error")),
+        CoverMark::Code(Site::new("down_write_error")),
+        CoverMark::Code(Site::new("down_write_timeout")),
+        CoverMark::Code(Site::new("down_manual_disconnect")),
+        CoverMark::Code(Site::new("down_heartbeat_timeout")),
+        CoverMark::Code(Site::new("down_control_overflow")),
+        CoverMark::Code(Site::new("down_simultaneous_connect")),
+        CoverMark::Code(Site::new("down_handler_panicked")),
+        CoverMark::Code(Site::new("down_write_cancelled")),
     ];
+    const HEARTBEAT: &[CoverMark] = &[CoverMark::Code(Site::new("down_heartbeat_timeout"))];
     const REDIALS: &[CoverMark] = &[
         CoverMark::World(WorldMark::RedialOk),
         CoverMark::World(WorldMark::RedialFailed),
     ];
     match contract {
         Contract::S3 | Contract::M4 => Some(("took a generation down", DOWNS)),
-        Contract::M5 => Some((
-            "silenced a generation (a heartbeat fired)",
-            &[CoverMark::Code(Mark::DownHeartbeatTimeout)],
-        )),
+        Contract::M5 => Some(("silenced a generation (a heartbeat fired)", HEARTBEAT)),
         Contract::S8 => Some(("redialed", REDIALS)),
         Contract::L1
         | Contract::L2

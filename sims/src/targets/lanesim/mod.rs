@@ -1,0 +1,18 @@
+//! lanesim's own components as a target: `LaneRouter` and
+//! `OrderedDispatcher` for the lanes world, `ConnectionManager` +
+//! `DistSender` for the sender and mesh worlds, each wrapped in an adapter
+//! over the public target traits, as a user wraps theirs. The planted-bug
+//! catalogue is this target's own: a selection travels in the target.
+
+use lanesim::shim::probe::{ACCEPTOR_SITES, LANES_SITES, NODE_SITES};
+
+use crate::coverage::Registry;
+use crate::scenario::WorldKind;
+
+/// Registers the sites lanesim's components mark, with the world whose
+/// code reaches each: the shipped scenarios name them, whatever the target.
+pub fn register_sites(registry: &mut Registry) {
+    registry.add(WorldKind::Lanes, LANES_SITES);
+    registry.add(WorldKind::Sender, NODE_SITES);
+    registry.add(WorldKind::Mesh, ACCEPTOR_SITES);
+}
