@@ -19,8 +19,23 @@
 //!
 //! | module | what it holds |
 //! |---|---|
+//! | [`lanes`] | `LanesTarget`: build a router on the world's runtime; `Lanes::route`; lifecycle reports |
 //! | [`probe`] | `mark`, `preempt_point`, the `Probe` the testbed installs, `Sites` a target declares |
 //! | [`net`] | `Transport`, `Listener`, `Connected`: the sockets a world hands a node |
 
+pub mod lanes;
 pub mod net;
 pub mod probe;
+
+/// The implementations one run of the testbed tests: at most one of each
+/// component. A world whose component the target lacks does not run; its
+/// scenarios are reported as not decided.
+pub trait Targets: Send + Sync + 'static {
+    /// The name reports print ("lanesim", your crate's name).
+    fn name(&self) -> &str;
+
+    /// The lanes router, if the target has one.
+    fn lanes(&self) -> Option<&dyn lanes::LanesTarget> {
+        None
+    }
+}

@@ -12,6 +12,8 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lanesim::planted::{Planted, PlantedBug, CATALOGUE};
 
+use crate::targets::Subject;
+
 use crate::hunt::shrink::Budget;
 use crate::hunt::strategy::HuntWorld;
 use crate::hunt::{self, HuntConfig};
@@ -240,9 +242,16 @@ enum Command {
     },
 }
 
-/// Runs the CLI on the process arguments.
+/// Runs the CLI on the process arguments, testing lanesim's own components.
 #[must_use]
 pub fn main() -> ExitCode {
+    main_with(&Subject::default())
+}
+
+/// Runs the CLI on the process arguments, testing `base` (a `--bug` plants
+/// into lanesim's own components only).
+#[must_use]
+pub fn main_with(base: &Subject) -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -255,7 +264,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code as u8);
         }
     };
-    let exit = match dispatch(cli.command) {
+    let exit = match dispatch(cli.command, base) {
         Ok(outcome) => {
             print(&outcome);
             outcome.exit()
@@ -268,7 +277,7 @@ pub fn main() -> ExitCode {
     ExitCode::from(exit as u8)
 }
 
-fn dispatch(command: Command) -> Result<Outcome, String> {
+fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
     match command {
         Command::List { paths } => list(&paths),
         Command::Run {
@@ -283,18 +292,21 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             verbose,
             bug,
             real,
-        } => run(&RunArgs {
-            paths,
-            seeds: seed.map(SeedRange::one).or(seeds),
-            jobs: usize::from(jobs),
-            wall: for_,
-            shard: shard.unwrap_or(Shard::ALL),
-            format,
-            junit,
-            verbose,
-            bug,
-            real,
-        }),
+        } => run(
+            &RunArgs {
+                paths,
+                seeds: seed.map(SeedRange::one).or(seeds),
+                jobs: usize::from(jobs),
+                wall: for_,
+                shard: shard.unwrap_or(Shard::ALL),
+                format,
+                junit,
+                verbose,
+                bug,
+                real,
+            },
+            base,
+        ),
         Command::Merge {
             files,
             format,
@@ -305,7 +317,12 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             seed,
             trace,
             bug,
-        } => replay(&path, seed, trace.as_deref(), bug.as_deref()),
+        } => replay(
+            &path,
+            seed,
+            trace.as_deref(),
+            subject(base, bug.as_deref())?,
+        ),
         Command::Selftest {
             paths,
             seeds,
@@ -331,13 +348,15 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             paths,
             seeds,
             processes: false,
-        } => audit(&paths, seeds),
+        } => audit(&paths, seeds, base),
         Command::Audit {
             paths,
             seeds,
             processes: true,
         } => audit_processes(&paths, seeds),
-        Command::Fidelity { paths, seeds, bug } => fidelity(&paths, seeds, bug.as_deref()),
+        Command::Fidelity { paths, seeds, bug } => {
+            fidelity(&paths, seeds, &subject(base, bug.as_deref())?)
+        }
         Command::Hunt {
             world,
             for_,
@@ -351,10 +370,10 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             regressions,
             bug,
         } => {
-            let planted = planted(bug.as_deref())?;
+            let subject = subject(base, bug.as_deref())?;
             let regressions = match regressions {
                 Some(path) => Some(path),
-                None if planted.selected().is_none() => Some(PathBuf::from(format!(
+                None if subject.planted().selected().is_none() => Some(PathBuf::from(format!(
                     "proptest-regressions/hunt-{}.txt",
                     world.name()
                 ))),
@@ -367,7 +386,7 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
                 wall: for_,
                 jobs: usize::from(jobs),
                 keep_going,
-                planted,
+                subject,
                 guided: !unguided,
                 shrink: (!no_shrink).then(Budget::default),
                 out,
@@ -380,7 +399,7 @@ fn dispatch(command: Command) -> Result<Outcome, String> {
             seed,
             out,
             bug,
-        } => shrink(&path, seed, &out, bug.as_deref()),
+        } => shrink(&path, seed, &out, &subject(base, bug.as_deref())?),
     }
 }
 
@@ -438,7 +457,8 @@ fn hunt(config: &HuntConfig) -> Outcome {
             config.world.name(),
             config.jobs,
             config
-                .planted
+                .subject
+                .planted()
                 .selected()
                 .map_or(String::new(), |bug| format!(", bug {}", bug.name()))
         ),
@@ -458,7 +478,7 @@ fn hunt(config: &HuntConfig) -> Outcome {
     bar.finish_and_clear();
     Outcome::Hunt {
         report,
-        planted: config.planted,
+        subject: config.subject.clone(),
     }
 }
 
@@ -483,8 +503,7 @@ fn detection_bench(seeds: SeedRange, wall: Duration) -> Result<Outcome, String> 
     Ok(Outcome::Detection(chases, wall))
 }
 
-fn shrink(path: &Path, seed: u64, out: &Path, bug: Option<&str>) -> Result<Outcome, String> {
-    let planted = planted(bug)?;
+fn shrink(path: &Path, seed: u64, out: &Path, subject: &Subject) -> Result<Outcome, String> {
     let scenario = Scenario::load(path).map_err(|e| e.to_string())?;
     announce(
         Format::Human,
@@ -496,14 +515,14 @@ fn shrink(path: &Path, seed: u64, out: &Path, bug: Option<&str>) -> Result<Outco
         &params,
         seed,
         scenario.budget(),
-        planted,
+        subject,
         Budget::default(),
         out,
     )
     .map_err(|why| format!("{}: seed {seed}: {why}", path.display()))?;
     Ok(Outcome::Shrink {
         found: Box::new(found),
-        planted,
+        subject: subject.clone(),
     })
 }
 
@@ -537,7 +556,7 @@ struct RunArgs {
 struct RunWatch {
     format: Format,
     verbose: bool,
-    planted: Planted,
+    subject: Subject,
     bar: ProgressBar,
 }
 
@@ -555,17 +574,17 @@ impl Watch for RunWatch {
 
     fn folded(&mut self, result: &RunResult, _: &Tally) {
         if self.format == Format::Jsonl {
-            report::stream_run(result, self.planted);
+            report::stream_run(result, &self.subject);
         }
         self.bar.inc(1);
     }
 }
 
-fn run(args: &RunArgs) -> Result<Outcome, String> {
+fn run(args: &RunArgs, base: &Subject) -> Result<Outcome, String> {
+    let subject = subject(base, args.bug.as_deref())?;
     if args.real {
-        return run_real(args);
+        return run_real(args, &subject);
     }
-    let planted = planted(args.bug.as_deref())?;
     let scenarios = load_all(&args.paths)?;
     let plan = Plan {
         scenarios: &scenarios,
@@ -573,7 +592,7 @@ fn run(args: &RunArgs) -> Result<Outcome, String> {
         shard: args.shard,
         wall: args.wall,
         jobs: args.jobs,
-        planted,
+        subject: subject.clone(),
     };
     let mut single = true;
     for scenario in &scenarios {
@@ -612,7 +631,7 @@ fn run(args: &RunArgs) -> Result<Outcome, String> {
     let mut watch = RunWatch {
         format: args.format,
         verbose: args.verbose || single,
-        planted,
+        subject,
         bar,
     };
     let report = sweep::sweep(&plan, &mut watch);
@@ -631,11 +650,10 @@ const REAL_DEFAULT_SEEDS: u64 = 3;
 
 /// `run --real`: each seed of each scenario on the production path, one at
 /// a time, or the reason it cannot be made for real.
-fn run_real(args: &RunArgs) -> Result<Outcome, String> {
+fn run_real(args: &RunArgs, subject: &Subject) -> Result<Outcome, String> {
     if args.format != Format::Human {
         return Err("--real prints human text only: use --format human".into());
     }
-    let planted = planted(args.bug.as_deref())?;
     let scenarios = load_all(&args.paths)?;
     // `RUST_LOG=lanesim::event=debug` shows the events as they happen.
     init_tracing("warn");
@@ -674,7 +692,7 @@ fn run_real(args: &RunArgs) -> Result<Outcome, String> {
                     &format!("  seed {seed}: {}", scenario.sample(seed)),
                 );
             }
-            let outcome = run::real::execute_real(scenario, seed, planted);
+            let outcome = run::real::execute_real(scenario, seed, subject);
             report::real_run(&outcome);
             runs.push(outcome);
         }
@@ -734,9 +752,8 @@ fn replay(
     path: &Path,
     seed: u64,
     trace: Option<&Path>,
-    bug: Option<&str>,
+    subject: Subject,
 ) -> Result<Outcome, String> {
-    let planted = planted(bug)?;
     let scenario = Scenario::load(path).map_err(|e| e.to_string())?;
     init_tracing("lanesim::event=debug");
     announce(
@@ -744,7 +761,7 @@ fn replay(
         &format!("replay {} seed {seed}", scenario.path.display()),
     );
     announce(Format::Human, &format!("params: {}", scenario.sample(seed)));
-    let result = run::execute(&scenario, seed, planted);
+    let result = run::execute(&scenario, seed, &subject);
     if let Some(trace) = trace {
         let document = report::trace::document(&result);
         std::fs::write(trace, document.to_string())
@@ -752,7 +769,7 @@ fn replay(
     }
     Ok(Outcome::Replay {
         result: Box::new(result),
-        planted,
+        subject,
     })
 }
 
@@ -786,7 +803,7 @@ fn selftest(
     })
 }
 
-fn audit(paths: &[PathBuf], seeds: SeedRange) -> Result<Outcome, String> {
+fn audit(paths: &[PathBuf], seeds: SeedRange, subject: &Subject) -> Result<Outcome, String> {
     let scenarios = load_all(paths)?;
     Ok(Outcome::Audit(
         scenarios
@@ -795,7 +812,7 @@ fn audit(paths: &[PathBuf], seeds: SeedRange) -> Result<Outcome, String> {
                 (
                     scenario.name.clone(),
                     seeds.len(),
-                    run::audit(scenario, seeds, Planted::none()),
+                    run::audit(scenario, seeds, subject),
                 )
             })
             .collect(),
@@ -803,8 +820,7 @@ fn audit(paths: &[PathBuf], seeds: SeedRange) -> Result<Outcome, String> {
 }
 
 /// `fidelity`: each scenario's seeds simulated and for real, compared.
-fn fidelity(paths: &[PathBuf], seeds: SeedRange, bug: Option<&str>) -> Result<Outcome, String> {
-    let planted = planted(bug)?;
+fn fidelity(paths: &[PathBuf], seeds: SeedRange, subject: &Subject) -> Result<Outcome, String> {
     let scenarios = load_all(paths)?;
     announce(Format::Human, report::REAL_NOTE);
     let mut found = Vec::new();
@@ -813,7 +829,7 @@ fn fidelity(paths: &[PathBuf], seeds: SeedRange, bug: Option<&str>) -> Result<Ou
             Format::Human,
             &format!("{}: seeds {seeds}, simulated and real", scenario.name),
         );
-        found.push(run::real::fidelity(scenario, seeds, planted));
+        found.push(run::real::fidelity(scenario, seeds, subject));
     }
     Ok(Outcome::Fidelity(found))
 }
@@ -871,6 +887,19 @@ fn init_tracing(default: &str) {
         .with_timer(crate::world::VirtualTime)
         .with_target(false)
         .try_init();
+}
+
+/// What a subcommand tests: `base`, or lanesim's own components with the
+/// bug `--bug` names planted.
+fn subject(base: &Subject, bug: Option<&str>) -> Result<Subject, String> {
+    match bug {
+        None => Ok(base.clone()),
+        Some(name) if !base.is_builtin() => Err(format!(
+            "--bug {name}: planted bugs are lanesim's own components'; the target `{}` has none",
+            base.name()
+        )),
+        Some(name) => planted(Some(name)).map(Subject::lanesim),
+    }
 }
 
 fn planted(bug: Option<&str>) -> Result<Planted, String> {

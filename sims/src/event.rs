@@ -11,7 +11,7 @@ use lanesim::distribution::{
     ControlEnqueueError, DialError, DownReason, Enqueued, Origin, SenderLane, SenderStats,
     WriteOutcome,
 };
-use lanesim::lanes::LaneExit;
+use lanesim_target::lanes::LaneExit;
 use serde::{Deserialize, Serialize};
 
 /// A lane task's end, as the router's [`LaneExit`] reports it.

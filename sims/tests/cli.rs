@@ -328,9 +328,12 @@ fn selecting_a_planted_bug_needs_the_feature() {
 
 #[test]
 fn the_repro_line_is_rustc_note_style() {
-    use lanesim::planted::Planted;
     assert_eq!(
-        lanesim_sims::run::repro_line("scenarios/lanes_order.toml", 7121, Planted::none()),
+        lanesim_sims::run::repro_line(
+            "scenarios/lanes_order.toml",
+            7121,
+            &lanesim_sims::targets::Subject::default()
+        ),
         "note: reproduce with: cargo run -- replay scenarios/lanes_order.toml --seed 7121"
     );
 }

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use lanesim::planted::Planted;
 use lanesim_sims::run::execute;
 use lanesim_sims::scenario::Scenario;
+use lanesim_sims::targets::Subject;
 
 fn shipped() -> Vec<Scenario> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
@@ -34,9 +34,9 @@ fn a_big_slow_workload_gets_the_time_it_needs() {
     let params = scenario.sample(seed);
     let fitted = fitted_horizon(&params, HORIZON);
     assert!(fitted > HORIZON, "{fitted:?}");
-    let run = run_case(&params, seed, HORIZON, Planted::none()).unwrap();
+    let run = run_case(&params, seed, HORIZON, &Subject::default()).unwrap();
     assert_eq!(run.verdict, Verdict::Pass, "{:?}", run.violations);
-    let as_filed = execute(&scenario, seed, Planted::none());
+    let as_filed = execute(&scenario, seed, &Subject::default());
     assert_eq!(as_filed.verdict, Verdict::Liveness);
 }
 
@@ -60,8 +60,8 @@ fn an_exact_file_pins_a_runs_parameters_and_replays_the_run() {
                 "{}: exact files ignore the seed",
                 scenario.name
             );
-            let original = execute(&scenario, seed, Planted::none());
-            let replayed = execute(&pinned, seed, Planted::none());
+            let original = execute(&scenario, seed, &Subject::default());
+            let replayed = execute(&pinned, seed, &Subject::default());
             assert_eq!(
                 replayed.hash, original.hash,
                 "{} seed {seed}: the pinned run differs",
@@ -93,7 +93,7 @@ mod hunting {
             wall: Some(Duration::from_secs(300)),
             jobs,
             keep_going: false,
-            planted,
+            subject: lanesim_sims::targets::Subject::lanesim(planted),
             guided: true,
             shrink: None,
             out: scratch("out"),
@@ -218,7 +218,7 @@ mod planted {
                 lanesim_sims::scenario::SeedRange::one(found.seed)
             );
             assert_eq!(scenario.sample(found.seed), shrunk.params);
-            let result = execute(&scenario, found.seed, planted);
+            let result = execute(&scenario, found.seed, &config.subject);
             assert!(
                 found.expect.met_by(&result),
                 "{}: the shrunk file passes",

@@ -6,12 +6,12 @@
 
 use std::path::Path;
 
-use lanesim::planted::Planted;
 use lanesim_sims::run::pending::{Pending, Unresolved, TAIL};
 use lanesim_sims::run::real::{execute_real, RealOutcome};
 use lanesim_sims::run::sweep::Failure;
 use lanesim_sims::run::{execute, RunResult, Verdict};
 use lanesim_sims::scenario::Scenario;
+use lanesim_sims::targets::Subject;
 use lanesim_sims::world::EndStep;
 
 /// A peer stops reading at 50 ms while 30-40 kB frames keep coming, and
@@ -95,7 +95,7 @@ fn a_simulated_run_that_cannot_finish_reports_what_it_left_pending() {
     let result = execute(
         &scenario("wedged_past_budget", WEDGED_PAST_THE_BUDGET),
         0,
-        Planted::none(),
+        &Subject::default(),
     );
     let pending = pending_of(&result);
     says_the_drain_is_parked_on_peer0(pending);
@@ -104,7 +104,7 @@ fn a_simulated_run_that_cannot_finish_reports_what_it_left_pending() {
 
     // Printed with the failure, and carried through the JSON that shards
     // are merged from.
-    let failure = Failure::of(&result, Planted::none());
+    let failure = Failure::of(&result, &Subject::default());
     let mut text = String::new();
     lanesim_sims::report::sweep::failure(&mut text, &failure);
     for expected in [
@@ -127,7 +127,7 @@ fn a_real_run_that_cannot_finish_reports_what_it_left_pending() {
     let ran = match execute_real(
         &scenario("wedged_past_budget", WEDGED_PAST_THE_BUDGET),
         0,
-        Planted::none(),
+        &Subject::default(),
     ) {
         RealOutcome::Ran(ran) => ran,
         RealOutcome::Skipped { reason, .. } => panic!("skipped: {reason}"),
@@ -152,7 +152,7 @@ fn a_lanes_run_that_cannot_finish_names_its_step_and_its_unhandled_items() {
         1,
     )
     .replacen("handler = [\"0ms\", \"1ms\"]", "handler = \"1ms\"", 1);
-    let result = execute(&scenario("stuck", &text), 0, Planted::none());
+    let result = execute(&scenario("stuck", &text), 0, &Subject::default());
     let pending = pending_of(&result);
     let stuck = pending.stuck.as_ref().unwrap();
     assert!(
@@ -179,7 +179,7 @@ fn a_finished_run_leaves_nothing_pending() {
         )
         .unwrap(),
         0,
-        Planted::none(),
+        &Subject::default(),
     );
     assert_eq!(result.verdict, Verdict::Pass);
     assert!(result.pending.is_none());

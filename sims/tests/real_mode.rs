@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use lanesim::planted::Planted;
 use lanesim_sims::event::{Down, Event, Record, Written};
 use lanesim_sims::run::real::{execute_real, RealOutcome, RealResult};
 use lanesim_sims::run::Verdict;
 use lanesim_sims::scenario::Scenario;
+use lanesim_sims::targets::Subject;
 
 /// A peer stops reading while 30-40 kB frames keep coming: more than the
 /// loopback socket buffers real mode asks for (`tcp_capacity` x `mss`).
@@ -56,7 +56,7 @@ fn ran(outcome: RealOutcome) -> RealResult {
 
 /// Seed 0 of the written scenario `file`, run for real; it must pass.
 fn passes_for_real(file: &str) -> RealResult {
-    let result = ran(execute_real(&written(file), 0, Planted::none()));
+    let result = ran(execute_real(&written(file), 0, &Subject::default()));
     assert_eq!(
         result.result.verdict,
         Verdict::Pass,
@@ -84,7 +84,7 @@ fn a_wedged_peer_goes_down_by_the_real_write_deadline() {
     let result = ran(execute_real(
         &scenario("wedged_real.toml", WEDGED),
         0,
-        Planted::none(),
+        &Subject::default(),
     ));
     assert_eq!(
         result.result.verdict,
@@ -154,7 +154,11 @@ fn a_dead_peer_passes_for_real() {
 /// A partition cannot be made on loopback without root: skipped, saying so.
 #[test]
 fn a_partition_is_skipped_with_its_reason() {
-    match execute_real(&written("sender_partition_heal.toml"), 0, Planted::none()) {
+    match execute_real(
+        &written("sender_partition_heal.toml"),
+        0,
+        &Subject::default(),
+    ) {
         RealOutcome::Skipped { reason, .. } => {
             assert!(reason.contains("partition"), "{reason}");
             assert!(reason.contains("root"), "{reason}");
@@ -181,13 +185,14 @@ fn a_bad_time_scale_is_refused_at_its_line() {
 #[cfg(feature = "planted-bugs")]
 #[test]
 fn a_planted_missing_write_deadline_is_caught_for_real_by_s2() {
-    use lanesim::planted::PlantedBug;
+    use lanesim::planted::{Planted, PlantedBug};
     use lanesim_sims::scenario::Contract;
 
     let planted = Planted::select(PlantedBug::NoWriteDeadline).expect("planted bugs");
     let wedged = scenario("wedged_real.toml", WEDGED);
-    let simulated = lanesim_sims::run::execute(&wedged, 0, planted);
-    let real = ran(execute_real(&wedged, 0, planted));
+    let subject = Subject::lanesim(planted);
+    let simulated = lanesim_sims::run::execute(&wedged, 0, &subject);
+    let real = ran(execute_real(&wedged, 0, &subject));
     for (side, result) in [("simulated", &simulated), ("real", &real.result)] {
         assert_eq!(result.verdict, Verdict::Violated, "{side}");
         assert!(
@@ -208,7 +213,7 @@ fn fidelity_runs_a_seed_both_ways_and_the_verdicts_agree() {
     let found = lanesim_sims::run::real::fidelity(
         &scenario("wedged_real.toml", WEDGED),
         SeedRange::one(0),
-        Planted::none(),
+        &Subject::default(),
     );
     assert_eq!(found.seeds.len(), 1);
     let seed = &found.seeds[0];
@@ -259,12 +264,13 @@ fn a_reap_race_is_decided_for_real() {
 #[cfg(feature = "planted-bugs")]
 #[test]
 fn a_planted_missing_exit_guard_is_caught_for_real_by_the_same_contract() {
-    use lanesim::planted::PlantedBug;
+    use lanesim::planted::{Planted, PlantedBug};
 
     let planted = Planted::select(PlantedBug::NoExitGuard).expect("planted bugs");
     let panics = written("lanes_raw_panics.toml");
-    let simulated = lanesim_sims::run::execute(&panics, 0, planted);
-    let real = ran(execute_real(&panics, 0, planted));
+    let subject = Subject::lanesim(planted);
+    let simulated = lanesim_sims::run::execute(&panics, 0, &subject);
+    let real = ran(execute_real(&panics, 0, &subject));
     assert_eq!(simulated.verdict, Verdict::Violated);
     assert_eq!(real.result.verdict, Verdict::Violated, "real");
     let caught = |result: &lanesim_sims::run::RunResult| {

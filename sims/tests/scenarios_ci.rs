@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use lanesim::planted::Planted;
 use lanesim_sims::run::sweep::{merge, sweep, Plan, Shard, SweepReport, Unwatched};
 use lanesim_sims::run::{execute, Verdict};
 use lanesim_sims::scenario::{Scenario, SeedRange};
+use lanesim_sims::targets::Subject;
 
 /// Sweeps `scenarios` over `seeds` on `jobs` threads, one shard of it.
 fn sweep_of(scenarios: &[Scenario], seeds: &str, jobs: usize, shard: Shard) -> SweepReport {
@@ -17,7 +17,7 @@ fn sweep_of(scenarios: &[Scenario], seeds: &str, jobs: usize, shard: Shard) -> S
         shard,
         wall: None,
         jobs,
-        planted: Planted::none(),
+        subject: Subject::default(),
     };
     sweep(&plan, &mut Unwatched)
 }
@@ -99,7 +99,7 @@ fn every_regression_the_hunts_found_stays_fixed() {
     assert!(regressions.len() >= 5, "regressions went missing");
     for scenario in &regressions {
         let seed = scenario.default_seeds().first();
-        let result = execute(scenario, seed, Planted::none());
+        let result = execute(scenario, seed, &Subject::default());
         assert_eq!(
             result.verdict,
             Verdict::Pass,
@@ -159,7 +159,7 @@ fn the_union_of_shards_is_the_unsharded_sweep() {
 #[test]
 fn chaos_seed_7_slow_peer_drains_within_its_budget() {
     assert_eq!(
-        execute(&scenario("sender_chaos"), 7, Planted::none()).verdict,
+        execute(&scenario("sender_chaos"), 7, &Subject::default()).verdict,
         Verdict::Pass
     );
 }
@@ -174,7 +174,7 @@ fn slow_peer_seeds_14_and_23_wait_for_the_slow_reader() {
         (scenario("sender_slow_peer"), 14),
         (scenario("sender_slow_peer"), 23),
     ] {
-        let result = execute(&scenario, seed, Planted::none());
+        let result = execute(&scenario, seed, &Subject::default());
         assert_eq!(
             result.verdict,
             Verdict::Pass,
@@ -190,11 +190,11 @@ fn slow_peer_seeds_14_and_23_wait_for_the_slow_reader() {
 #[cfg(feature = "planted-bugs")]
 #[test]
 fn a_wedged_write_without_deadline_is_an_s2_violation() {
-    use lanesim::planted::PlantedBug;
+    use lanesim::planted::{Planted, PlantedBug};
     let result = execute(
         &scenario("sender_wedged_peer"),
         0,
-        Planted::bug(PlantedBug::NoWriteDeadline),
+        &Subject::lanesim(Planted::bug(PlantedBug::NoWriteDeadline)),
     );
     assert_eq!(result.verdict, Verdict::Violated);
     assert!(result
@@ -242,7 +242,7 @@ fn slow_and_latency_faults_never_take_a_generation_down() {
         .into_iter()
         .flat_map(|scenario| (0..24).map(move |seed| (scenario.clone(), seed)))
     {
-        let result = execute(&scenario, seed, Planted::none());
+        let result = execute(&scenario, seed, &Subject::default());
         let downs: Vec<String> = result
             .records
             .iter()
@@ -270,7 +270,7 @@ fn an_unobserved_run_takes_the_same_steps() {
             continue;
         }
         for seed in 0..2 {
-            let judged = execute(scenario, seed, Planted::none());
+            let judged = execute(scenario, seed, &Subject::default());
             let (quiet, _) = unobserved(scenario, &scenario.sample(seed), seed);
             assert_eq!(quiet, judged.elapsed, "{} seed {seed}", scenario.name);
             compared += 1;

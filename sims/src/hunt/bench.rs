@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use lanesim::planted::{Planted, PlantedBug};
 
+use crate::targets::Subject;
+
 use super::genes::size;
 use super::shrink::{shrink, Budget, HORIZON};
 use super::strategy::HuntWorld;
@@ -80,7 +82,7 @@ fn chase(bug: PlantedBug, planted: Planted, seed: u64, guided: bool, wall: Durat
         wall: Some(wall),
         jobs: 1,
         keep_going: false,
-        planted,
+        subject: Subject::lanesim(planted),
         guided,
         shrink: None,
         out: PathBuf::new(),
@@ -102,7 +104,7 @@ fn chase(bug: PlantedBug, planted: Planted, seed: u64, guided: bool, wall: Durat
             found.seed,
             HORIZON,
             found.expect,
-            planted,
+            &config.subject,
             Budget::default(),
         );
         (shrunk.wall, shrunk.runs, size(&shrunk.params))

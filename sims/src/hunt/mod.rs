@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use lanesim::planted::Planted;
+use crate::targets::Subject;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{
     Config, FailurePersistence, FileFailurePersistence, PersistedSeed, RngAlgorithm, TestRng,
@@ -74,8 +74,8 @@ pub struct HuntConfig {
     pub jobs: usize,
     /// Go on after a failure (and shrink every one).
     pub keep_going: bool,
-    /// The bug planted in every case.
-    pub planted: Planted,
+    /// What every case tests.
+    pub subject: Subject,
     /// Draw half the cases from the coverage corpus.
     pub guided: bool,
     /// Shrink failures within this budget (none: do not shrink).
@@ -482,9 +482,9 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
         },
         stop: None,
     };
-    let planted = config.planted;
+    let subject = &config.subject;
     stream::drive(&mut feed, config.jobs, LAG, |job: &Job| {
-        outcome(run_case(&job.params, job.seed, HORIZON, planted))
+        outcome(run_case(&job.params, job.seed, HORIZON, subject))
     });
     let HuntFeed {
         mut report,
@@ -509,7 +509,7 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
             let _ = shrink_found(
                 found,
                 HORIZON,
-                config.planted,
+                &config.subject,
                 budget,
                 &config.out,
                 &description,
@@ -524,7 +524,7 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
 fn shrink_found(
     found: &mut Found,
     horizon: Duration,
-    planted: Planted,
+    subject: &Subject,
     budget: Budget,
     out: &Path,
     description: &str,
@@ -534,7 +534,7 @@ fn shrink_found(
         found.seed,
         horizon,
         found.expect,
-        planted,
+        subject,
         budget,
     );
     let path = out.join(format!("{}-{}.toml", found.expect.label(), found.seed));
@@ -554,11 +554,11 @@ pub fn shrink_run(
     params: &Params,
     seed: u64,
     horizon: Duration,
-    planted: Planted,
+    subject: &Subject,
     budget: Budget,
     out: &Path,
 ) -> Result<Found, String> {
-    let result = run_case(params, seed, horizon, planted)
+    let result = run_case(params, seed, horizon, subject)
         .map_err(|error| format!("its parameters do not make a valid scenario file: {error}"))?;
     let folded = outcome(Ok(result));
     let expect = folded.expect.ok_or("the run passes: nothing to shrink")?;
@@ -576,7 +576,7 @@ pub fn shrink_run(
         "Shrunk by `lanesim shrink` from seed {seed}: {}",
         found.message
     );
-    shrink_found(&mut found, horizon, planted, budget, out, &description)
+    shrink_found(&mut found, horizon, subject, budget, out, &description)
         .map_err(|error| format!("{}: {error}", out.display()))?;
     Ok(found)
 }

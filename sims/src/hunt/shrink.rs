@@ -15,7 +15,7 @@
 
 use std::time::{Duration, Instant};
 
-use lanesim::planted::Planted;
+use crate::targets::Subject;
 use proptest::num::u64::BinarySearch;
 use proptest::strategy::ValueTree;
 
@@ -134,10 +134,10 @@ pub fn run_case(
     params: &Params,
     seed: u64,
     horizon: Duration,
-    planted: Planted,
+    subject: &Subject,
 ) -> Result<RunResult, String> {
     let scenario = scenario_of(params, seed, horizon, "a generated case")?;
-    Ok(execute(&scenario, seed, planted))
+    Ok(execute(&scenario, seed, subject))
 }
 
 /// Values tried below a count's converged least before giving up on it.
@@ -190,7 +190,7 @@ pub fn shrink(
     seed: u64,
     horizon: Duration,
     expect: Expect,
-    planted: Planted,
+    subject: &Subject,
     budget: Budget,
 ) -> Shrunk {
     let started = Instant::now(); // wall-clock: ok (a shrink's time budget, outside any run)
@@ -199,7 +199,7 @@ pub fn shrink(
     let mut exhausted = false;
     let fails = |candidate: &Params, runs: &mut u64| -> bool {
         *runs += 1;
-        run_case(candidate, seed, horizon, planted).is_ok_and(|result| expect.met_by(&result))
+        run_case(candidate, seed, horizon, subject).is_ok_and(|result| expect.met_by(&result))
     };
     let over = |runs: u64| runs >= budget.runs || started.elapsed() >= budget.wall;
     'passes: loop {

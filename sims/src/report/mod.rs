@@ -13,8 +13,8 @@ pub mod trace;
 
 use std::time::Duration;
 
+use crate::targets::Subject;
 use clap::ValueEnum;
-use lanesim::planted::Planted;
 
 use crate::hunt::bench::BugChases;
 use crate::hunt::shrink::Expect;
@@ -138,8 +138,8 @@ pub enum Outcome {
     Replay {
         /// The run.
         result: Box<RunResult>,
-        /// The bug planted.
-        planted: Planted,
+        /// What it tested.
+        subject: Subject,
     },
     /// `selftest`.
     Selftest {
@@ -166,15 +166,15 @@ pub enum Outcome {
     Hunt {
         /// What it did.
         report: HuntReport,
-        /// The bug planted.
-        planted: Planted,
+        /// What it tested.
+        subject: Subject,
     },
     /// `shrink`.
     Shrink {
         /// The failing run shrunk.
         found: Box<Found>,
-        /// The bug planted.
-        planted: Planted,
+        /// What it tested.
+        subject: Subject,
     },
     /// `run --real`: each seed, run or skipped (each was shown as it
     /// finished, by [`real_run`]).
@@ -273,8 +273,8 @@ pub fn chase_done(bug: lanesim::planted::PlantedBug, chase: &crate::hunt::bench:
 }
 
 /// Streams one run of a sweep (`--format jsonl`): one line on stdout.
-pub fn stream_run(result: &RunResult, planted: Planted) {
-    println!("{}", sweep::jsonl(result, planted));
+pub fn stream_run(result: &RunResult, subject: &Subject) {
+    println!("{}", sweep::jsonl(result, subject));
 }
 
 /// What every real-mode output says first.
@@ -302,13 +302,13 @@ pub fn print(outcome: &Outcome) {
             report,
             format: Format::Jsonl,
         } => eprint!("{}", sweep::human(report)),
-        Outcome::Replay { result, planted } => {
+        Outcome::Replay { result, subject } => {
             let reach = ScenarioReachLine(result);
             if result.verdict == Verdict::Pass {
                 println!("PASS {} seed {}", result.scenario, result.seed);
             } else {
                 let mut text = String::new();
-                sweep::failure(&mut text, &Failure::of(result, *planted));
+                sweep::failure(&mut text, &Failure::of(result, subject));
                 print!("{text}");
             }
             println!("{reach}");
@@ -356,10 +356,10 @@ pub fn print(outcome: &Outcome) {
                 println!("  second process: {second}");
             }
         },
-        Outcome::Hunt { report, planted } => print!("{}", hunt_report(report, *planted)),
-        Outcome::Shrink { found, planted } => {
+        Outcome::Hunt { report, subject } => print!("{}", hunt_report(report, subject)),
+        Outcome::Shrink { found, subject } => {
             let mut text = String::new();
-            found_lines(&mut text, found, *planted);
+            found_lines(&mut text, found, subject);
             print!("{text}");
         }
         Outcome::Real(runs) => print!("{}", text::real_summary(runs)),

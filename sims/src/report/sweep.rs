@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 use crate::run::pending::{Pending, Unresolved};
 use crate::run::sweep::{Failure, SweepReport};
 use crate::run::{RunResult, ScenarioReach, Verdict};
+use crate::targets::Subject;
 use crate::world::EndStep;
-use lanesim::planted::Planted;
 
 /// Violations printed per contract and run; the rest are counted.
 const SHOWN_PER_CONTRACT: usize = 3;
@@ -426,13 +426,13 @@ pub fn json(report: &SweepReport, exit: u8) -> String {
 
 /// One run as one line of JSON (`--format jsonl`).
 #[must_use]
-pub fn jsonl(result: &RunResult, planted: Planted) -> String {
+pub fn jsonl(result: &RunResult, subject: &Subject) -> String {
     let marks: serde_json::Map<String, Value> = result
         .coverage
         .iter()
         .map(|(mark, count)| (mark.to_string(), json!(count)))
         .collect();
-    let mut line = serde_json::to_value(Failure::of(result, planted)).unwrap_or(Value::Null);
+    let mut line = serde_json::to_value(Failure::of(result, subject)).unwrap_or(Value::Null);
     line["marks"] = Value::Object(marks);
     if result.verdict == Verdict::Pass {
         line["repro"] = Value::Null;

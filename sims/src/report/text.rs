@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use lanesim::planted::{Planted, CATALOGUE};
+use lanesim::planted::CATALOGUE;
 
 use crate::coverage::{CoverMark, WorldMark};
 use crate::hunt::bench::BugChases;
@@ -14,8 +14,9 @@ use crate::run::real::{Fidelity, RealOutcome};
 use crate::run::selftest::{catalogue_contracts, BugReport};
 use crate::run::{repro_line, RunResult};
 use crate::scenario::{Scenario, WorldKind};
+use crate::targets::Subject;
 
-pub(super) fn hunt_report(report: &HuntReport, planted: Planted) -> String {
+pub(super) fn hunt_report(report: &HuntReport, subject: &Subject) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let stop = match report.stop {
@@ -71,7 +72,7 @@ pub(super) fn hunt_report(report: &HuntReport, planted: Planted) -> String {
         rarest.join(", ")
     );
     for found in &report.found {
-        found_lines(&mut out, found, planted);
+        found_lines(&mut out, found, subject);
     }
     if report.failures > report.found.len() as u64 {
         let _ = writeln!(
@@ -89,7 +90,7 @@ pub(super) fn hunt_report(report: &HuntReport, planted: Planted) -> String {
 }
 
 /// A failure: what broke, how small it shrank, and the line that replays it.
-pub(super) fn found_lines(out: &mut String, found: &Found, planted: Planted) {
+pub(super) fn found_lines(out: &mut String, found: &Found, subject: &Subject) {
     use std::fmt::Write as _;
     let origin = match found.origin {
         Origin::Replayed => "replayed from the regression file",
@@ -121,7 +122,7 @@ pub(super) fn found_lines(out: &mut String, found: &Found, planted: Planted) {
             let _ = writeln!(
                 out,
                 "  {}",
-                repro_line(&path.display().to_string(), found.seed, planted)
+                repro_line(&path.display().to_string(), found.seed, subject)
             );
         }
         None => {

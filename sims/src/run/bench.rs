@@ -20,12 +20,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::targets::Subject;
 use lanesim::distribution::frame::{encode, read_frame, Frame, DEFAULT_MAX_FRAME};
 use lanesim::distribution::{
     ConnectionManager, DistConnection, DistSender, ManagerConfig, NodeName, SenderConfig,
     SenderLane, SenderObserver, WriteOutcome,
 };
-use lanesim::planted::Planted;
 use lanesim::shim::net::{Connected, TokioTcp, Transport};
 use lanesim::shim::rt::RuntimeChoice;
 
@@ -53,7 +53,7 @@ pub fn scenario(scenario: &Scenario, seeds: crate::scenario::SeedRange) -> Scena
     let started = Instant::now(); // wall-clock: ok (benchmark)
     let mut simulated = Duration::ZERO;
     for seed in seeds {
-        simulated += execute(scenario, seed, Planted::none()).elapsed;
+        simulated += execute(scenario, seed, &Subject::default()).elapsed;
     }
     let wall = started.elapsed().as_secs_f64();
     ScenarioBench {
@@ -519,7 +519,7 @@ pub fn report(
             };
             for seed in seeds.iter().take(20) {
                 let started = Instant::now(); // wall-clock: ok (benchmark)
-                let run = execute(s, seed, Planted::none());
+                let run = execute(s, seed, &Subject::default());
                 bench.harness += started.elapsed();
                 let params = s.sample(seed);
                 let (quiet, took) = unobserved(s, &params, seed);

@@ -8,7 +8,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
-use lanesim::planted::Planted;
+use crate::targets::Subject;
 
 pub mod bench;
 pub mod pending;
@@ -194,10 +194,10 @@ impl RunResult {
 
 /// Runs one seed of `scenario`.
 #[must_use]
-pub fn execute(scenario: &Scenario, seed: u64, planted: Planted) -> RunResult {
+pub fn execute(scenario: &Scenario, seed: u64, subject: &Subject) -> RunResult {
     let params = scenario.sample(seed);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        world::run(scenario, &params, seed, planted)
+        world::run(scenario, &params, seed, subject)
     }));
     let run = match outcome {
         Ok(run) => run,
@@ -326,12 +326,12 @@ pub struct Divergence {
 pub fn audit(
     scenario: &Scenario,
     seeds: crate::scenario::SeedRange,
-    planted: Planted,
+    subject: &Subject,
 ) -> Vec<Divergence> {
     let mut divergences = Vec::new();
     for seed in seeds {
-        let a = execute(scenario, seed, planted);
-        let b = execute(scenario, seed, planted);
+        let a = execute(scenario, seed, subject);
+        let b = execute(scenario, seed, subject);
         let Some(index) = first_divergence(&a.records, &b.records) else {
             continue;
         };
@@ -379,7 +379,8 @@ pub fn first_divergence(a: &[Record], b: &[Record]) -> Option<usize> {
 /// The line printed next to [`repro_line`]: the same replay, writing the
 /// run as a trace-event file in virtual time.
 #[must_use]
-pub fn trace_line(path: &str, seed: u64, planted: Planted) -> String {
+pub fn trace_line(path: &str, seed: u64, subject: &Subject) -> String {
+    let planted = subject.planted();
     let features = if planted.selected().is_some() {
         " --features planted-bugs"
     } else {
@@ -395,8 +396,8 @@ pub fn trace_line(path: &str, seed: u64, planted: Planted) -> String {
 
 /// The single line that reproduces a failed run, in rustc's `note:` style.
 #[must_use]
-pub fn repro_line(path: &str, seed: u64, planted: Planted) -> String {
-    match planted.selected() {
+pub fn repro_line(path: &str, seed: u64, subject: &Subject) -> String {
+    match subject.planted().selected() {
         None => format!("note: reproduce with: cargo run -- replay {path} --seed {seed}"),
         Some(bug) => format!(
             "note: reproduce with: cargo run --features planted-bugs -- replay {path} --seed {seed} --bug {}",

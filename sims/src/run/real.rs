@@ -13,7 +13,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use lanesim::planted::Planted;
+use crate::targets::Subject;
 
 use std::collections::BTreeMap;
 
@@ -126,7 +126,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Runs seed `seed` of `scenario` for real, or says why it cannot.
 #[must_use]
-pub fn execute_real(scenario: &Scenario, seed: u64, planted: Planted) -> RealOutcome {
+pub fn execute_real(scenario: &Scenario, seed: u64, subject: &Subject) -> RealOutcome {
     let skipped = |reason| RealOutcome::Skipped {
         scenario: scenario.name.clone(),
         path: scenario.path.display().to_string(),
@@ -143,8 +143,8 @@ pub fn execute_real(scenario: &Scenario, seed: u64, planted: Planted) -> RealOut
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     crate::world::quiet_injected_panics();
     let outcome = catch_unwind(AssertUnwindSafe(|| match &params {
-        Params::Sender(p) => sender::run_real(p, scale, seed, scenario.budget(), planted),
-        Params::Lanes(p) => lanes::run_real(p, scale, seed, scenario.budget(), planted),
+        Params::Sender(p) => sender::run_real(p, scale, seed, scenario.budget(), subject.planted()),
+        Params::Lanes(p) => lanes::run_real(p, scale, seed, scenario.budget(), subject),
         Params::Mesh(_) => unreachable!("refused above"),
     }));
     let (result, wall, lateness) = match outcome {
@@ -222,7 +222,7 @@ pub struct Fidelity {
 
 /// Runs each of `seeds` of `scenario` in simulation and for real.
 #[must_use]
-pub fn fidelity(scenario: &Scenario, seeds: SeedRange, planted: Planted) -> Fidelity {
+pub fn fidelity(scenario: &Scenario, seeds: SeedRange, subject: &Subject) -> Fidelity {
     let mut out = Fidelity {
         scenario: scenario.name.clone(),
         path: scenario.path.display().to_string(),
@@ -241,13 +241,13 @@ pub fn fidelity(scenario: &Scenario, seeds: SeedRange, planted: Planted) -> Fide
     };
     for seed in seeds {
         let started = std::time::Instant::now(); // wall-clock: ok (benchmark)
-        let simulated = super::execute(scenario, seed, planted);
+        let simulated = super::execute(scenario, seed, subject);
         let simulated_wall = started.elapsed();
         for mark in simulated.coverage.keys() {
             out.marks.entry(*mark).or_default().0 += 1;
         }
         let (real, real_wall, real_lateness, real_broken, real_evidence, real_pending) =
-            match execute_real(scenario, seed, planted) {
+            match execute_real(scenario, seed, subject) {
                 RealOutcome::Ran(ran) => {
                     for mark in ran.result.coverage.keys() {
                         out.marks.entry(*mark).or_default().1 += 1;

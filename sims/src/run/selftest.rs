@@ -11,6 +11,7 @@ use lanesim::planted::{Planted, PlantedBug};
 
 use super::{execute, Verdict};
 use crate::scenario::{Contract, Scenario, SeedRange, WorldKind};
+use crate::targets::Subject;
 
 /// The bugs a single-threaded simulated world can reach (docs/contracts.md's
 /// "layer" column, widened by the preemption points: `lane.reaped_before_exit`
@@ -143,9 +144,10 @@ fn detect(
         seeds_other: 0,
         first: None,
     };
+    let subject = Subject::lanesim(planted);
     for seed in seeds {
         detection.seeds_run += 1;
-        let result = execute(scenario, seed, planted);
+        let result = execute(scenario, seed, &subject);
         let caught = result.verdict == Verdict::Violated
             && result
                 .violations

@@ -19,7 +19,6 @@ use std::ops::ControlFlow;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use lanesim::planted::Planted;
 use serde::{Deserialize, Serialize};
 
 use super::stream::{self, Feed};
@@ -27,6 +26,7 @@ use super::{execute, repro_line, trace_line, MarkReach, RunResult, ScenarioReach
 use crate::coverage::CoverMark;
 use crate::scenario::marks::evidence;
 use crate::scenario::{Contract, Reach, Scenario, SeedRange};
+use crate::targets::Subject;
 
 /// Failures kept in full per scenario (the lowest seeds); the rest are
 /// counted. `--format jsonl` streams every one.
@@ -138,7 +138,7 @@ pub struct Failure {
 impl Failure {
     /// The report of `result`.
     #[must_use]
-    pub fn of(result: &RunResult, planted: Planted) -> Self {
+    pub fn of(result: &RunResult, subject: &Subject) -> Self {
         Self {
             scenario: result.scenario.clone(),
             path: result.path.clone(),
@@ -157,8 +157,8 @@ impl Failure {
             crash: result.crash.clone(),
             virtual_ms: u64::try_from(result.elapsed.as_millis()).unwrap_or(u64::MAX),
             hash: format!("{:016x}", result.hash),
-            repro: repro_line(&result.path, result.seed, planted),
-            trace: trace_line(&result.path, result.seed, planted),
+            repro: repro_line(&result.path, result.seed, subject),
+            trace: trace_line(&result.path, result.seed, subject),
             pending: result.pending.clone(),
         }
     }
@@ -291,7 +291,7 @@ impl Tally {
     }
 
     /// Folds one run in.
-    pub fn add(&mut self, result: &RunResult, planted: Planted) {
+    pub fn add(&mut self, result: &RunResult, subject: &Subject) {
         self.verdicts.add(result.verdict);
         for mark in result.coverage.keys() {
             *self.marks.entry(*mark).or_default() += 1;
@@ -302,7 +302,7 @@ impl Tally {
             }
         }
         if result.verdict != Verdict::Pass && self.failures.len() < KEPT_FAILURES {
-            self.failures.push(Failure::of(result, planted));
+            self.failures.push(Failure::of(result, subject));
         }
         self.digest = self
             .digest
@@ -416,8 +416,8 @@ pub struct Plan<'a> {
     pub wall: Option<Duration>,
     /// Threads.
     pub jobs: usize,
-    /// The bug planted.
-    pub planted: Planted,
+    /// What the runs test.
+    pub subject: Subject,
 }
 
 impl Plan<'_> {
@@ -473,7 +473,7 @@ pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
     };
     let lag = u64::try_from(plan.jobs.max(1) * 4).unwrap_or(u64::MAX);
     stream::drive(&mut feed, plan.jobs, lag, |&(scenario, _, seed)| {
-        let mut result = execute(scenario, seed, plan.planted);
+        let mut result = execute(scenario, seed, &plan.subject);
         result.records = Vec::new();
         result
     });
@@ -484,7 +484,11 @@ pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
         scenarios: feed.tallies,
         shard: (plan.shard != Shard::ALL).then_some(plan.shard),
         stopped,
-        planted: plan.planted.selected().map(|bug| bug.name().to_string()),
+        planted: plan
+            .subject
+            .planted()
+            .selected()
+            .map(|bug| bug.name().to_string()),
     }
 }
 
@@ -539,7 +543,7 @@ impl<'p> Feed for SweepFeed<'p, '_> {
 
     fn fold(&mut self, _: u64, (_, index, _): Self::Job, result: RunResult) -> ControlFlow<()> {
         let tally = &mut self.tallies[index];
-        tally.add(&result, self.plan.planted);
+        tally.add(&result, &self.plan.subject);
         self.watch.folded(&result, tally);
         ControlFlow::Continue(())
     }

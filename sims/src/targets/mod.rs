@@ -2,5 +2,92 @@
 //! the public traits of `lanesim_target`; lanesim's own components are one
 //! target among others ([`lanesim`]), the only module of the testbed that
 //! names their types.
+//!
+//! A run's [`Subject`] is the target it tests and, for lanesim's own
+//! components, the planted bug they are built with (the catalogue is theirs:
+//! another target has none).
 
 pub mod lanesim;
+
+use std::fmt;
+use std::sync::Arc;
+
+use ::lanesim::planted::Planted;
+use lanesim_target::lanes::LanesTarget;
+use lanesim_target::Targets;
+
+/// What the runs of a sweep test. Cheap to clone.
+#[derive(Clone)]
+pub struct Subject {
+    targets: Arc<dyn Targets>,
+    planted: Planted,
+    builtin: bool,
+}
+
+impl Subject {
+    /// lanesim's own components, built with `planted` (none, or one bug).
+    #[must_use]
+    pub fn lanesim(planted: Planted) -> Self {
+        Self {
+            targets: Arc::new(lanesim::LanesimTargets::new(planted)),
+            planted,
+            builtin: true,
+        }
+    }
+
+    /// A user's implementations. Their code sites become nameable by
+    /// scenarios (`coverage::register`).
+    #[must_use]
+    pub fn user(targets: Arc<dyn Targets>) -> Self {
+        if let Some(lanes) = targets.lanes() {
+            crate::coverage::register(
+                crate::scenario::WorldKind::Lanes,
+                lanes.capabilities().sites,
+            );
+        }
+        Self {
+            targets,
+            planted: Planted::none(),
+            builtin: false,
+        }
+    }
+
+    /// The target's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        self.targets.name()
+    }
+
+    /// Whether this is lanesim's own components.
+    #[must_use]
+    pub fn is_builtin(&self) -> bool {
+        self.builtin
+    }
+
+    /// The planted bug (always none for a user's target).
+    #[must_use]
+    pub fn planted(&self) -> Planted {
+        self.planted
+    }
+
+    /// The lanes router, if the target has one.
+    #[must_use]
+    pub fn lanes(&self) -> Option<&dyn LanesTarget> {
+        self.targets.lanes()
+    }
+}
+
+impl fmt::Debug for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subject")
+            .field("target", &self.name())
+            .field("planted", &self.planted)
+            .finish()
+    }
+}
+
+impl Default for Subject {
+    fn default() -> Self {
+        Self::lanesim(Planted::none())
+    }
+}

@@ -17,13 +17,9 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
-use lanesim::lanes::{
-    DispatcherConfig, FixedHasher, LaneExit, LaneId, LaneObserver, LaneRouter, LaneRouterConfig,
-    OrderedDispatcher, OverflowPolicy,
+use lanesim_target::lanes::{
+    BoxFuture, Handler, Item, LaneEvents, LaneExit, LaneId, LaneReports, Lanes, LanesSetup, Mode,
 };
-use lanesim::planted::Planted;
-use lanesim::shim::rt::RuntimeChoice;
 use tokio::time::Instant;
 
 use super::{EndStep, RealClock, Stuck, WorldRun, INJECTED};
@@ -31,10 +27,9 @@ use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, Exit};
 use crate::rng::SimRng;
 use crate::scenario::{LanesParams, Policy};
+use crate::targets::Subject;
 
 const HOST: &str = "lanes";
-
-type Item = (u64, u64);
 
 /// Where the log's times come from.
 enum Clock {
@@ -85,6 +80,9 @@ struct World {
     /// See [`super::Order`]; shared with real mode's worker threads, which
     /// let go of a kept order when they park.
     order: Arc<super::Order>,
+    /// For a target that reports no lanes: the lane each tokio task a
+    /// handler ran on stands for, numbered in the order first seen.
+    tasks: Mutex<std::collections::BTreeMap<tokio::task::Id, u64>>,
 }
 
 impl World {
@@ -126,6 +124,22 @@ impl World {
         self.rng.lock().unwrap().range(lo, hi)
     }
 
+    /// The lane a handler runs on: the one the target named, or, for a
+    /// target that reports no lanes, the task it runs on (a lane is a task
+    /// in every router we know of), numbered from 1 in the order tasks are
+    /// first seen, so the number is the same in every run of a seed.
+    fn lane_of(&self, named: Option<LaneId>) -> u64 {
+        if let Some(lane) = named {
+            return lane.0;
+        }
+        let Some(task) = tokio::task::try_id() else {
+            return 0;
+        };
+        let mut tasks = self.tasks.lock().unwrap();
+        let next = tasks.len() as u64 + 1;
+        *tasks.entry(task).or_insert(next)
+    }
+
     /// A seeded perturbation at an await point: nothing, some yields, or a
     /// short sleep.
     async fn buggify(&self) {
@@ -149,23 +163,20 @@ impl World {
 
 struct Observer(Arc<World>);
 
-impl LaneObserver<u64> for Observer {
-    fn lane_created(&self, key: &u64, lane: LaneId) {
-        match self.0.ended.lock().unwrap().remove(key) {
+impl LaneEvents for Observer {
+    fn created(&self, key: u64, lane: LaneId) {
+        match self.0.ended.lock().unwrap().remove(&key) {
             Some(LaneExit::Reaped) => self.0.probe.world(WorldMark::LaneRebuiltAfterReap),
             Some(LaneExit::Panicked) => self.0.probe.world(WorldMark::LaneRebuiltAfterPanic),
             Some(LaneExit::Closed | LaneExit::Cancelled) | None => {}
         }
-        self.0.record(Event::LaneCreated {
-            key: *key,
-            lane: lane.0,
-        });
+        self.0.record(Event::LaneCreated { key, lane: lane.0 });
     }
 
-    fn lane_closed(&self, key: &u64, lane: LaneId, exit: LaneExit) {
-        self.0.ended.lock().unwrap().insert(*key, exit);
+    fn closed(&self, key: u64, lane: LaneId, exit: LaneExit) {
+        self.0.ended.lock().unwrap().insert(key, exit);
         self.0.record(Event::LaneClosed {
-            key: *key,
+            key,
             lane: lane.0,
             exit: Exit::from(exit),
         });
@@ -174,8 +185,9 @@ impl LaneObserver<u64> for Observer {
 
 /// The handler every item runs: records start and end, sleeps its drawn
 /// duration, and panics or hangs when the world says so.
-fn handle(world: &Arc<World>, lane: LaneId, (key, item): Item) -> BoxFuture<'static, ()> {
-    let lane = lane.0;
+fn handle(world: &Arc<World>, lane: Option<LaneId>, item: Item) -> BoxFuture {
+    let Item { key, seq: item } = item;
+    let lane = world.lane_of(lane);
     world.record(Event::HandleStart { key, item, lane });
     if world.stuck.contains(&key) && world.hung.lock().unwrap().insert(key) {
         world.probe.world(WorldMark::StuckKeyHung);
@@ -211,77 +223,52 @@ fn handle(world: &Arc<World>, lane: LaneId, (key, item): Item) -> BoxFuture<'sta
     })
 }
 
-/// The production component under test.
-enum Target {
-    Raw(LaneRouter<u64, Item, FixedHasher>),
-    Dispatcher(OrderedDispatcher<u64, Item, FixedHasher>),
-}
+/// The router under test, built from the subject's lanes target.
+struct Target(Box<dyn Lanes>);
 
 impl Target {
-    fn build(world: &Arc<World>, planted: Planted) -> Self {
+    fn build(world: &Arc<World>, subject: &Subject) -> Self {
         let params = &world.params;
-        // Built the way a user builds one, the hasher last: a builder step
-        // that dropped a field would change the run.
-        let mut config = LaneRouterConfig::<u64>::new(RuntimeChoice::current())
-            .observer(Arc::new(Observer(Arc::clone(world))))
-            .planted(planted);
-        if let Some(ttl) = params.idle_ttl {
-            config = config.idle_ttl(ttl);
-        }
-        let config = config.hasher(FixedHasher::default());
+        let lanes = subject
+            .lanes()
+            .expect("checked before the run: the target has a lanes router");
+        let limit = || {
+            params
+                .capacity
+                .expect("validated: dispatcher policies have a limit") as usize
+        };
+        let mode = match params.policy {
+            Policy::Raw => Mode::Router,
+            Policy::Reject => Mode::Reject { limit: limit() },
+            Policy::Warn => Mode::Warn { limit: limit() },
+        };
         let handler_world = Arc::clone(world);
-        let handler = Arc::new(move |lane, item| handle(&handler_world, lane, item));
-        match params.policy {
-            Policy::Raw => {
-                Self::Raw(LaneRouter::with_lane_ids(handler, config).expect("validated config"))
-            }
-            Policy::Reject | Policy::Warn => Self::Dispatcher(
-                OrderedDispatcher::with_lane_ids(
-                    handler,
-                    DispatcherConfig {
-                        limit: params
-                            .capacity
-                            .expect("validated: dispatcher policies have a limit")
-                            as usize,
-                        policy: if params.policy == Policy::Reject {
-                            OverflowPolicy::Reject
-                        } else {
-                            OverflowPolicy::Warn
-                        },
-                        router: config,
-                    },
-                )
-                .expect("validated config"),
-            ),
-        }
+        let built = lanes.build(LanesSetup {
+            runtime: tokio::runtime::Handle::current(),
+            idle_ttl: params.idle_ttl,
+            mode,
+            handler: Handler::new(move |lane, item| handle(&handler_world, lane, item)),
+            reports: LaneReports::new(Arc::new(Observer(Arc::clone(world)))),
+        });
+        Self(built.unwrap_or_else(|error| panic!("the lanes target could not be built: {error}")))
     }
 
     /// Routes and returns (the capacity the call enforced, the depth or refusal).
     fn route(&self, world: &World, key: u64, item: u64) -> (Option<u64>, Option<u64>) {
         let params = &world.params;
-        match self {
-            Self::Raw(router) => (
-                params.capacity,
-                router
-                    .route(key, (key, item), params.capacity.map(|c| c as usize))
-                    .ok()
-                    .map(|d| d as u64),
-            ),
-            Self::Dispatcher(dispatcher) => {
-                let enforced = (params.policy == Policy::Reject)
-                    .then_some(params.capacity)
-                    .flatten();
-                (
-                    enforced,
-                    dispatcher.dispatch(key, (key, item)).ok().map(|d| d as u64),
-                )
-            }
-        }
+        let enforced = match params.policy {
+            Policy::Raw | Policy::Reject => params.capacity,
+            Policy::Warn => None,
+        };
+        let routed = self
+            .0
+            .route(Item { key, seq: item }, enforced.map(|c| c as usize));
+        (enforced, routed.ok().map(|d| d as u64))
     }
 }
 
 /// Runs one seed of the lanes world.
-pub fn run(params: &LanesParams, seed: u64, budget: Duration, planted: Planted) -> WorldRun {
+pub fn run(params: &LanesParams, seed: u64, budget: Duration, subject: &Subject) -> WorldRun {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
@@ -296,7 +283,7 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, planted: Planted) 
             params.clone(),
             seed,
             budget,
-            planted,
+            subject,
             log.clone(),
             Arc::clone(&probe),
             None,
@@ -324,7 +311,7 @@ async fn main(
     params: LanesParams,
     seed: u64,
     budget: Duration,
-    planted: Planted,
+    subject: &Subject,
     log: EventLog,
     probe: Arc<WorldProbe>,
     real: Option<(Clock, Arc<super::Order>)>,
@@ -351,8 +338,9 @@ async fn main(
         clock,
         frozen: std::sync::atomic::AtomicBool::new(false),
         order,
+        tasks: Mutex::new(std::collections::BTreeMap::new()),
     });
-    let target = Arc::new(Mutex::new(Some(Target::build(&world, planted))));
+    let target = Arc::new(Mutex::new(Some(Target::build(&world, subject))));
 
     let mut producers = Vec::new();
     for producer in 0..world.params.producers {
@@ -422,8 +410,7 @@ fn drop_router(world: &World, target: &Mutex<Option<Target>>) {
 fn drop_router_now(world: &World, target: &Mutex<Option<Target>>) {
     let taken = target.lock().unwrap().take();
     if let Some(target) = taken {
-        if let Target::Dispatcher(dispatcher) = &target {
-            let stats = dispatcher.stats();
+        if let Some(stats) = target.0.stats() {
             world.record(Event::DispatcherStats {
                 lanes_created: stats.lanes_created,
                 lanes_live: stats.lanes_live,
@@ -543,7 +530,7 @@ pub fn run_real(
     scale: f64,
     seed: u64,
     budget: Duration,
-    planted: Planted,
+    subject: &Subject,
 ) -> super::sender::RealRun {
     let p = scaled(params, scale);
     // Preemption points answer as in simulation (sleeps scaled), which is
@@ -570,7 +557,7 @@ pub fn run_real(
         p,
         seed,
         budget.mul_f64(scale),
-        planted,
+        subject,
         log.clone(),
         Arc::clone(&probe),
         Some((Clock::Real(clock), order)),

@@ -31,13 +31,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
-use lanesim::planted::Planted;
-
 use serde::{Deserialize, Serialize};
 
 use crate::coverage::{Coverage, WorldProbe};
 use crate::event::{Counts, Record};
 use crate::scenario::{Params, Scenario};
+use crate::targets::Subject;
 
 /// What a world run produced.
 #[derive(Debug)]
@@ -136,12 +135,12 @@ pub enum EndStep {
 /// # Panics
 /// Only on a bug in the testbed itself (the runner reports it as a crash).
 #[must_use]
-pub fn run(scenario: &Scenario, params: &Params, seed: u64, planted: Planted) -> WorldRun {
+pub fn run(scenario: &Scenario, params: &Params, seed: u64, subject: &Subject) -> WorldRun {
     quiet_injected_panics();
     match params {
-        Params::Lanes(p) => lanes::run(p, seed, scenario.budget(), planted),
-        Params::Sender(p) => sender::run(p, seed, scenario.budget(), planted),
-        Params::Mesh(p) => mesh::run(p, seed, scenario.budget(), planted),
+        Params::Lanes(p) => lanes::run(p, seed, scenario.budget(), subject),
+        Params::Sender(p) => sender::run(p, seed, scenario.budget(), subject.planted()),
+        Params::Mesh(p) => mesh::run(p, seed, scenario.budget(), subject.planted()),
     }
 }
 

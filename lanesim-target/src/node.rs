@@ -1,0 +1,399 @@
+//! The node target: a node's outbound sender and the connection layer under
+//! it (the shape of beamr's `DistSender` over its `ConnectionManager`).
+//!
+//! Model. A node has at most one live connection per peer node, each a
+//! *generation* (1, 2, 3, … per peer, never reused) that goes down exactly
+//! once with a reason. It sends two kinds of frame: best-effort *data* for a
+//! node ([`Node::enqueue`]), and must-deliver *controls* pinned to one
+//! generation ([`Node::enqueue_control`]): written to that generation's
+//! socket, in order, or that generation is marked down (send-or-down); never
+//! written to another generation.
+//!
+//! Two worlds run a node target:
+//!
+//! - the **sender world** runs one node that dials peers which only read
+//!   (they log every frame they get) and injects wedged, slow, killed,
+//!   crashed and partitioned peers, redials and shutdowns;
+//! - the **mesh world** runs N nodes that dial and accept each other
+//!   ([`Node::serve`]) with heartbeats, restarts, half-open links,
+//!   squatters and cross-dials ([`NodeCapabilities::accepts`]).
+//!
+//! What the checkers decide from outside, for every node target: the bytes
+//! each socket carried (the world's transport taps every write) and what
+//! each peer read, against the up and down reports (generation pinning,
+//! FIFO per node and per socket, down exactly once, written means
+//! delivered, no spurious down, redial liveness, no lost death signal, pair
+//! agreement in the mesh). What needs the target's help is declared in
+//! [`NodeCapabilities`]: the drain's own account of every frame
+//! ([`NodeEvents`]'s write and skip hooks: send-or-down, bounded stall,
+//! accounting), counters, and the table's view of a slot.
+//!
+//! The wire: the worlds' peers speak lanesim's protocol ([`crate::wire`]):
+//! a node must write each enqueued frame's bytes to its socket as given
+//! (they are already framed), read frames in the same format, answer a
+//! dial with the hello, and treat 8 zero bytes as a keepalive.
+//!
+//! Determinism: dial and listen only through [`NodeSetup::transport`],
+//! spawn only on [`NodeSetup::runtime`] (in simulation, the world's host
+//! runtime; build your own only for [`Runtime::Own`]), sleep and time out
+//! with `tokio::time`, and take no randomness but what the world gives.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::net::{Listener, Transport};
+use crate::probe::Sites;
+
+/// A boxed future borrowing the node.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One connection generation, as the target hands it out.
+pub trait Connection: Send + Sync + 'static {
+    /// The peer node's name.
+    fn node(&self) -> &str;
+    /// Its generation: 1 for a node's first connection, then one more for
+    /// each.
+    fn generation(&self) -> u64;
+    /// Whether it has gone down (once down, for good).
+    fn is_down(&self) -> bool;
+    /// Our address on its socket (`host:port`): with
+    /// [`Connection::peer_addr`], what names the socket in the log.
+    fn local_addr(&self) -> &str;
+    /// The remote address of its socket.
+    fn peer_addr(&self) -> &str;
+    /// The target's own type, for [`Node::enqueue_control`] to take back.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A generation handle, cheap to clone.
+pub type Conn = Arc<dyn Connection>;
+
+/// Why a generation went down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DownReason {
+    /// The peer closed the stream at a frame boundary.
+    PeerClosed,
+    /// A read failed (or a frame was malformed or too large).
+    ReadError,
+    /// A write failed.
+    WriteError,
+    /// A write missed its deadline.
+    WriteTimeout,
+    /// Disconnected on purpose (or the node shut down).
+    ManualDisconnect,
+    /// Nothing was read for a whole heartbeat tick.
+    HeartbeatTimeout,
+    /// Its control lane overflowed.
+    ControlOverflow,
+    /// A simultaneous connect was settled in favour of the other socket.
+    SimultaneousConnect,
+    /// The inbound frame handler panicked on it.
+    HandlerPanicked,
+    /// A write was dropped partway through its frame.
+    WriteCancelled,
+}
+
+/// Which end dialed a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// This node dialed it.
+    Dialed,
+    /// This node accepted it.
+    Accepted,
+}
+
+/// Why a dial failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DialFailure {
+    /// Connect or hello did not finish within the connect timeout.
+    Timeout,
+    /// The transport failed.
+    Io,
+    /// The peer's answer was not a hello.
+    BadHello,
+    /// The node name is not a valid name.
+    BadName,
+}
+
+/// What [`Node::enqueue`] did with a data frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DataOutcome {
+    /// Queued for the node.
+    Queued,
+    /// Dropped: the data lane was full.
+    DroppedFull,
+    /// Dropped: the sender is shut down.
+    DroppedClosed,
+}
+
+/// What [`Node::enqueue_control`] answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ControlOutcome {
+    /// Queued for its pinned generation.
+    Queued,
+    /// The control lane was full: the pinned generation is down (it must be
+    /// by the time this returns).
+    Overflow,
+    /// The sender is shut down.
+    Closed,
+}
+
+/// Which lane a frame travelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SenderLane {
+    /// Best-effort data.
+    Data,
+    /// Must-deliver controls.
+    Control,
+}
+
+/// How a write ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WriteOutcome {
+    /// The whole frame was written.
+    Written,
+    /// The write failed (the generation is down).
+    Failed,
+    /// The write missed its deadline (the generation is down).
+    TimedOut,
+}
+
+/// A generation went down.
+#[derive(Clone, Copy, Debug)]
+pub struct Down<'a> {
+    /// The peer node.
+    pub node: &'a str,
+    /// The generation.
+    pub generation: u64,
+    /// Why.
+    pub reason: DownReason,
+    /// The generation the node's table slot holds right after, down or not
+    /// (targets with [`NodeCapabilities::table`]; `None` otherwise, or when
+    /// the slot is empty).
+    pub table: Option<u64>,
+}
+
+/// Where a node reports to the world. Only the first three are required:
+/// the world's model of links and pairs is built on them. The rest are the
+/// drain's account of each frame ([`NodeCapabilities::drain`]).
+///
+/// Every hook must be called outside any lock the node's own calls take
+/// (the world may call back into the node from a hook: `connection`,
+/// `slot`), and quickly.
+pub trait NodeEvents: Send + Sync {
+    /// A generation was registered (dialed or accepted).
+    fn up(&self, connection: &Conn, origin: Origin);
+    /// A generation went down: once per generation, after `is_down` turned
+    /// true.
+    fn down(&self, down: Down<'_>);
+    /// A whole inbound frame (not a keepalive) arrived on a generation.
+    fn frame(&self, node: &str, generation: u64, control: &[u8], payload: &[u8]);
+
+    /// The drain began writing `frame` to `connection`.
+    fn write_started(&self, connection: &Conn, lane: SenderLane, frame: &[u8]) {
+        let _ = (connection, lane, frame);
+    }
+    /// That write ended.
+    fn write_finished(&self, connection: &Conn, lane: SenderLane, frame: &[u8], outcome: WriteOutcome) {
+        let _ = (connection, lane, frame, outcome);
+    }
+    /// The drain stopped (shut down) in the middle of that write.
+    fn write_abandoned(&self, connection: &Conn, lane: SenderLane, frame: &[u8]) {
+        let _ = (connection, lane, frame);
+    }
+    /// The drain dropped a control whose pinned generation was down.
+    fn control_skipped(&self, pinned: &Conn, frame: &[u8]) {
+        let _ = (pinned, frame);
+    }
+    /// The drain ended (shut down) with this control unwritten.
+    fn control_discarded(&self, pinned: &Conn, frame: &[u8]) {
+        let _ = (pinned, frame);
+    }
+    /// The drain dropped a data frame: no live connection to its node.
+    fn data_unroutable(&self, node: &str, frame: &[u8]) {
+        let _ = (node, frame);
+    }
+    /// The drain ended (shut down) with this data frame unwritten.
+    fn data_discarded(&self, node: &str, frame: &[u8]) {
+        let _ = (node, frame);
+    }
+}
+
+/// The world's report sink. Cheap to clone.
+#[derive(Clone)]
+pub struct NodeReports(Arc<dyn NodeEvents>);
+
+impl NodeReports {
+    /// Reports into `events`.
+    pub fn new(events: Arc<dyn NodeEvents>) -> Self {
+        Self(events)
+    }
+
+    /// The sink.
+    #[must_use]
+    pub fn events(&self) -> &dyn NodeEvents {
+        &*self.0
+    }
+}
+
+impl std::ops::Deref for NodeReports {
+    type Target = dyn NodeEvents;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl fmt::Debug for NodeReports {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NodeReports")
+    }
+}
+
+/// Where a node runs its tasks.
+#[derive(Clone, Debug)]
+pub enum Runtime {
+    /// On this runtime (the world's host runtime in simulation).
+    World(tokio::runtime::Handle),
+    /// On a runtime of the node's own, as production runs it (real mode):
+    /// name its worker threads this, and pass
+    /// [`crate::probe::worker_start_hook`] to its `on_thread_start`. Only
+    /// the sender's drain needs to run there; a target may run everything
+    /// on the world's runtime instead.
+    Own {
+        /// Name for its worker threads.
+        thread_name: String,
+        /// The world's runtime (for what the node does not move).
+        world: tokio::runtime::Handle,
+    },
+}
+
+/// Everything a node is started from.
+#[derive(Debug)]
+pub struct NodeSetup {
+    /// This node's name.
+    pub name: String,
+    /// Dial and listen only through this.
+    pub transport: Arc<dyn Transport>,
+    /// Where to run.
+    pub runtime: Runtime,
+    /// Bound on a dial (connect and hello).
+    pub connect_timeout: Duration,
+    /// Bound on one frame's write.
+    pub write_timeout: Duration,
+    /// Heartbeat tick: keepalives at a fraction of it, and a generation
+    /// with nothing read for a whole tick goes down (`HeartbeatTimeout`).
+    /// `None`: no heartbeat (the sender world's peers never write).
+    pub heartbeat: Option<Duration>,
+    /// The largest inbound frame body; a larger header takes the
+    /// generation down with `ReadError`.
+    pub max_frame: u64,
+    /// Data frames the sender may hold queued.
+    pub data_capacity: usize,
+    /// Controls the sender may hold queued.
+    pub control_capacity: usize,
+    /// Where to report.
+    pub reports: NodeReports,
+}
+
+/// A node's counters, for targets with [`NodeCapabilities::stats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data frames queued.
+    pub data_queued: u64,
+    /// Written whole.
+    pub data_written: u64,
+    /// Failed or timed out mid-write.
+    pub data_failed: u64,
+    /// Dropped with no connection to their node.
+    pub data_no_connection: u64,
+    /// Discarded at shutdown.
+    pub data_discarded: u64,
+    /// Controls queued.
+    pub control_queued: u64,
+    /// Written whole.
+    pub control_written: u64,
+    /// Failed or timed out mid-write.
+    pub control_failed: u64,
+    /// Skipped: pinned generation down.
+    pub control_skipped: u64,
+    /// Discarded at shutdown.
+    pub control_discarded: u64,
+}
+
+/// A started node. Dropping it ends it (its tasks, its connections).
+pub trait Node: Send + Sync {
+    /// Connects to `node` at `addr` (through the transport), says hello, and
+    /// registers the connection: its live generation (an existing live one,
+    /// if the node has one).
+    fn dial<'a>(&'a self, node: &'a str, addr: &'a str) -> BoxFuture<'a, Result<Conn, DialFailure>>;
+
+    /// Accepts inbound connections on `listener` until the node is dropped
+    /// (targets with [`NodeCapabilities::accepts`]).
+    fn serve(&self, listener: Box<dyn Listener>) {
+        let _ = listener;
+    }
+
+    /// The live generation to `node`, if any.
+    fn connection(&self, node: &str) -> Option<Conn>;
+
+    /// Takes the live generation to `node` down (`ManualDisconnect`), if
+    /// there is one.
+    fn disconnect(&self, node: &str);
+
+    /// Offers a data frame (already framed) for `node`. Never waits.
+    fn enqueue(&self, node: &str, frame: Arc<[u8]>) -> DataOutcome;
+
+    /// Offers a control (already framed) pinned to `pinned`. Never waits.
+    fn enqueue_control(&self, pinned: &Conn, frame: Arc<[u8]>) -> ControlOutcome;
+
+    /// Stops the sender: queued frames are discarded (controls' generations
+    /// marked down), later enqueues refused.
+    fn shutdown(&self);
+
+    /// The counters ([`NodeCapabilities::stats`]).
+    fn stats(&self) -> Option<SenderStats> {
+        None
+    }
+
+    /// The generation `node`'s table slot holds, down or not, and whether
+    /// it is down ([`NodeCapabilities::table`]).
+    fn slot(&self, node: &str) -> Option<(u64, bool)> {
+        let _ = node;
+        None
+    }
+}
+
+/// What a node target offers and reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeCapabilities {
+    /// [`Node::serve`] accepts dials: the mesh world can run it.
+    pub accepts: bool,
+    /// It runs the heartbeat [`NodeSetup::heartbeat`] asks for.
+    pub heartbeat: bool,
+    /// It reports the drain's account of every frame ([`NodeEvents`]).
+    pub drain: bool,
+    /// [`Node::stats`] returns its counters.
+    pub stats: bool,
+    /// [`Node::slot`] and [`Down::table`] report its table.
+    pub table: bool,
+    /// The marks and preemption points its code uses.
+    pub sites: Sites,
+}
+
+/// A node implementation.
+pub trait NodeTarget: Send + Sync {
+    /// What it offers and reports.
+    fn capabilities(&self) -> NodeCapabilities;
+
+    /// Starts a node, inside the world's runtime.
+    ///
+    /// # Errors
+    /// Why it could not start (the run is reported as a crash of the
+    /// target, with this text).
+    fn start(&self, setup: NodeSetup) -> Result<Box<dyn Node>, String>;
+}

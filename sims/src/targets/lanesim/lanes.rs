@@ -1,0 +1,120 @@
+//! lanesim's `LaneRouter` (mode `Router`) and `OrderedDispatcher` (modes
+//! `Reject`, `Warn`) behind the public lanes target trait: built on the
+//! world's runtime with a fixed hasher, every lane reported, every item's
+//! lane handed to the handler.
+
+use std::sync::Arc;
+
+use lanesim::lanes::{
+    DispatcherConfig, FixedHasher, LaneExit as Exit, LaneId as Id, LaneObserver, LaneRouter,
+    LaneRouterConfig, OrderedDispatcher, OverflowPolicy,
+};
+use lanesim::planted::Planted;
+use lanesim::shim::probe::LANES_SITES;
+use lanesim::shim::rt::RuntimeChoice;
+use lanesim_target::lanes::{
+    Handler, Item, LaneExit, LaneId, LaneReports, LaneStats, Lanes, LanesCapabilities, LanesSetup,
+    LanesTarget, Mode, ModeKind,
+};
+
+/// lanesim's router and dispatcher, with a planted bug or none.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LanesimLanes {
+    /// The planted bug the components are built with.
+    pub planted: Planted,
+}
+
+/// The router's lifecycle hooks, told on to the world.
+struct Observer(LaneReports);
+
+fn exit(exit: Exit) -> LaneExit {
+    match exit {
+        Exit::Reaped => LaneExit::Reaped,
+        Exit::Closed => LaneExit::Closed,
+        Exit::Panicked => LaneExit::Panicked,
+        Exit::Cancelled => LaneExit::Cancelled,
+    }
+}
+
+impl LaneObserver<u64> for Observer {
+    fn lane_created(&self, key: &u64, lane: Id) {
+        self.0.created(*key, LaneId(lane.0));
+    }
+
+    fn lane_closed(&self, key: &u64, lane: Id, why: Exit) {
+        self.0.closed(*key, LaneId(lane.0), exit(why));
+    }
+}
+
+enum Built {
+    Router(LaneRouter<u64, Item, FixedHasher>),
+    Dispatcher(OrderedDispatcher<u64, Item, FixedHasher>),
+}
+
+impl Lanes for Built {
+    fn route(&self, item: Item, capacity: Option<usize>) -> Result<usize, Item> {
+        match self {
+            Self::Router(router) => router.route(item.key, item, capacity),
+            Self::Dispatcher(dispatcher) => dispatcher.dispatch(item.key, item),
+        }
+    }
+
+    fn stats(&self) -> Option<LaneStats> {
+        match self {
+            Self::Router(_) => None,
+            Self::Dispatcher(dispatcher) => {
+                let stats = dispatcher.stats();
+                Some(LaneStats {
+                    lanes_created: stats.lanes_created,
+                    lanes_live: stats.lanes_live,
+                    items_shed: stats.items_shed,
+                    handler_panics: stats.handler_panics,
+                })
+            }
+        }
+    }
+}
+
+impl LanesTarget for LanesimLanes {
+    fn capabilities(&self) -> LanesCapabilities {
+        LanesCapabilities {
+            modes: &[ModeKind::Router, ModeKind::Reject, ModeKind::Warn],
+            lifecycle: true,
+            stats: true,
+            sites: LANES_SITES,
+        }
+    }
+
+    fn build(&self, setup: LanesSetup) -> Result<Box<dyn Lanes>, String> {
+        // Built the way a user builds one, the hasher last: a builder step
+        // that dropped a field would change the run.
+        let mut config = LaneRouterConfig::<u64>::new(RuntimeChoice::Handle(setup.runtime))
+            .observer(Arc::new(Observer(setup.reports)))
+            .planted(self.planted);
+        if let Some(ttl) = setup.idle_ttl {
+            config = config.idle_ttl(ttl);
+        }
+        let config = config.hasher(FixedHasher::default());
+        let handler: Handler = setup.handler;
+        let consumer = Arc::new(move |lane: Id, item: Item| handler.call_on(LaneId(lane.0), item));
+        let dispatcher = |limit, policy, router| {
+            OrderedDispatcher::with_lane_ids(
+                consumer.clone(),
+                DispatcherConfig {
+                    limit,
+                    policy,
+                    router,
+                },
+            )
+            .map(Built::Dispatcher)
+        };
+        let built = match setup.mode {
+            Mode::Router => LaneRouter::with_lane_ids(consumer.clone(), config).map(Built::Router),
+            Mode::Reject { limit } => dispatcher(limit, OverflowPolicy::Reject, config),
+            Mode::Warn { limit } => dispatcher(limit, OverflowPolicy::Warn, config),
+        };
+        built
+            .map(|built| Box::new(built) as Box<dyn Lanes>)
+            .map_err(|error| error.to_string())
+    }
+}
