@@ -20,12 +20,16 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`lanes`] | `LanesTarget`: build a router on the world's runtime; `Lanes::route`; lifecycle reports |
+//! | [`node`] | `NodeTarget`: a sender and its connection layer; dial, serve, enqueue, enqueue a control pinned to a generation; up/down/frame reports and the drain's account |
+//! | [`wire`] | the frame format and hello the worlds' peers speak |
 //! | [`probe`] | `mark`, `preempt_point`, the `Probe` the testbed installs, `Sites` a target declares |
 //! | [`net`] | `Transport`, `Listener`, `Connected`: the sockets a world hands a node |
 
 pub mod lanes;
 pub mod net;
+pub mod node;
 pub mod probe;
+pub mod wire;
 
 /// The implementations one run of the testbed tests: at most one of each
 /// component. A world whose component the target lacks does not run; its
@@ -36,6 +40,11 @@ pub trait Targets: Send + Sync + 'static {
 
     /// The lanes router, if the target has one.
     fn lanes(&self) -> Option<&dyn lanes::LanesTarget> {
+        None
+    }
+
+    /// The node (sender and connection layer), if the target has one.
+    fn node(&self) -> Option<&dyn node::NodeTarget> {
         None
     }
 }

@@ -162,6 +162,30 @@ pub enum WriteOutcome {
     TimedOut,
 }
 
+/// A generation, as a report names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Generation<'a> {
+    /// The peer node.
+    pub node: &'a str,
+    /// The generation.
+    pub generation: u64,
+}
+
+/// A generation was registered.
+#[derive(Clone, Copy, Debug)]
+pub struct Up<'a> {
+    /// The peer node.
+    pub node: &'a str,
+    /// The new generation.
+    pub generation: u64,
+    /// Which end dialed it.
+    pub origin: Origin,
+    /// Our address on its socket.
+    pub local_addr: &'a str,
+    /// The remote address of its socket.
+    pub peer_addr: &'a str,
+}
+
 /// A generation went down.
 #[derive(Clone, Copy, Debug)]
 pub struct Down<'a> {
@@ -181,36 +205,43 @@ pub struct Down<'a> {
 /// the world's model of links and pairs is built on them. The rest are the
 /// drain's account of each frame ([`NodeCapabilities::drain`]).
 ///
-/// Every hook must be called outside any lock the node's own calls take
-/// (the world may call back into the node from a hook: `connection`,
-/// `slot`), and quickly.
+/// Call every hook outside any lock the node's own methods take (the world
+/// may call back into the node from a hook: `connection`, `slot`), and
+/// expect it to return quickly.
 pub trait NodeEvents: Send + Sync {
-    /// A generation was registered (dialed or accepted).
-    fn up(&self, connection: &Conn, origin: Origin);
+    /// A generation was registered (dialed or accepted), before any frame
+    /// of it is reported.
+    fn up(&self, up: Up<'_>);
     /// A generation went down: once per generation, after `is_down` turned
     /// true.
     fn down(&self, down: Down<'_>);
     /// A whole inbound frame (not a keepalive) arrived on a generation.
-    fn frame(&self, node: &str, generation: u64, control: &[u8], payload: &[u8]);
+    fn frame(&self, from: Generation<'_>, control: &[u8], payload: &[u8]);
 
-    /// The drain began writing `frame` to `connection`.
-    fn write_started(&self, connection: &Conn, lane: SenderLane, frame: &[u8]) {
-        let _ = (connection, lane, frame);
+    /// The drain began writing `frame` to a generation.
+    fn write_started(&self, to: Generation<'_>, lane: SenderLane, frame: &[u8]) {
+        let _ = (to, lane, frame);
     }
     /// That write ended.
-    fn write_finished(&self, connection: &Conn, lane: SenderLane, frame: &[u8], outcome: WriteOutcome) {
-        let _ = (connection, lane, frame, outcome);
+    fn write_finished(
+        &self,
+        to: Generation<'_>,
+        lane: SenderLane,
+        frame: &[u8],
+        outcome: WriteOutcome,
+    ) {
+        let _ = (to, lane, frame, outcome);
     }
     /// The drain stopped (shut down) in the middle of that write.
-    fn write_abandoned(&self, connection: &Conn, lane: SenderLane, frame: &[u8]) {
-        let _ = (connection, lane, frame);
+    fn write_abandoned(&self, to: Generation<'_>, lane: SenderLane, frame: &[u8]) {
+        let _ = (to, lane, frame);
     }
     /// The drain dropped a control whose pinned generation was down.
-    fn control_skipped(&self, pinned: &Conn, frame: &[u8]) {
+    fn control_skipped(&self, pinned: Generation<'_>, frame: &[u8]) {
         let _ = (pinned, frame);
     }
     /// The drain ended (shut down) with this control unwritten.
-    fn control_discarded(&self, pinned: &Conn, frame: &[u8]) {
+    fn control_discarded(&self, pinned: Generation<'_>, frame: &[u8]) {
         let _ = (pinned, frame);
     }
     /// The drain dropped a data frame: no live connection to its node.
@@ -273,7 +304,6 @@ pub enum Runtime {
 }
 
 /// Everything a node is started from.
-#[derive(Debug)]
 pub struct NodeSetup {
     /// This node's name.
     pub name: String,
@@ -298,6 +328,21 @@ pub struct NodeSetup {
     pub control_capacity: usize,
     /// Where to report.
     pub reports: NodeReports,
+}
+
+impl fmt::Debug for NodeSetup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeSetup")
+            .field("name", &self.name)
+            .field("runtime", &self.runtime)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("write_timeout", &self.write_timeout)
+            .field("heartbeat", &self.heartbeat)
+            .field("max_frame", &self.max_frame)
+            .field("data_capacity", &self.data_capacity)
+            .field("control_capacity", &self.control_capacity)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A node's counters, for targets with [`NodeCapabilities::stats`].
@@ -330,7 +375,8 @@ pub trait Node: Send + Sync {
     /// Connects to `node` at `addr` (through the transport), says hello, and
     /// registers the connection: its live generation (an existing live one,
     /// if the node has one).
-    fn dial<'a>(&'a self, node: &'a str, addr: &'a str) -> BoxFuture<'a, Result<Conn, DialFailure>>;
+    fn dial<'a>(&'a self, node: &'a str, addr: &'a str)
+        -> BoxFuture<'a, Result<Conn, DialFailure>>;
 
     /// Accepts inbound connections on `listener` until the node is dropped
     /// (targets with [`NodeCapabilities::accepts`]).

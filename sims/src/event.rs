@@ -7,11 +7,11 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lanesim::distribution::{
-    ControlEnqueueError, DialError, DownReason, Enqueued, Origin, SenderLane, SenderStats,
-    WriteOutcome,
-};
 use lanesim_target::lanes::LaneExit;
+use lanesim_target::node::{
+    ControlOutcome as Answered, DataOutcome as Offered, DialFailure as Failed, DownReason, Origin,
+    SenderLane, SenderStats, WriteOutcome,
+};
 use serde::{Deserialize, Serialize};
 
 /// A lane task's end, as the router's [`LaneExit`] reports it.
@@ -113,12 +113,12 @@ pub enum DataOutcome {
     DroppedClosed,
 }
 
-impl From<Enqueued> for DataOutcome {
-    fn from(outcome: Enqueued) -> Self {
+impl From<Offered> for DataOutcome {
+    fn from(outcome: Offered) -> Self {
         match outcome {
-            Enqueued::Queued => Self::Queued,
-            Enqueued::DroppedFull => Self::DroppedFull,
-            Enqueued::DroppedClosed => Self::DroppedClosed,
+            Offered::Queued => Self::Queued,
+            Offered::DroppedFull => Self::DroppedFull,
+            Offered::DroppedClosed => Self::DroppedClosed,
         }
     }
 }
@@ -132,12 +132,12 @@ pub enum ControlOutcome {
     Closed,
 }
 
-impl From<Result<(), ControlEnqueueError>> for ControlOutcome {
-    fn from(outcome: Result<(), ControlEnqueueError>) -> Self {
+impl From<Answered> for ControlOutcome {
+    fn from(outcome: Answered) -> Self {
         match outcome {
-            Ok(()) => Self::Queued,
-            Err(ControlEnqueueError::Overflow) => Self::Overflow,
-            Err(ControlEnqueueError::Closed) => Self::Closed,
+            Answered::Queued => Self::Queued,
+            Answered::Overflow => Self::Overflow,
+            Answered::Closed => Self::Closed,
         }
     }
 }
@@ -152,13 +152,13 @@ pub enum DialFailure {
     BadName,
 }
 
-impl From<&DialError> for DialFailure {
-    fn from(error: &DialError) -> Self {
+impl From<Failed> for DialFailure {
+    fn from(error: Failed) -> Self {
         match error {
-            DialError::Timeout => Self::Timeout,
-            DialError::Io(_) => Self::Io,
-            DialError::BadHello(_) => Self::BadHello,
-            DialError::BadName(_) => Self::BadName,
+            Failed::Timeout => Self::Timeout,
+            Failed::Io => Self::Io,
+            Failed::BadHello => Self::BadHello,
+            Failed::BadName => Self::BadName,
         }
     }
 }
@@ -341,7 +341,7 @@ impl From<SenderStats> for Counts {
             control_queued: s.control_queued,
             control_written: s.control_written,
             control_failed: s.control_failed,
-            control_skipped: s.control_skipped_down,
+            control_skipped: s.control_skipped,
             control_discarded: s.control_discarded,
         }
     }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use lanesim::distribution::frame::HEADER_LEN;
+use lanesim_target::wire::HEADER_LEN;
 
 use crate::coverage::WorldMark;
 use crate::event::{FaultApplied, PeerAct};

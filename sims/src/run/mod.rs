@@ -107,8 +107,7 @@ fn preempt_max(policy: PreemptPolicy, grain: Duration) -> Duration {
 /// turmoil's default largest message latency (its `Builder`).
 const TURMOIL_MAX_LATENCY: Duration = Duration::from_millis(100);
 /// A frame's bytes beyond its payload: the header and the tag.
-const FRAME_OVERHEAD: u64 =
-    (lanesim::distribution::frame::HEADER_LEN + crate::world::tag::TAG_LEN) as u64;
+const FRAME_OVERHEAD: u64 = (lanesim_target::wire::HEADER_LEN + crate::world::tag::TAG_LEN) as u64;
 
 /// What the checkers may assume about a run with `params`.
 #[must_use]

@@ -143,7 +143,7 @@ pub fn execute_real(scenario: &Scenario, seed: u64, subject: &Subject) -> RealOu
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     crate::world::quiet_injected_panics();
     let outcome = catch_unwind(AssertUnwindSafe(|| match &params {
-        Params::Sender(p) => sender::run_real(p, scale, seed, scenario.budget(), subject.planted()),
+        Params::Sender(p) => sender::run_real(p, scale, seed, scenario.budget(), subject),
         Params::Lanes(p) => lanes::run_real(p, scale, seed, scenario.budget(), subject),
         Params::Mesh(_) => unreachable!("refused above"),
     }));

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use ::lanesim::planted::Planted;
 use lanesim_target::lanes::LanesTarget;
+use lanesim_target::node::NodeTarget;
 use lanesim_target::Targets;
 
 /// What the runs of a sweep test. Cheap to clone.
@@ -45,6 +46,12 @@ impl Subject {
                 lanes.capabilities().sites,
             );
         }
+        if let Some(node) = targets.node() {
+            crate::coverage::register(
+                crate::scenario::WorldKind::Sender,
+                node.capabilities().sites,
+            );
+        }
         Self {
             targets,
             planted: Planted::none(),
@@ -74,6 +81,12 @@ impl Subject {
     #[must_use]
     pub fn lanes(&self) -> Option<&dyn LanesTarget> {
         self.targets.lanes()
+    }
+
+    /// The node, if the target has one.
+    #[must_use]
+    pub fn node(&self) -> Option<&dyn NodeTarget> {
+        self.targets.node()
     }
 }
 

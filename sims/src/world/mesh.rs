@@ -37,23 +37,22 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use lanesim::distribution::frame::encode;
-use lanesim::distribution::{
-    ConnectionManager, ControlOutbound, DistConnection, DistSender, InboundFrame, Link, LinkTable,
-    ManagerConfig, NodeName, SenderConfig, WeakConnectionManager, HELLO,
+use lanesim_target::net::Transport;
+use lanesim_target::node::{
+    Conn, Down, Generation, Node, NodeEvents, NodeReports, NodeSetup, Runtime, Up,
 };
-use lanesim::planted::Planted;
-use lanesim::shim::net::Transport;
-use lanesim::shim::rt::RuntimeChoice;
+use lanesim_target::wire::{encode, hello};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use super::links::{Link, Links};
 use super::net::{ReadGate, TurmoilTcp};
 use super::WorldRun;
 use crate::coverage::{self, PreemptPolicy, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, LinkMsg, LinkSide, MeshFaultApplied};
 use crate::rng::SimRng;
 use crate::scenario::{MeshFaultKind, MeshParams};
+use crate::targets::Subject;
 
 /// Every node listens here.
 const PORT: u16 = 9000;
@@ -66,14 +65,18 @@ const MAX_FRAME: u64 = 64 * 1024;
 const TURMOIL_MAX_LATENCY: Duration = Duration::from_millis(100);
 /// turmoil's segment size.
 const MSS: usize = 1460;
+/// Each node's data lane depth.
+const DATA_CAPACITY: usize = 1024;
+/// Each node's control lane depth.
+const CONTROL_CAPACITY: usize = 256;
 
 fn node_name(index: u64) -> String {
     format!("node{index}")
 }
 
 /// The index of `node<N>`.
-fn node_index(node: &NodeName) -> Option<u64> {
-    node.as_str().strip_prefix("node")?.parse().ok()
+fn node_index(node: &str) -> Option<u64> {
+    node.strip_prefix("node")?.parse().ok()
 }
 
 /// A socket's name on both ends: its dialer's address (the end whose port
@@ -93,7 +96,7 @@ fn link_id(node: u64, incarnation: u64, counter: u64) -> u64 {
 fn data_frame(seq: u64) -> Arc<[u8]> {
     let mut control = vec![b'D'];
     control.extend_from_slice(&seq.to_be_bytes());
-    Arc::from(encode(&control, b"").expect("a few bytes"))
+    Arc::from(encode(&control, b""))
 }
 
 /// A LINK or EXIT control: the message and the link id.
@@ -103,7 +106,7 @@ fn control(msg: LinkMsg, link: u64) -> Arc<[u8]> {
         LinkMsg::Exit => b'E',
     }];
     control.extend_from_slice(&link.to_be_bytes());
-    Arc::from(encode(&control, b"").expect("a few bytes"))
+    Arc::from(encode(&control, b""))
 }
 
 fn parse_control(control: &[u8]) -> Option<(LinkMsg, u64)> {
@@ -125,9 +128,9 @@ enum Order {
     CrossDial(u64),
 }
 
-/// A running node: its manager, where its orders go, and its read gate.
+/// A running node: the node, where its orders go, and its read gate.
 type NodeHandle = (
-    WeakConnectionManager,
+    std::sync::Weak<dyn Node>,
     mpsc::UnboundedSender<Order>,
     Arc<ReadGate>,
 );
@@ -138,7 +141,7 @@ struct Shared {
     probe: Arc<WorldProbe>,
     params: MeshParams,
     seed: u64,
-    planted: Planted,
+    subject: Subject,
     /// Per node: the incarnation running now (one per start).
     incarnation: Vec<AtomicU64>,
     /// Per node: whether its host is up (cleared at the crash, before
@@ -167,7 +170,7 @@ impl Shared {
 }
 
 /// Runs one seed of the mesh world.
-pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -> WorldRun {
+pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) -> WorldRun {
     let probe = Arc::new(WorldProbe::new(seed, PreemptPolicy::default()));
     let installed = coverage::install(&probe);
     let n = params.nodes as usize;
@@ -177,7 +180,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
         probe: Arc::clone(&probe),
         params: params.clone(),
         seed,
-        planted,
+        subject: subject.clone(),
         incarnation: (0..n).map(|_| AtomicU64::new(0)).collect(),
         alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
         nodes: Mutex::new((0..n).map(|_| None).collect()),
@@ -240,19 +243,19 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, planted: Planted) -
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for (index, node) in nodes.iter().enumerate() {
-            let Some((manager, _, _)) = node else {
+            let Some((live, _, _)) = node else {
                 continue;
             };
             if !shared.alive[index].load(Ordering::Acquire) {
                 continue;
             }
-            let Some(manager) = manager.upgrade() else {
+            let Some(live) = live.upgrade() else {
                 continue;
             };
             for peer in (0..params.nodes).filter(|&p| p != index as u64) {
-                let socket = manager
-                    .get_connection(&NodeName::from(node_name(peer)))
-                    .and_then(|c| dialer_of(c.local(), c.peer()));
+                let socket = live
+                    .connection(&node_name(peer))
+                    .and_then(|c| dialer_of(c.local_addr(), c.peer_addr()));
                 shared.log.push(
                     at,
                     "driver",
@@ -513,6 +516,127 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
     }
 }
 
+/// Turns one incarnation's reports into events: its generations coming
+/// and going (a down wakes the keeper and breaks the links over it, the
+/// maker's then the learner's), and the frames it read (a LINK is learned
+/// over the generation it arrived on, an EXIT unlearns it).
+struct MeshObserver {
+    shared: Arc<Shared>,
+    index: u64,
+    incarnation: u64,
+    node: Arc<OnceLock<std::sync::Weak<dyn Node>>>,
+    /// One per other node: a keeper waits on it for a down.
+    downs: Arc<Vec<tokio::sync::Notify>>,
+    links: Links,
+    learned: Links,
+}
+
+impl MeshObserver {
+    fn current(&self) -> bool {
+        self.shared.current(self.index, self.incarnation)
+    }
+
+    fn record(&self, event: Event) {
+        self.shared.record(&node_name(self.index), event);
+    }
+}
+
+impl NodeEvents for MeshObserver {
+    fn up(&self, up: Up<'_>) {
+        let (Some(peer), Some(socket)) =
+            (node_index(up.node), dialer_of(up.local_addr, up.peer_addr))
+        else {
+            return;
+        };
+        if self.current() {
+            self.record(Event::MeshUp {
+                node: self.index,
+                peer,
+                generation: up.generation,
+                origin: up.origin.into(),
+                socket,
+            });
+        }
+    }
+
+    fn down(&self, down: Down<'_>) {
+        let Some(peer) = node_index(down.node) else {
+            return;
+        };
+        if self.current() {
+            self.record(Event::MeshDown {
+                node: self.index,
+                peer,
+                generation: down.generation,
+                reason: down.reason.into(),
+            });
+        }
+        if let Some(wake) = self.downs.get(peer as usize) {
+            wake.notify_one();
+        }
+        self.links.down(down.node, down.generation);
+        self.learned.down(down.node, down.generation);
+    }
+
+    fn frame(&self, from: Generation<'_>, control: &[u8], _: &[u8]) {
+        let Some(peer) = node_index(from.node) else {
+            return;
+        };
+        if !self.current() {
+            return;
+        }
+        let index = self.index;
+        if let Some((&b'D', seq)) = control.split_first() {
+            if let Ok(seq) = seq.try_into() {
+                self.record(Event::MeshDataArrived {
+                    node: index,
+                    peer,
+                    generation: from.generation,
+                    seq: u64::from_be_bytes(seq),
+                });
+            }
+            return;
+        }
+        let Some((msg, link)) = parse_control(control) else {
+            return;
+        };
+        self.record(Event::MeshArrived {
+            node: index,
+            peer,
+            generation: from.generation,
+            link,
+            msg,
+        });
+        let Some(node) = self.node.get().and_then(std::sync::Weak::upgrade) else {
+            return;
+        };
+        let learned_link = Link {
+            generation: from.generation,
+            local: link,
+            remote: peer,
+        };
+        match msg {
+            LinkMsg::Link => match node.connection(from.node) {
+                Some(connection) if connection.generation() == from.generation => {
+                    self.learned.link(&*connection, link, peer);
+                }
+                // The generation it arrived on is gone already (its
+                // down was in the same instant): broken at once.
+                _ => self.record(Event::MeshNoConnection {
+                    node: index,
+                    peer,
+                    generation: from.generation,
+                    link,
+                    side: LinkSide::Learner,
+                }),
+            },
+            LinkMsg::Exit => {
+                self.learned.unlink(from.node, &learned_link);
+            }
+        }
+    }
+}
+
 /// One incarnation of a production node.
 async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil::Result {
     let p = shared.params.clone();
@@ -529,149 +653,13 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
     let start = tokio::time::Instant::now();
     let mut rng = SimRng::new(shared.seed).fork(&format!("{host}.{incarnation}"));
 
-    // The frame callback needs the manager and the learned-links table,
-    // which exist only after it is handed over.
-    let manager_cell: Arc<OnceLock<WeakConnectionManager>> = Arc::new(OnceLock::new());
-    let learned_cell: Arc<OnceLock<LinkTable>> = Arc::new(OnceLock::new());
-    let on_frame = {
-        let (shared, manager_cell, learned_cell) = (
-            Arc::clone(&shared),
-            Arc::clone(&manager_cell),
-            Arc::clone(&learned_cell),
-        );
-        move |frame: InboundFrame| {
-            let Some(peer) = node_index(&frame.node) else {
-                return;
-            };
-            if !shared.current(index, incarnation) {
-                return;
-            }
-            if let Some((&b'D', seq)) = frame.control.split_first() {
-                if let Ok(seq) = seq.try_into() {
-                    shared.record(
-                        &node_name(index),
-                        Event::MeshDataArrived {
-                            node: index,
-                            peer,
-                            generation: frame.generation,
-                            seq: u64::from_be_bytes(seq),
-                        },
-                    );
-                }
-                return;
-            }
-            let Some((msg, link)) = parse_control(&frame.control) else {
-                return;
-            };
-            shared.record(
-                &node_name(index),
-                Event::MeshArrived {
-                    node: index,
-                    peer,
-                    generation: frame.generation,
-                    link,
-                    msg,
-                },
-            );
-            let (Some(manager), Some(learned)) = (
-                manager_cell.get().and_then(WeakConnectionManager::upgrade),
-                learned_cell.get(),
-            ) else {
-                return;
-            };
-            let learned_link = Link {
-                generation: frame.generation,
-                local: link,
-                remote: peer,
-            };
-            match msg {
-                LinkMsg::Link => match manager.get_connection(&frame.node) {
-                    Some(connection) if connection.generation() == frame.generation => {
-                        learned.link(&connection, link, peer);
-                    }
-                    // The generation it arrived on is gone already (its
-                    // down was in the same instant): broken at once.
-                    _ => shared.record(
-                        &node_name(index),
-                        Event::MeshNoConnection {
-                            node: index,
-                            peer,
-                            generation: frame.generation,
-                            link,
-                            side: LinkSide::Learner,
-                        },
-                    ),
-                },
-                LinkMsg::Exit => {
-                    learned.unlink(&frame.node, &learned_link);
-                }
-            }
-        }
-    };
-    let mut config = ManagerConfig::new(RuntimeChoice::current());
-    config.connect_timeout = p.connect_timeout;
-    config.tick = Some(p.heartbeat);
-    config.max_frame = MAX_FRAME;
-    config.on_frame = Some(Arc::new(on_frame));
-    config.planted = shared.planted;
-    let gate = Arc::new(ReadGate::default());
-    let transport = Arc::new(TurmoilTcp {
-        mss: MSS,
-        tap: None,
-        gate: Some(Arc::clone(&gate)),
-    });
-    let manager = ConnectionManager::new(NodeName::from(host.clone()), transport.clone(), config)?;
-    let _ = manager_cell.set(manager.downgrade());
-
-    let up_log = Arc::clone(&shared);
-    manager.register_connection_up(move |event| {
-        let (Some(peer), Some(socket)) = (
-            node_index(&event.node),
-            dialer_of(&event.local, &event.peer),
-        ) else {
-            return;
-        };
-        if up_log.current(index, incarnation) {
-            up_log.record(
-                &node_name(index),
-                Event::MeshUp {
-                    node: index,
-                    peer,
-                    generation: event.generation,
-                    origin: event.origin.into(),
-                    socket,
-                },
-            );
-        }
-    });
-    // One per other node: a keeper waits on it for a down.
     let downs: Arc<Vec<tokio::sync::Notify>> =
         Arc::new((0..p.nodes).map(|_| tokio::sync::Notify::new()).collect());
-    let down_log = Arc::clone(&shared);
-    let down_wake = Arc::clone(&downs);
-    manager.register_connection_down(move |event| {
-        let Some(peer) = node_index(&event.node) else {
-            return;
-        };
-        if down_log.current(index, incarnation) {
-            down_log.record(
-                &node_name(index),
-                Event::MeshDown {
-                    node: index,
-                    peer,
-                    generation: event.generation,
-                    reason: event.reason.into(),
-                },
-            );
-        }
-        if let Some(wake) = down_wake.get(peer as usize) {
-            wake.notify_one();
-        }
-    });
-    // After the hook above: the log shows a down before its noconnections.
+    // After the down's record: the log shows a down before its
+    // noconnections.
     let broken = |side: LinkSide| {
         let shared = Arc::clone(&shared);
-        move |node: &NodeName, link: Link| {
+        move |node: &str, link: Link| {
             if !shared.current(index, incarnation) {
                 return;
             }
@@ -687,33 +675,63 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
             );
         }
     };
-    let links = LinkTable::new(broken(LinkSide::Maker));
-    links.attach(&manager);
-    let learned = LinkTable::new(broken(LinkSide::Learner));
-    learned.attach(&manager);
-    let _ = learned_cell.set(learned);
-
-    let mut sender_config = SenderConfig::new(RuntimeChoice::current());
-    sender_config.write_timeout = p.heartbeat * 2;
-    sender_config.planted = shared.planted;
-    let sender = DistSender::new(manager.clone(), sender_config)?;
+    let links = Links::new(broken(LinkSide::Maker));
+    let learned = Links::new(broken(LinkSide::Learner));
+    // The frame report needs the node, which exists only after it starts.
+    let cell: Arc<OnceLock<std::sync::Weak<dyn Node>>> = Arc::new(OnceLock::new());
+    let observer = MeshObserver {
+        shared: Arc::clone(&shared),
+        index,
+        incarnation,
+        node: Arc::clone(&cell),
+        downs: Arc::clone(&downs),
+        links: links.clone(),
+        learned: learned.clone(),
+    };
+    let gate = Arc::new(ReadGate::default());
+    let transport = Arc::new(TurmoilTcp {
+        mss: MSS,
+        tap: None,
+        gate: Some(Arc::clone(&gate)),
+    });
+    let target = shared
+        .subject
+        .node()
+        .expect("checked before the run: the target has a node");
+    let node: Arc<dyn Node> = Arc::from(
+        target
+            .start(NodeSetup {
+                name: host.clone(),
+                transport: transport.clone(),
+                runtime: Runtime::World(tokio::runtime::Handle::current()),
+                connect_timeout: p.connect_timeout,
+                write_timeout: p.heartbeat * 2,
+                heartbeat: Some(p.heartbeat),
+                max_frame: MAX_FRAME,
+                data_capacity: DATA_CAPACITY,
+                control_capacity: CONTROL_CAPACITY,
+                reports: NodeReports::new(Arc::new(observer)),
+            })
+            .map_err(|error| format!("the node target could not start: {error}"))?,
+    );
+    let _ = cell.set(Arc::downgrade(&node));
 
     let listener = transport.bind(&format!("0.0.0.0:{PORT}")).await?;
-    let _accepting = manager.serve(listener);
+    node.serve(listener);
     let (orders_tx, mut orders) = mpsc::unbounded_channel();
     shared
         .nodes
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)[index as usize] =
-        Some((manager.downgrade(), orders_tx, gate));
+        Some((Arc::downgrade(&node), orders_tx, gate));
 
     let dial = {
-        let manager = manager.clone();
+        let node = Arc::clone(&node);
         move |peer: u64| {
-            let manager = manager.clone();
+            let node = Arc::clone(&node);
             async move {
-                let node = NodeName::from(node_name(peer));
-                manager.dial(&node, &format!("{node}:{PORT}")).await.ok()
+                let name = node_name(peer);
+                node.dial(&name, &format!("{name}:{PORT}")).await.ok()
             }
         }
     };
@@ -724,7 +742,7 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
     // cross: what the tie-break must settle (a periodic poll would let
     // them drift apart and hide a missing tie-break).
     for peer in (0..p.nodes).filter(|&peer| peer != index) {
-        let (shared, dial, manager) = (Arc::clone(&shared), dial.clone(), manager.clone());
+        let (shared, dial, live) = (Arc::clone(&shared), dial.clone(), Arc::clone(&node));
         let downs = Arc::clone(&downs);
         let first = p.first_dials[index as usize][peer as usize];
         let simultaneous = first == p.first_dials[peer as usize][index as usize];
@@ -738,10 +756,10 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
                     Event::MeshDialedTogether { a: index, b: peer },
                 );
             }
-            let node = NodeName::from(node_name(peer));
+            let name = node_name(peer);
             let mut redialing = false;
             loop {
-                if manager.get_connection(&node).is_none() {
+                if live.connection(&name).is_none() {
                     let dialed = dial(peer).await.is_some();
                     if redialing {
                         shared.probe.world(if dialed {
@@ -765,15 +783,15 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
 
     // The driver's orders.
     {
-        let (dial, manager) = (dial.clone(), manager.clone());
+        let (dial, live) = (dial.clone(), Arc::clone(&node));
         tokio::spawn(async move {
             while let Some(order) = orders.recv().await {
                 match order {
                     Order::Kill(peer) => {
-                        manager.disconnect_node(&NodeName::from(node_name(peer)));
+                        live.disconnect(&node_name(peer));
                     }
                     Order::CrossDial(peer) => {
-                        manager.disconnect_node(&NodeName::from(node_name(peer)));
+                        live.disconnect(&node_name(peer));
                         tokio::spawn(dial(peer));
                     }
                 }
@@ -791,7 +809,7 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
             })
             .collect();
         times.sort();
-        let (shared, sender) = (Arc::clone(&shared), sender.clone());
+        let (shared, sender) = (Arc::clone(&shared), Arc::clone(&node));
         let elapsed = turmoil::sim_elapsed().unwrap_or_default();
         tokio::spawn(async move {
             for (counter, (at, peer)) in times.into_iter().enumerate() {
@@ -800,7 +818,7 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
                 }
                 tokio::time::sleep_until(start + (at - elapsed)).await;
                 let seq = (incarnation << 32) | counter as u64;
-                let outcome = sender.enqueue(NodeName::from(node_name(peer)), data_frame(seq));
+                let outcome = sender.enqueue(&node_name(peer), data_frame(seq));
                 shared.record(
                     &node_name(index),
                     Event::MeshDataSent {
@@ -831,8 +849,7 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
             continue;
         }
         tokio::time::sleep_until(start + (at - elapsed)).await;
-        let node = NodeName::from(node_name(peer));
-        let connection = match manager.get_connection(&node) {
+        let connection = match node.connection(&node_name(peer)) {
             Some(connection) => connection,
             None => match dial(peer).await {
                 Some(connection) => connection,
@@ -840,17 +857,17 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
             },
         };
         let link = link_id(index, incarnation, counter as u64);
-        make_link(&shared, index, &links, &sender, &connection, peer, link);
+        make_link(&shared, index, &links, &*node, &connection, peer, link);
         let hold = Duration::from_micros(
             rng.range(p.hold.0.as_micros() as u64, p.hold.1.as_micros() as u64),
         );
-        let (shared, sender) = (Arc::clone(&shared), sender.clone());
+        let (shared, sender) = (Arc::clone(&shared), Arc::clone(&node));
         tokio::spawn(async move {
             tokio::time::sleep(hold).await;
             offer(
                 &shared,
                 index,
-                &sender,
+                &*sender,
                 &connection,
                 peer,
                 link,
@@ -866,9 +883,9 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
 fn make_link(
     shared: &Shared,
     index: u64,
-    links: &LinkTable,
-    sender: &DistSender,
-    connection: &Arc<DistConnection>,
+    links: &Links,
+    sender: &dyn Node,
+    connection: &Conn,
     peer: u64,
     link: u64,
 ) {
@@ -881,7 +898,7 @@ fn make_link(
             link,
         },
     );
-    if links.link(connection, link, peer).is_none() {
+    if links.link(&**connection, link, peer).is_none() {
         shared.probe.world(WorldMark::LinkOverDownGeneration);
         return;
     }
@@ -892,16 +909,13 @@ fn make_link(
 fn offer(
     shared: &Shared,
     index: u64,
-    sender: &DistSender,
-    connection: &Arc<DistConnection>,
+    sender: &dyn Node,
+    connection: &Conn,
     peer: u64,
     link: u64,
     msg: LinkMsg,
 ) {
-    let outcome = sender.enqueue_control(ControlOutbound {
-        connection: Arc::clone(connection),
-        frame: control(msg, link),
-    });
+    let outcome = sender.enqueue_control(connection, control(msg, link));
     shared.record(
         &node_name(index),
         Event::MeshControl {
@@ -935,7 +949,7 @@ async fn squatter_main(shared: Arc<Shared>) -> turmoil::Result {
             else {
                 return;
             };
-            let hello = encode(HELLO, node_name(claimed).as_bytes()).expect("short");
+            let hello = hello(&node_name(claimed));
             if stream.write_all(&hello).await.is_err() {
                 return;
             }

@@ -21,6 +21,7 @@
 //! is torn down. A liveness verdict is otherwise only "it did not finish".
 
 pub mod lanes;
+pub mod links;
 pub mod mesh;
 pub mod net;
 pub mod peer;
@@ -139,8 +140,8 @@ pub fn run(scenario: &Scenario, params: &Params, seed: u64, subject: &Subject) -
     quiet_injected_panics();
     match params {
         Params::Lanes(p) => lanes::run(p, seed, scenario.budget(), subject),
-        Params::Sender(p) => sender::run(p, seed, scenario.budget(), subject.planted()),
-        Params::Mesh(p) => mesh::run(p, seed, scenario.budget(), subject.planted()),
+        Params::Sender(p) => sender::run(p, seed, scenario.budget(), subject),
+        Params::Mesh(p) => mesh::run(p, seed, scenario.budget(), subject),
     }
 }
 
@@ -484,7 +485,7 @@ mod lateness_tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use crate::coverage::{self, PreemptPolicy, WorldProbe};
+    use crate::coverage;
 
     /// A thread's first total is its baseline (nothing it waited before
     /// the watch counts); after that the largest rise of any thread.
@@ -543,32 +544,6 @@ mod lateness_tests {
             (after - before) / 1_000,
             cores * 4
         );
-    }
-
-    /// The production code's dedicated runtime tells the probe of the
-    /// thread that built it about each worker it starts: the threads real
-    /// mode watches.
-    #[test]
-    fn a_dedicated_runtime_tells_the_probe_its_workers() {
-        use lanesim::lanes::{LaneRouter, LaneRouterConfig};
-        use lanesim::shim::rt::RuntimeChoice;
-
-        let probe = Arc::new(WorldProbe::new(0, PreemptPolicy::default()));
-        let installed = coverage::install(&probe);
-        let router = LaneRouter::new(
-            Arc::new(|_: u64| Box::pin(async {}) as futures_util::future::BoxFuture<'static, ()>),
-            LaneRouterConfig::<u64>::new(RuntimeChoice::Dedicated {
-                thread_name: "lanesim-test-dedicated".into(),
-            }),
-        )
-        .expect("a router");
-        let started = std::time::Instant::now(); // wall-clock: ok (a real runtime's start)
-        while probe.workers().is_empty() && started.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert_eq!(probe.workers().len(), 1, "one worker, told once");
-        drop(router);
-        drop(installed);
     }
 
     /// The probe sees a runtime whose workers are held: both workers of a

@@ -32,7 +32,7 @@ use std::pin::{pin, Pin};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
-use lanesim::shim::net::{BoxFuture, Connected, Listener, Transport};
+use lanesim_target::net::{BoxFuture, BoxRead, BoxWrite, Connected, Listener, Transport};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use turmoil::net::TcpStream;
 
@@ -80,7 +80,7 @@ impl TurmoilTcp {
         let local = stream.local_addr()?;
         let stream = Arc::new(Mutex::new(stream));
         let read = SharedRead(Arc::clone(&stream));
-        let read: lanesim::shim::net::BoxRead = match &self.gate {
+        let read: BoxRead = match &self.gate {
             Some(gate) => Box::new(GatedRead {
                 inner: read,
                 remote: peer.ip(),
@@ -414,12 +414,7 @@ struct MssCapped<W> {
 impl<W: AsyncWrite + Send + Unpin + 'static> MssCapped<W> {
     /// `inner` as a connection's write half, capped at `mss` and tapped:
     /// the same for the simulated and the real transport.
-    fn boxed(
-        inner: W,
-        mss: usize,
-        socket: u16,
-        tap: Option<WriteTap>,
-    ) -> lanesim::shim::net::BoxWrite {
+    fn boxed(inner: W, mss: usize, socket: u16, tap: Option<WriteTap>) -> BoxWrite {
         Box::new(Self {
             inner,
             mss,
@@ -541,7 +536,7 @@ mod tests {
 
     /// Fills a 4-segment window, shuts the write half down (or drops it)
     /// while the reader sleeps, then reads: whether the reader saw the end.
-    fn stream_end_seen(write_half: fn(TcpStream) -> lanesim::shim::net::BoxWrite) -> Option<bool> {
+    fn stream_end_seen(write_half: fn(TcpStream) -> BoxWrite) -> Option<bool> {
         use std::time::Duration;
 
         use tokio::io::AsyncReadExt;

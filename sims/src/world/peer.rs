@@ -29,10 +29,7 @@ use std::sync::Arc;
 
 use bytes::{Buf, BytesMut};
 use futures_util::StreamExt;
-use lanesim::distribution::frame::{
-    decode, FrameRef, ReadFrameError, DEFAULT_MAX_FRAME, HEADER_LEN,
-};
-use lanesim::distribution::HELLO;
+use lanesim_target::wire::{decode, Frame, HEADER_LEN, HELLO};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio_util::codec::{Decoder, FramedRead};
 
@@ -46,7 +43,10 @@ use crate::fault::{Hostile, PeerControl};
 /// exactly the maximum, and one byte over, cheaply.
 pub const MAX_INBOUND: u64 = 16 * 1024;
 
-/// The production frame format as a `tokio_util` decoder. It keeps only a
+/// The largest frame body a peer reads.
+const MAX_FRAME: u64 = 64 * 1024 * 1024;
+
+/// lanesim's frame format as a `tokio_util` decoder. It keeps only a
 /// frame's parsed tag ([`PeerFrame`]) and checks the payload in place:
 /// copying it out was a fifth of a partition sweep's copying (perf, 600
 /// seeds of `sender_partition_heal`).
@@ -86,9 +86,9 @@ impl Decoder for PeerCodec {
         match decode(src, self.max) {
             Ok(Some((frame, used))) => {
                 let frame = match frame {
-                    FrameRef::Keepalive => PeerFrame::Keepalive,
-                    FrameRef::Data { control, .. } if control == HELLO => PeerFrame::Hello,
-                    FrameRef::Data { control, payload } => match Tag::parse(control) {
+                    Frame::Keepalive => PeerFrame::Keepalive,
+                    Frame::Data { control, .. } if control == HELLO => PeerFrame::Hello,
+                    Frame::Data { control, payload } => match Tag::parse(control) {
                         Some(tag) if Tag::payload_intact(payload) => PeerFrame::Tagged(tag),
                         _ => PeerFrame::Garbled,
                     },
@@ -97,7 +97,13 @@ impl Decoder for PeerCodec {
                 Ok(Some(frame))
             }
             Ok(None) => Ok(None),
-            Err(error) => Err(io::Error::new(io::ErrorKind::InvalidData, error)),
+            Err(error) => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "a frame of {} bytes, over the maximum of {}",
+                    error.claimed, error.max
+                ),
+            )),
         }
     }
 
@@ -107,10 +113,7 @@ impl Decoder for PeerCodec {
             None if src.is_empty() => Ok(None),
             None => Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
-                ReadFrameError::Truncated {
-                    expected: 0,
-                    got: src.len() as u64,
-                },
+                format!("the stream ended inside a frame, {} bytes in", src.len()),
             )),
         }
     }
@@ -211,7 +214,7 @@ where
     let (reader, writer) = tokio::io::split(stream);
     let mut writer = Some(writer);
     let mut writing: Option<Writing<S>> = None;
-    let mut frames = FramedRead::new(reader, PeerCodec::new(DEFAULT_MAX_FRAME));
+    let mut frames = FramedRead::new(reader, PeerCodec::new(MAX_FRAME));
     let acted = |act| Event::PeerActed { peer, socket, act };
     let ended = |how| Event::PeerSocketClosed { peer, socket, how };
     loop {
@@ -344,7 +347,7 @@ mod tests {
     }
 
     fn decode_all(stream: &[u8]) -> Vec<PeerFrame> {
-        let mut codec = PeerCodec::new(DEFAULT_MAX_FRAME);
+        let mut codec = PeerCodec::new(MAX_FRAME);
         let mut buf = BytesMut::from(stream);
         let mut frames = Vec::new();
         // The peer stops at the first garbled frame or error; so does this.

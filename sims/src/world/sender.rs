@@ -28,15 +28,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use lanesim::distribution::{
-    ConnectionManager, ControlOutbound, DistConnection, DistSender, InboundFrame, LinkTable,
-    ManagerConfig, NodeName, SenderConfig, SenderLane, SenderObserver, WriteOutcome,
+use lanesim_target::net::Transport;
+use lanesim_target::node::{
+    Conn, Connection, Down, Generation, Node, NodeEvents, NodeReports, NodeSetup, Runtime,
+    SenderLane, Up, WriteOutcome,
 };
-use lanesim::planted::Planted;
-use lanesim::shim::net::Transport;
-use lanesim::shim::rt::RuntimeChoice;
 use tokio::sync::{mpsc, Notify};
 
+use super::links::Links;
 use super::net::{PortMap, RealTcp, Tapped, TurmoilTcp, WriteTap};
 use super::peer::{peer_main, peer_name, real_peer_main, PeerWorld, MAX_INBOUND, PORT};
 use super::tag::{frame_len, Tag};
@@ -46,6 +45,7 @@ use crate::event::{ControlOutcome, DataOutcome, Event, EventLog, Lane};
 use crate::fault::{timeline, Action, PeerControl};
 use crate::rng::SimRng;
 use crate::scenario::{FaultKind, SenderParams};
+use crate::targets::Subject;
 
 const LOCAL: &str = "local";
 /// Chance that a link is made over the connection the workload last held
@@ -125,24 +125,15 @@ struct Shared {
 /// What [`Shared::stuck`] reads of the local node; `local_main` holds the
 /// only strong reference.
 struct Live {
-    sender: DistSender,
-    manager: ConnectionManager,
-    nodes: Vec<NodeName>,
+    node: Arc<dyn Node>,
+    nodes: Vec<String>,
 }
 
 impl Live {
-    /// Per peer, the connection its table slot holds: generation, down.
+    /// Per peer, the connection its table slot holds: generation, down
+    /// (`None` for a target that does not show its table).
     fn table(&self) -> Vec<Option<(u64, bool)>> {
-        let slots = self.manager.slots();
-        self.nodes
-            .iter()
-            .map(|node| {
-                slots
-                    .iter()
-                    .find(|slot| &slot.node == node)
-                    .and_then(|slot| slot.current)
-            })
-            .collect()
+        self.nodes.iter().map(|node| self.node.slot(node)).collect()
     }
 }
 
@@ -211,7 +202,7 @@ impl Shared {
         let (stats, table) = match live {
             None => (None, None),
             Some(live) => {
-                let stats = Some(live.sender.stats().into());
+                let stats = live.node.stats().map(Into::into);
                 let table = if real {
                     let (tx, rx) = std::sync::mpsc::channel();
                     std::thread::spawn(move || {
@@ -270,36 +261,26 @@ impl Shared {
     }
 }
 
-/// The index of a peer's node name (every node this world names is a peer).
-fn peer_index(node: &NodeName) -> u64 {
-    node.as_str()
-        .strip_prefix("peer")
+/// The index of a peer's node name (every node this world names is a
+/// peer); `u64::MAX` for a name the world never gave (a target that
+/// reports a node it was never told of), which no peer has.
+fn peer_index(node: &str) -> u64 {
+    node.strip_prefix("peer")
         .and_then(|index| index.parse().ok())
-        .expect("the sender world names its nodes peer<N>")
+        .unwrap_or(u64::MAX)
 }
 
 /// The port that names a connection's socket in the log.
-fn socket_of(connection: &DistConnection) -> u16 {
+fn socket_of(connection: &dyn Connection) -> u16 {
     connection
-        .local()
+        .local_addr()
         .parse::<std::net::SocketAddr>()
         .map_or(0, |addr| super::peer::socket_of(&addr))
 }
 
-/// The generation `node`'s table slot holds, down or not: what the S3
-/// check needs to see a down generation that never left the table.
-fn slot_of(manager: &ConnectionManager, node: &NodeName) -> Option<u64> {
-    manager
-        .slots()
-        .into_iter()
-        .find(|slot| &slot.node == node)
-        .and_then(|slot| slot.current)
-        .map(|(generation, _)| generation)
-}
-
 /// Runs one seed of the sender world.
-pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted) -> WorldRun {
-    run_logging(params, seed, budget, planted, EventLog::default())
+pub fn run(params: &SenderParams, seed: u64, budget: Duration, subject: &Subject) -> WorldRun {
+    run_logging(params, seed, budget, subject, EventLog::default())
 }
 
 /// Runs one seed of the sender world with a log that keeps no records
@@ -308,14 +289,20 @@ pub fn run(params: &SenderParams, seed: u64, budget: Duration, planted: Planted)
 /// baseline). Its `records` are empty.
 #[must_use]
 pub fn run_unobserved(params: &SenderParams, seed: u64, budget: Duration) -> WorldRun {
-    run_logging(params, seed, budget, Planted::none(), EventLog::counting())
+    run_logging(
+        params,
+        seed,
+        budget,
+        &Subject::default(),
+        EventLog::counting(),
+    )
 }
 
 fn run_logging(
     params: &SenderParams,
     seed: u64,
     budget: Duration,
-    planted: Planted,
+    subject: &Subject,
     log: EventLog,
 ) -> WorldRun {
     let probe = Arc::new(WorldProbe::new(seed, params.preempt));
@@ -340,7 +327,7 @@ fn run_logging(
             Arc::clone(&shared),
             params.clone(),
             seed,
-            planted,
+            subject.clone(),
             disconnect_rx,
             LocalNet::Sim,
         ),
@@ -460,8 +447,16 @@ enum LocalNet {
 /// The sequence number logged for a frame whose tag was mangled.
 const UNTAGGED: u64 = u64::MAX;
 
-/// Turns the drain's hooks into events.
-struct Observer(Arc<Shared>);
+/// Turns the local node's reports into events: its downs (and the
+/// `noconnection`s they cause), its inbound frames, and the drain's account
+/// of every frame.
+struct Observer {
+    shared: Arc<Shared>,
+    /// Per peer, what a keeper waits on for a down.
+    downs: Vec<Arc<Notify>>,
+    /// The local processes' links.
+    links: Links,
+}
 
 impl Observer {
     /// The frame's tag. Every frame the world enqueues is tagged, so a
@@ -479,45 +474,77 @@ impl Observer {
     }
 
     /// A control left the drain's hands for good.
-    fn control_done(&self, tag: &Tag, connection: &DistConnection) {
-        self.0
-            .control_pending(peer_index(connection.node()), tag.generation, -1);
+    fn control_done(&self, tag: &Tag, to: Generation<'_>) {
+        self.shared
+            .control_pending(peer_index(to.node), tag.generation, -1);
     }
 
     fn record(&self, event: Event) {
-        self.0.drained.notify_one();
-        self.0.record(LOCAL, event);
+        self.shared.drained.notify_one();
+        self.shared.record(LOCAL, event);
     }
 
     /// A write ended (finished or abandoned): a control is done with, and
     /// `event` (given peer, generation, seq) is logged, under one order.
     fn write_ended(
         &self,
-        connection: &DistConnection,
+        to: Generation<'_>,
         frame: &[u8],
         event: impl FnOnce(u64, u64, u64) -> Event,
     ) {
-        self.0.ordered(|| {
+        self.shared.ordered(|| {
             let tag = Self::tag(frame);
             if tag.lane == Lane::Control {
-                self.control_done(&tag, connection);
+                self.control_done(&tag, to);
             }
-            self.record(event(
-                peer_index(connection.node()),
-                connection.generation(),
-                tag.seq,
-            ));
+            self.record(event(peer_index(to.node), to.generation, tag.seq));
         });
     }
 }
 
-impl SenderObserver for Observer {
-    fn write_started(&self, connection: &DistConnection, lane: SenderLane, frame: &[u8]) {
-        self.0.record(
+impl NodeEvents for Observer {
+    /// The world logs a generation when its dial returns it
+    /// ([`Dialer::dial`]): the local node only dials.
+    fn up(&self, _: Up<'_>) {}
+
+    fn down(&self, down: Down<'_>) {
+        let peer = peer_index(down.node);
+        self.shared.record(
+            LOCAL,
+            Event::ConnectionDown {
+                peer,
+                generation: down.generation,
+                reason: down.reason.into(),
+                table: down.table,
+            },
+        );
+        if let Some(wake) = self.downs.get(peer as usize) {
+            wake.notify_one();
+        }
+        // After the down's record: the log shows a generation's down
+        // before the noconnections it causes.
+        self.links.down(down.node, down.generation);
+    }
+
+    /// Which inbound frames were read whole: a local close before the end
+    /// of one resets the stream (S6's excuse for what the reset discards).
+    fn frame(&self, from: Generation<'_>, control: &[u8], payload: &[u8]) {
+        self.shared.record(
+            LOCAL,
+            Event::InboundFrameRead {
+                peer: peer_index(from.node),
+                generation: from.generation,
+                bytes: (control.len() + payload.len()) as u64,
+            },
+        );
+    }
+
+    fn write_started(&self, to: Generation<'_>, lane: SenderLane, frame: &[u8]) {
+        self.shared.record(
             LOCAL,
             Event::WriteStarted {
-                peer: peer_index(connection.node()),
-                generation: connection.generation(),
+                peer: peer_index(to.node),
+                generation: to.generation,
                 lane: lane.into(),
                 seq: Self::tag(frame).seq,
             },
@@ -526,65 +553,61 @@ impl SenderObserver for Observer {
 
     fn write_finished(
         &self,
-        connection: &DistConnection,
+        to: Generation<'_>,
         lane: SenderLane,
         frame: &[u8],
         outcome: WriteOutcome,
     ) {
-        self.write_ended(connection, frame, |peer, generation, seq| {
-            Event::WriteFinished {
-                peer,
-                generation,
-                lane: lane.into(),
-                seq,
-                outcome: outcome.into(),
-            }
+        self.write_ended(to, frame, |peer, generation, seq| Event::WriteFinished {
+            peer,
+            generation,
+            lane: lane.into(),
+            seq,
+            outcome: outcome.into(),
         });
     }
 
-    fn control_skipped(&self, connection: &DistConnection, frame: &[u8]) {
-        self.0.ordered(|| {
+    fn control_skipped(&self, pinned: Generation<'_>, frame: &[u8]) {
+        self.shared.ordered(|| {
             let tag = Self::tag(frame);
-            self.control_done(&tag, connection);
+            self.control_done(&tag, pinned);
             self.record(Event::ControlSkipped {
-                peer: peer_index(connection.node()),
-                generation: connection.generation(),
+                peer: peer_index(pinned.node),
+                generation: pinned.generation,
                 seq: tag.seq,
             });
         });
     }
 
-    fn data_unroutable(&self, node: &NodeName, frame: &[u8]) {
+    fn data_unroutable(&self, node: &str, frame: &[u8]) {
         self.record(Event::DataUnroutable {
             peer: peer_index(node),
             seq: Self::tag(frame).seq,
         });
     }
 
-    fn write_abandoned(&self, connection: &DistConnection, lane: SenderLane, frame: &[u8]) {
-        self.write_ended(connection, frame, |peer, generation, seq| {
-            Event::WriteAbandoned {
-                peer,
-                generation,
-                lane: lane.into(),
-                seq,
-            }
+    fn write_abandoned(&self, to: Generation<'_>, lane: SenderLane, frame: &[u8]) {
+        self.write_ended(to, frame, |peer, generation, seq| Event::WriteAbandoned {
+            peer,
+            generation,
+            lane: lane.into(),
+            seq,
         });
     }
 
-    fn control_discarded(&self, pinned: &DistConnection, frame: &[u8]) {
-        self.0.ordered(|| {
+    fn control_discarded(&self, pinned: Generation<'_>, frame: &[u8]) {
+        self.shared.ordered(|| {
             let tag = Self::tag(frame);
             self.control_done(&tag, pinned);
             self.record(Event::ControlDiscarded {
-                peer: peer_index(pinned.node()),
-                generation: pinned.generation(),
+                peer: peer_index(pinned.node),
+                generation: pinned.generation,
                 seq: tag.seq,
             });
         });
     }
 
-    fn data_discarded(&self, node: &NodeName, frame: &[u8]) {
+    fn data_discarded(&self, node: &str, frame: &[u8]) {
         self.record(Event::DataDiscarded {
             peer: peer_index(node),
             seq: Self::tag(frame).seq,
@@ -595,7 +618,7 @@ impl SenderObserver for Observer {
 /// Dials, logging each generation's first appearance once.
 struct Dialer {
     shared: Arc<Shared>,
-    manager: ConnectionManager,
+    node: Arc<dyn Node>,
     seen: Mutex<BTreeSet<(u64, u64)>>,
     /// Peers with an on-demand dial in flight.
     on_demand: Mutex<BTreeSet<u64>>,
@@ -604,9 +627,9 @@ struct Dialer {
 impl Dialer {
     /// Dials `peer` (a redial when `redial`): logs a new generation or the
     /// failure, and the marks.
-    async fn dial(&self, peer: u64, redial: bool) -> Option<Arc<DistConnection>> {
-        let node = NodeName::from(peer_name(peer));
-        match self.manager.dial(&node, &format!("{node}:{PORT}")).await {
+    async fn dial(&self, peer: u64, redial: bool) -> Option<Conn> {
+        let node = peer_name(peer);
+        match self.node.dial(&node, &format!("{node}:{PORT}")).await {
             Ok(connection) => {
                 let generation = connection.generation();
                 let new = self
@@ -620,7 +643,7 @@ impl Dialer {
                         Event::ConnectionUp {
                             peer,
                             generation,
-                            socket: socket_of(&connection),
+                            socket: socket_of(&*connection),
                         },
                     );
                     if redial {
@@ -640,7 +663,7 @@ impl Dialer {
                     LOCAL,
                     Event::DialFailed {
                         peer,
-                        error: (&error).into(),
+                        error: error.into(),
                     },
                 );
                 None
@@ -651,14 +674,12 @@ impl Dialer {
     /// Keeps `peer` connected: after every down, redials every `after` until
     /// a live generation exists.
     async fn keep(self: Arc<Self>, peer: u64, after: Duration, downs: Arc<Notify>) {
-        let node = NodeName::from(peer_name(peer));
+        let node = peer_name(peer);
         loop {
             downs.notified().await;
             loop {
                 tokio::time::sleep(after).await;
-                if self.manager.get_connection(&node).is_some()
-                    || self.dial(peer, true).await.is_some()
-                {
+                if self.node.connection(&node).is_some() || self.dial(peer, true).await.is_some() {
                     break;
                 }
             }
@@ -691,36 +712,12 @@ async fn local_main(
     shared: Arc<Shared>,
     p: SenderParams,
     seed: u64,
-    planted: Planted,
+    subject: Subject,
     mut disconnects: mpsc::UnboundedReceiver<u64>,
     net: LocalNet,
 ) -> turmoil::Result {
     let start = tokio::time::Instant::now();
     let mut rng = SimRng::new(seed).fork("sender");
-    let mut manager_config = ManagerConfig::new(RuntimeChoice::current());
-    manager_config.connect_timeout = p.connect_timeout;
-    // The peers are frame readers, not production nodes: they never write,
-    // so a heartbeat would read their silence as death (the mesh world
-    // runs heartbeats between production nodes).
-    manager_config.tick = None;
-    // Small, so a peer can write a frame of exactly the maximum (and one
-    // byte over) cheaply: the hostile-frame faults. Nothing else is ever
-    // read from a peer.
-    manager_config.max_frame = MAX_INBOUND;
-    // Which inbound frames were read whole: a local close before the end
-    // of one resets the stream (S6's excuse for what the reset discards).
-    let inbound_log = Arc::clone(&shared);
-    manager_config.on_frame = Some(Arc::new(move |frame: InboundFrame| {
-        inbound_log.record(
-            LOCAL,
-            Event::InboundFrameRead {
-                peer: peer_index(&frame.node),
-                generation: frame.generation,
-                bytes: (frame.control.len() + frame.payload.len()) as u64,
-            },
-        );
-    }));
-    manager_config.planted = planted;
     let tap_log = Arc::clone(&shared);
     let tap: WriteTap = Arc::new(move |socket, tapped| {
         let frame = match tapped {
@@ -741,14 +738,15 @@ async fn local_main(
         };
         tap_log.record(LOCAL, event);
     });
-    let (transport, sender_runtime): (Arc<dyn Transport>, _) = match net {
+    let world = tokio::runtime::Handle::current();
+    let (transport, runtime): (Arc<dyn Transport>, _) = match net {
         LocalNet::Sim => (
             Arc::new(TurmoilTcp {
                 mss: p.mss as usize,
                 tap: Some(tap),
                 gate: None,
             }),
-            RuntimeChoice::current(),
+            Runtime::World(world),
         ),
         // The sender owns its runtime, as production runs it.
         LocalNet::Real { ports, buffer } => (
@@ -758,14 +756,14 @@ async fn local_main(
                 ports,
                 buffer,
             }),
-            RuntimeChoice::Dedicated {
+            Runtime::Own {
                 thread_name: "lanesim-real-sender".into(),
+                world,
             },
         ),
     };
-    let manager = ConnectionManager::new(NodeName::from(LOCAL), transport, manager_config)?;
     let link_log = Arc::clone(&shared);
-    let links = LinkTable::new(move |node, link| {
+    let links = Links::new(move |node, link| {
         link_log.record(
             LOCAL,
             Event::NoConnection {
@@ -776,68 +774,66 @@ async fn local_main(
         );
     });
     let downs: Vec<Arc<Notify>> = (0..p.peers).map(|_| Arc::new(Notify::new())).collect();
-    let (down_log, down_wake, table) = (Arc::clone(&shared), downs.clone(), manager.downgrade());
-    manager.register_connection_down(move |event| {
-        let peer = peer_index(&event.node);
-        let current = table
-            .upgrade()
-            .and_then(|manager| slot_of(&manager, &event.node));
-        down_log.record(
-            LOCAL,
-            Event::ConnectionDown {
-                peer,
-                generation: event.generation,
-                reason: event.reason.into(),
-                table: current,
-            },
-        );
-        down_wake[peer as usize].notify_one();
-    });
-    // After the hook above: hooks run in order, and the log must show a
-    // generation's down before the noconnections it causes.
-    links.attach(&manager);
-    let sender = DistSender::new(
-        manager.clone(),
-        SenderConfig {
-            data_capacity: p.data_capacity as usize,
-            control_capacity: p.control_capacity as usize,
-            write_timeout: p.write_timeout,
-            runtime: sender_runtime,
-            observer: Some(Arc::new(Observer(Arc::clone(&shared)))),
-            planted,
-        },
-    )?;
+    let observer = Observer {
+        shared: Arc::clone(&shared),
+        downs: downs.clone(),
+        links: links.clone(),
+    };
+    let target = subject
+        .node()
+        .expect("checked before the run: the target has a node");
+    let node: Arc<dyn Node> = Arc::from(
+        target
+            .start(NodeSetup {
+                name: LOCAL.into(),
+                transport,
+                runtime,
+                connect_timeout: p.connect_timeout,
+                write_timeout: p.write_timeout,
+                // The peers are frame readers, not production nodes: they
+                // never write, so a heartbeat would read their silence as
+                // death (the mesh world runs heartbeats between nodes).
+                heartbeat: None,
+                // Small, so a peer can write a frame of exactly the
+                // maximum (and one byte over) cheaply: the hostile-frame
+                // faults. Nothing else is ever read from a peer.
+                max_frame: MAX_INBOUND,
+                data_capacity: p.data_capacity as usize,
+                control_capacity: p.control_capacity as usize,
+                reports: NodeReports::new(Arc::new(observer)),
+            })
+            .map_err(|error| format!("the node target could not start: {error}"))?,
+    );
     let dialer = Arc::new(Dialer {
         shared: Arc::clone(&shared),
-        manager: manager.clone(),
+        node: Arc::clone(&node),
         seen: Mutex::new(BTreeSet::new()),
         on_demand: Mutex::new(BTreeSet::new()),
     });
     // Running before the first dial: a disconnect applies at its instant
     // (to no generation, if there is none yet), never later.
-    let (disconnect_manager, disconnect_log) = (manager.clone(), Arc::clone(&shared));
+    let (disconnect_node, disconnect_log) = (Arc::clone(&node), Arc::clone(&shared));
     tokio::spawn(async move {
         while let Some(peer) = disconnects.recv().await {
-            let node = NodeName::from(peer_name(peer));
-            let generation = disconnect_manager
-                .get_connection(&node)
+            let name = peer_name(peer);
+            let generation = disconnect_node
+                .connection(&name)
                 .map(|connection| connection.generation());
             disconnect_log.record(LOCAL, Event::Disconnected { peer, generation });
-            disconnect_manager.disconnect_node(&node);
+            disconnect_node.disconnect(&name);
         }
     });
-    let nodes: Vec<NodeName> = (0..p.peers).map(|i| NodeName::from(peer_name(i))).collect();
+    let nodes: Vec<String> = (0..p.peers).map(peer_name).collect();
     // Held to the end of the run; the driver's handle on it is weak.
     let live = Arc::new(Live {
-        sender: sender.clone(),
-        manager: manager.clone(),
+        node: Arc::clone(&node),
         nodes: nodes.clone(),
     });
     *shared
         .live
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::downgrade(&live);
-    let mut held: Vec<Option<Arc<DistConnection>>> = Vec::new();
+    let mut held: Vec<Option<Conn>> = Vec::new();
     for peer in 0..p.peers {
         shared.at(EndStep::SenderDialing { peer });
         held.push(dialer.dial(peer, false).await);
@@ -848,7 +844,7 @@ async fn local_main(
         }
     }
     if let Some(at) = p.shutdown_at {
-        let (shared, sender) = (Arc::clone(&shared), sender.clone());
+        let (shared, sender) = (Arc::clone(&shared), Arc::clone(&node));
         tokio::spawn(async move {
             tokio::time::sleep_until(start + at).await;
             shared.record(LOCAL, Event::ShutdownRequested);
@@ -865,7 +861,7 @@ async fn local_main(
     let mut next_link = 1u64;
     let mut remaining_data = p.data_frames;
     let mut remaining_links = p.links;
-    let mut open_links: Vec<(u64, Arc<DistConnection>)> = Vec::new();
+    let mut open_links: Vec<(u64, Conn)> = Vec::new();
     shared.at(EndStep::SenderWorkload);
     while remaining_data + remaining_links + open_links.len() as u64 > 0 {
         let pick = rng.range(
@@ -888,15 +884,14 @@ async fn local_main(
             .shared_frame(payload);
             let seq = *seq;
             shared.ordered(|| {
-                let outcome: DataOutcome =
-                    sender.enqueue(nodes[peer as usize].clone(), frame).into();
+                let outcome: DataOutcome = node.enqueue(&nodes[peer as usize], frame).into();
                 shared.record(LOCAL, Event::DataEnqueued { peer, seq, outcome });
             });
         } else if pick < remaining_data + remaining_links {
             remaining_links -= 1;
             let peer = rng.range(0, p.peers - 1);
             let stale = rng.chance(STALE_LINK);
-            let current = manager.get_connection(&nodes[peer as usize]);
+            let current = node.connection(&nodes[peer as usize]);
             if current.is_none() && p.redial_after.is_some() {
                 dialer.dial_on_demand(peer);
             }
@@ -922,7 +917,7 @@ async fn local_main(
                         link,
                     },
                 );
-                if links.link(&connection, link, link).is_some() {
+                if links.link(&*connection, link, link).is_some() {
                     open_links.push((link, connection));
                 }
             }
@@ -939,12 +934,7 @@ async fn local_main(
             };
             let frame = tag.shared_frame(payload);
             shared.ordered(|| {
-                let outcome: ControlOutcome = sender
-                    .enqueue_control(ControlOutbound {
-                        connection: Arc::clone(&connection),
-                        frame,
-                    })
-                    .into();
+                let outcome: ControlOutcome = node.enqueue_control(&connection, frame).into();
                 if outcome == ControlOutcome::Queued {
                     shared.control_pending(peer, generation, 1);
                 }
@@ -973,11 +963,15 @@ async fn local_main(
     }
     shared.record(LOCAL, Event::WorkloadDone);
     shared.workload_done.store(true, Ordering::Release);
+    // A target that keeps no counters is waited for by the quiet below
+    // alone, which then also covers a write held to its deadline.
     for looks in 1.. {
         shared.at(EndStep::SenderDrain { looks });
-        let s = sender.stats();
+        let Some(s) = node.stats() else {
+            break;
+        };
         let controls_done = s.control_queued
-            == s.control_written + s.control_skipped_down + s.control_failed + s.control_discarded;
+            == s.control_written + s.control_skipped + s.control_failed + s.control_discarded;
         let data_done = s.data_queued
             == s.data_written + s.data_no_connection + s.data_failed + s.data_discarded;
         if controls_done && data_done {
@@ -1009,8 +1003,15 @@ async fn local_main(
             .max()
             .unwrap_or_default()
     };
-    let quiet =
-        Duration::from_millis(200) + longest(FaultKind::Slow) * 2 + longest(FaultKind::Latency) * 2;
+    let uncounted = if node.stats().is_none() {
+        p.write_timeout * 2
+    } else {
+        Duration::ZERO
+    };
+    let quiet = Duration::from_millis(200)
+        + longest(FaultKind::Slow) * 2
+        + longest(FaultKind::Latency) * 2
+        + uncounted;
     // Every scheduled fault happens before the run may end: a run that
     // quit before its bounce or its repair never exercised them.
     let last_step = timeline(&p.faults).last().map(|step| step.0);
@@ -1037,11 +1038,13 @@ async fn local_main(
             LOCAL,
             Event::TableAtEnd {
                 peer: peer as u64,
-                generation: slot_of(&manager, node),
+                generation: live.node.slot(node).map(|(generation, _)| generation),
             },
         );
     }
-    shared.record(LOCAL, Event::SenderStats(sender.stats().into()));
+    if let Some(stats) = node.stats() {
+        shared.record(LOCAL, Event::SenderStats(stats.into()));
+    }
     if matches!(shared.clock, Clock::Real(_)) {
         // Before the sender drops (its drain's drop marks connections
         // down on another thread): in simulation the run ends here too.
@@ -1135,7 +1138,7 @@ pub fn run_real(
     scale: f64,
     seed: u64,
     budget: Duration,
-    planted: Planted,
+    subject: &Subject,
 ) -> RealRun {
     let p = scaled(params, scale);
     // The scenario's preemption points answer as in simulation (their
@@ -1162,7 +1165,7 @@ pub fn run_real(
         &p,
         seed,
         budget.mul_f64(scale),
-        planted,
+        subject,
         buffer,
     ));
     let finished = stuck.is_none();
@@ -1206,7 +1209,7 @@ async fn drive_real(
     p: &SenderParams,
     seed: u64,
     budget: Duration,
-    planted: Planted,
+    subject: &Subject,
     buffer: u32,
 ) -> Option<Stuck> {
     let begun = tokio::time::Instant::now();
@@ -1232,7 +1235,7 @@ async fn drive_real(
         Arc::clone(shared),
         p.clone(),
         seed,
-        planted,
+        subject.clone(),
         disconnect_rx,
         LocalNet::Real {
             ports: Arc::clone(&ports),

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use lanesim::distribution::frame::{encode, HEADER_LEN};
+use lanesim_target::wire::{encode, HEADER_LEN};
 
 use crate::event::Lane;
 
@@ -38,7 +38,7 @@ impl Tag {
     /// A whole frame: this tag as control, `payload_len` filler bytes.
     #[must_use]
     pub fn frame(&self, payload_len: usize) -> Vec<u8> {
-        encode(&self.control(), &vec![FILLER; payload_len]).expect("small frames")
+        encode(&self.control(), &vec![FILLER; payload_len])
     }
 
     /// The same frame as [`Tag::frame`], shared as the sender takes it:

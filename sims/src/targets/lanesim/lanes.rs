@@ -118,3 +118,36 @@ impl LanesTarget for LanesimLanes {
             .map_err(|error| error.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The production code's dedicated runtime tells the probe of the
+    /// thread that built it about each worker it starts: the threads real
+    /// mode watches.
+    #[test]
+    fn a_dedicated_runtime_tells_the_probe_its_workers() {
+        use lanesim::lanes::{LaneRouter, LaneRouterConfig};
+        use lanesim::shim::rt::RuntimeChoice;
+        use std::sync::Arc;
+        use std::time::Duration;
+
+        use crate::coverage::{self, PreemptPolicy, WorldProbe};
+
+        let probe = Arc::new(WorldProbe::new(0, PreemptPolicy::default()));
+        let installed = coverage::install(&probe);
+        let router = LaneRouter::new(
+            Arc::new(|_: u64| Box::pin(async {}) as futures_util::future::BoxFuture<'static, ()>),
+            LaneRouterConfig::<u64>::new(RuntimeChoice::Dedicated {
+                thread_name: "lanesim-test-dedicated".into(),
+            }),
+        )
+        .expect("a router");
+        let started = std::time::Instant::now(); // wall-clock: ok (a real runtime's start)
+        while probe.workers().is_empty() && started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(probe.workers().len(), 1, "one worker, told once");
+        drop(router);
+        drop(installed);
+    }
+}

@@ -6,10 +6,12 @@
 //! target.
 
 pub mod lanes;
+pub mod node;
 
 use lanesim::planted::Planted;
 use lanesim::shim::probe::{ACCEPTOR_SITES, LANES_SITES, NODE_SITES};
 use lanesim_target::lanes::LanesTarget;
+use lanesim_target::node::NodeTarget;
 use lanesim_target::Targets;
 
 use crate::coverage::Registry;
@@ -27,6 +29,7 @@ pub fn register_sites(registry: &mut Registry) {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LanesimTargets {
     lanes: lanes::LanesimLanes,
+    node: node::LanesimNode,
 }
 
 impl LanesimTargets {
@@ -35,6 +38,7 @@ impl LanesimTargets {
     pub fn new(planted: Planted) -> Self {
         Self {
             lanes: lanes::LanesimLanes { planted },
+            node: node::LanesimNode { planted },
         }
     }
 }
@@ -46,5 +50,9 @@ impl Targets for LanesimTargets {
 
     fn lanes(&self) -> Option<&dyn LanesTarget> {
         Some(&self.lanes)
+    }
+
+    fn node(&self) -> Option<&dyn NodeTarget> {
+        Some(&self.node)
     }
 }

@@ -1,0 +1,358 @@
+//! lanesim's `ConnectionManager` with a `DistSender` over it behind the
+//! public node target trait: the manager's up and down hooks, its frame
+//! callback and the sender's observer all turned into the trait's reports.
+
+use std::any::Any;
+use std::sync::{Arc, Mutex};
+
+use lanesim::distribution::{
+    ConnectionManager, ControlEnqueueError, ControlOutbound, DialError, DistConnection, DistSender,
+    DownReason as Reason, Enqueued, InboundFrame, ManagerConfig, NodeName, Origin as Side,
+    SenderConfig, SenderLane as Lane, SenderObserver, WeakConnectionManager,
+    WriteOutcome as Outcome,
+};
+use lanesim::planted::Planted;
+use lanesim::shim::probe::{ACCEPTOR_SITES, NODE_SITES};
+use lanesim::shim::rt::{JoinHandle, RuntimeChoice};
+use lanesim_target::net::Listener;
+use lanesim_target::node::{
+    BoxFuture, Conn, Connection, ControlOutcome, DataOutcome, DialFailure, Down, DownReason,
+    Generation, Node, NodeCapabilities, NodeReports, NodeSetup, NodeTarget, Origin, Runtime,
+    SenderLane, SenderStats, Up, WriteOutcome,
+};
+use lanesim_target::probe::Sites;
+
+/// lanesim's node, with a planted bug or none.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LanesimNode {
+    /// The planted bug the components are built with.
+    pub planted: Planted,
+}
+
+/// Every site lanesim's node marks, accepting or not.
+const SITES: Sites = Sites {
+    marks: NODE_SITES.marks,
+    points: NODE_SITES.points,
+};
+
+/// One of lanesim's generations, as the trait hands it out.
+struct LanesimConn(Arc<DistConnection>);
+
+impl Connection for LanesimConn {
+    fn node(&self) -> &str {
+        self.0.node().as_str()
+    }
+
+    fn generation(&self) -> u64 {
+        self.0.generation()
+    }
+
+    fn is_down(&self) -> bool {
+        self.0.is_down()
+    }
+
+    fn local_addr(&self) -> &str {
+        self.0.local()
+    }
+
+    fn peer_addr(&self) -> &str {
+        self.0.peer()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+fn conn(connection: Arc<DistConnection>) -> Conn {
+    Arc::new(LanesimConn(connection))
+}
+
+fn reason(reason: Reason) -> DownReason {
+    match reason {
+        Reason::PeerClosed => DownReason::PeerClosed,
+        Reason::ReadError => DownReason::ReadError,
+        Reason::WriteError => DownReason::WriteError,
+        Reason::WriteTimeout => DownReason::WriteTimeout,
+        Reason::ManualDisconnect => DownReason::ManualDisconnect,
+        Reason::HeartbeatTimeout => DownReason::HeartbeatTimeout,
+        Reason::ControlOverflow => DownReason::ControlOverflow,
+        Reason::SimultaneousConnect => DownReason::SimultaneousConnect,
+        Reason::HandlerPanicked => DownReason::HandlerPanicked,
+        Reason::WriteCancelled => DownReason::WriteCancelled,
+    }
+}
+
+fn lane(lane: Lane) -> SenderLane {
+    match lane {
+        Lane::Data => SenderLane::Data,
+        Lane::Control => SenderLane::Control,
+    }
+}
+
+fn generation(connection: &DistConnection) -> Generation<'_> {
+    Generation {
+        node: connection.node().as_str(),
+        generation: connection.generation(),
+    }
+}
+
+/// The sender's observer, told on as the drain's reports.
+struct Observer(NodeReports);
+
+impl SenderObserver for Observer {
+    fn write_started(&self, connection: &DistConnection, via: Lane, frame: &[u8]) {
+        self.0
+            .write_started(generation(connection), lane(via), frame);
+    }
+
+    fn write_finished(
+        &self,
+        connection: &DistConnection,
+        via: Lane,
+        frame: &[u8],
+        outcome: Outcome,
+    ) {
+        let outcome = match outcome {
+            Outcome::Written => WriteOutcome::Written,
+            Outcome::Failed => WriteOutcome::Failed,
+            Outcome::TimedOut => WriteOutcome::TimedOut,
+        };
+        self.0
+            .write_finished(generation(connection), lane(via), frame, outcome);
+    }
+
+    fn control_skipped(&self, connection: &DistConnection, frame: &[u8]) {
+        self.0.control_skipped(generation(connection), frame);
+    }
+
+    fn data_unroutable(&self, node: &NodeName, frame: &[u8]) {
+        self.0.data_unroutable(node.as_str(), frame);
+    }
+
+    fn write_abandoned(&self, connection: &DistConnection, via: Lane, frame: &[u8]) {
+        self.0
+            .write_abandoned(generation(connection), lane(via), frame);
+    }
+
+    fn control_discarded(&self, pinned: &DistConnection, frame: &[u8]) {
+        self.0.control_discarded(generation(pinned), frame);
+    }
+
+    fn data_discarded(&self, node: &NodeName, frame: &[u8]) {
+        self.0.data_discarded(node.as_str(), frame);
+    }
+}
+
+/// A started node: the manager, the sender over it, its accept loop.
+struct Started {
+    manager: ConnectionManager,
+    sender: DistSender,
+    accepting: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// The generation `node`'s table slot holds, down or not.
+fn slot_of(manager: &ConnectionManager, node: &str) -> Option<(u64, bool)> {
+    manager
+        .slots()
+        .into_iter()
+        .find(|slot| slot.node.as_str() == node)
+        .and_then(|slot| slot.current)
+}
+
+impl Node for Started {
+    fn dial<'a>(
+        &'a self,
+        node: &'a str,
+        addr: &'a str,
+    ) -> BoxFuture<'a, Result<Conn, DialFailure>> {
+        Box::pin(async move {
+            self.manager
+                .dial(&NodeName::from(node), addr)
+                .await
+                .map(conn)
+                .map_err(|error| match error {
+                    DialError::Timeout => DialFailure::Timeout,
+                    DialError::Io(_) => DialFailure::Io,
+                    DialError::BadHello(_) => DialFailure::BadHello,
+                    DialError::BadName(_) => DialFailure::BadName,
+                })
+        })
+    }
+
+    fn serve(&self, listener: Box<dyn Listener>) {
+        let task = self.manager.serve(listener);
+        self.accepting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(task);
+    }
+
+    fn connection(&self, node: &str) -> Option<Conn> {
+        self.manager.get_connection(&NodeName::from(node)).map(conn)
+    }
+
+    fn disconnect(&self, node: &str) {
+        self.manager.disconnect_node(&NodeName::from(node));
+    }
+
+    fn enqueue(&self, node: &str, frame: Arc<[u8]>) -> DataOutcome {
+        match self.sender.enqueue(NodeName::from(node), frame) {
+            Enqueued::Queued => DataOutcome::Queued,
+            Enqueued::DroppedFull => DataOutcome::DroppedFull,
+            Enqueued::DroppedClosed => DataOutcome::DroppedClosed,
+        }
+    }
+
+    fn enqueue_control(&self, pinned: &Conn, frame: Arc<[u8]>) -> ControlOutcome {
+        let connection = pinned
+            .as_any()
+            .downcast_ref::<LanesimConn>()
+            .map(|own| Arc::clone(&own.0))
+            .expect("a connection this node handed out");
+        match self
+            .sender
+            .enqueue_control(ControlOutbound { connection, frame })
+        {
+            Ok(()) => ControlOutcome::Queued,
+            Err(ControlEnqueueError::Overflow) => ControlOutcome::Overflow,
+            Err(ControlEnqueueError::Closed) => ControlOutcome::Closed,
+        }
+    }
+
+    fn shutdown(&self) {
+        self.sender.shutdown();
+    }
+
+    fn stats(&self) -> Option<SenderStats> {
+        let s = self.sender.stats();
+        Some(SenderStats {
+            data_queued: s.data_queued,
+            data_written: s.data_written,
+            data_failed: s.data_failed,
+            data_no_connection: s.data_no_connection,
+            data_discarded: s.data_discarded,
+            control_queued: s.control_queued,
+            control_written: s.control_written,
+            control_failed: s.control_failed,
+            control_skipped: s.control_skipped_down,
+            control_discarded: s.control_discarded,
+        })
+    }
+
+    fn slot(&self, node: &str) -> Option<(u64, bool)> {
+        slot_of(&self.manager, node)
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        for task in self
+            .accepting
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain(..)
+        {
+            task.abort();
+        }
+    }
+}
+
+impl LanesimNode {
+    /// The sites its code marks, the acceptor's included.
+    #[must_use]
+    pub fn all_sites() -> [Sites; 2] {
+        [NODE_SITES, ACCEPTOR_SITES]
+    }
+}
+
+impl NodeTarget for LanesimNode {
+    fn capabilities(&self) -> NodeCapabilities {
+        NodeCapabilities {
+            accepts: true,
+            heartbeat: true,
+            drain: true,
+            stats: true,
+            table: true,
+            sites: SITES,
+        }
+    }
+
+    fn start(&self, setup: NodeSetup) -> Result<Box<dyn Node>, String> {
+        let (manager_runtime, sender_runtime) = match setup.runtime {
+            Runtime::World(handle) => (
+                RuntimeChoice::Handle(handle.clone()),
+                RuntimeChoice::Handle(handle),
+            ),
+            // The sender owns its runtime, as production runs it; the
+            // connection layer's read loops stay on the world's.
+            Runtime::Own { thread_name, world } => (
+                RuntimeChoice::Handle(world),
+                RuntimeChoice::Dedicated { thread_name },
+            ),
+        };
+        let mut config = ManagerConfig::new(manager_runtime);
+        config.connect_timeout = setup.connect_timeout;
+        config.tick = setup.heartbeat;
+        config.max_frame = setup.max_frame;
+        let frames = setup.reports.clone();
+        config.on_frame = Some(Arc::new(move |frame: InboundFrame| {
+            frames.frame(
+                Generation {
+                    node: frame.node.as_str(),
+                    generation: frame.generation,
+                },
+                &frame.control,
+                &frame.payload,
+            );
+        }));
+        config.planted = self.planted;
+        let manager = ConnectionManager::new(NodeName::from(setup.name), setup.transport, config)
+            .map_err(|error| error.to_string())?;
+        let ups = setup.reports.clone();
+        manager.register_connection_up(move |event| {
+            ups.up(Up {
+                node: event.node.as_str(),
+                generation: event.generation,
+                origin: match event.origin {
+                    Side::Dialed => Origin::Dialed,
+                    Side::Accepted => Origin::Accepted,
+                },
+                local_addr: &event.local,
+                peer_addr: &event.peer,
+            });
+        });
+        let (downs, table): (NodeReports, WeakConnectionManager) =
+            (setup.reports.clone(), manager.downgrade());
+        manager.register_connection_down(move |event| {
+            let node = event.node.as_str();
+            let table = table
+                .upgrade()
+                .and_then(|manager| slot_of(&manager, node))
+                .map(|(generation, _)| generation);
+            downs.down(Down {
+                node,
+                generation: event.generation,
+                reason: reason(event.reason),
+                table,
+            });
+        });
+        let sender = DistSender::new(
+            manager.clone(),
+            SenderConfig {
+                data_capacity: setup.data_capacity,
+                control_capacity: setup.control_capacity,
+                write_timeout: setup.write_timeout,
+                runtime: sender_runtime,
+                observer: Some(Arc::new(Observer(setup.reports))),
+                planted: self.planted,
+            },
+        )
+        .map_err(|error| error.to_string())?;
+        Ok(Box::new(Started {
+            manager,
+            sender,
+            accepting: Mutex::new(Vec::new()),
+        }))
+    }
+}

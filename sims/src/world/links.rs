@@ -1,0 +1,108 @@
+//! The links a node's local processes hold over its generations, and the
+//! `noconnection` each gets when its generation goes down: the duty a down
+//! report carries (DC-3), modelled by the world over any node target's up
+//! and down reports, so the end-to-end contracts (E2E, M2, M3) are decided
+//! for every target alike.
+//!
+//! Model: a link is tagged with the generation it was made over. A down of
+//! generation G breaks the node's links of generations `<= G` and no
+//! others, so a redial that registered G+1 before G's report keeps its
+//! fresh links. Each broken link is delivered exactly once (it leaves the
+//! table as it is delivered): a control for a link either reaches the peer
+//! on its generation or the link is delivered here. A link made over a
+//! generation that is already down is delivered at once: [`Links::link`]
+//! looks at the generation under the table's lock, and a target reports a
+//! down only after `is_down` turned true, so no link slips between them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use lanesim_target::node::Connection;
+
+/// A link between a local process and a process on a remote node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Link {
+    /// The generation the link was made over.
+    pub generation: u64,
+    /// The local process.
+    pub local: u64,
+    /// The remote process.
+    pub remote: u64,
+}
+
+type Deliver = Arc<dyn Fn(&str, Link) + Send + Sync>;
+
+/// One node's links, per peer node. Cheap to clone; clones share the table.
+#[derive(Clone)]
+pub struct Links {
+    links: Arc<Mutex<BTreeMap<String, BTreeSet<Link>>>>,
+    deliver: Deliver,
+}
+
+impl Links {
+    /// A table that calls `deliver(node, link)` for each `noconnection`.
+    pub fn new(deliver: impl Fn(&str, Link) + Send + Sync + 'static) -> Self {
+        Self {
+            links: Arc::new(Mutex::new(BTreeMap::new())),
+            deliver: Arc::new(deliver),
+        }
+    }
+
+    fn table(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, BTreeSet<Link>>> {
+        self.links
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Records a link between `local` and `remote` over `connection`'s
+    /// generation and returns it. If that generation is already down the
+    /// link is broken at once (`noconnection` delivered) and `None`
+    /// returned.
+    pub fn link(&self, connection: &dyn Connection, local: u64, remote: u64) -> Option<Link> {
+        let link = Link {
+            generation: connection.generation(),
+            local,
+            remote,
+        };
+        {
+            let mut links = self.table();
+            if !connection.is_down() {
+                links
+                    .entry(connection.node().to_string())
+                    .or_default()
+                    .insert(link);
+                return Some(link);
+            }
+        }
+        (self.deliver)(connection.node(), link);
+        None
+    }
+
+    /// Removes a link (an exit that reached the peer). Returns whether it
+    /// was there.
+    pub fn unlink(&self, node: &str, link: &Link) -> bool {
+        self.table()
+            .get_mut(node)
+            .is_some_and(|links| links.remove(link))
+    }
+
+    /// Breaks every link over `node` made at or before `generation`, which
+    /// went down, delivering `noconnection` for each outside the lock.
+    pub fn down(&self, node: &str, generation: u64) {
+        let broken: Vec<Link> = {
+            let mut links = self.table();
+            let Some(of_node) = links.get_mut(node) else {
+                return;
+            };
+            let kept = of_node.split_off(&Link {
+                generation: generation + 1,
+                local: 0,
+                remote: 0,
+            });
+            std::mem::replace(of_node, kept).into_iter().collect()
+        };
+        for link in broken {
+            (self.deliver)(node, link);
+        }
+    }
+}
