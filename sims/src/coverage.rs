@@ -98,11 +98,16 @@ pub enum WorldMark {
     /// The local node's socket parked a write for want of window: a reader
     /// (slow, wedged, partitioned away) pushed back on the writer.
     WriteBlockedOnWindow,
+    /// A node reported a generation down (sender and mesh worlds): what
+    /// gives the down-once contracts something to decide, for any target.
+    GenerationDown,
+    /// ... with `HeartbeatTimeout`: a silence was read as death.
+    HeartbeatDown,
 }
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 33] = [
+    pub const ALL: [WorldMark; 35] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -136,6 +141,8 @@ impl WorldMark {
         Self::PeerToreHeader,
         Self::PeerToreBody,
         Self::WriteBlockedOnWindow,
+        Self::GenerationDown,
+        Self::HeartbeatDown,
     ];
 
     /// The name reports and scenario files use.
@@ -175,6 +182,8 @@ impl WorldMark {
             Self::PeerToreHeader => "peer_tore_header",
             Self::PeerToreBody => "peer_tore_body",
             Self::WriteBlockedOnWindow => "write_blocked_on_window",
+            Self::GenerationDown => "generation_down",
+            Self::HeartbeatDown => "heartbeat_down",
         }
     }
 }

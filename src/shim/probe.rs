@@ -211,8 +211,8 @@ pub const LANES_SITES: Sites = Sites {
     ],
 };
 
-/// The distribution layer's sites that any node reaches (a dialer like
-/// the sender world's local node, or a mesh node).
+/// The distribution layer's sites: every one a node can reach (those a
+/// node reaches only when it accepts dials are [`ACCEPTOR_SITES`] too).
 pub const NODE_SITES: Sites = Sites {
     marks: &[
         Mark::DownPeerClosed.name(),
@@ -243,6 +243,12 @@ pub const NODE_SITES: Sites = Sites {
         Mark::DialJoinedInFlight.name(),
         Mark::DownBeforeReadLoop.name(),
         Mark::DownWriteCancelled.name(),
+        Mark::RegisterTieBreakWon.name(),
+        Mark::RegisterTieBreakLost.name(),
+        Mark::DownSimultaneousConnect.name(),
+        Mark::DownHandlerPanicked.name(),
+        Mark::HelloRefused.name(),
+        Mark::StandbyRegistered.name(),
     ],
     points: &[
         Point::DrainPicked.name(),
@@ -253,7 +259,8 @@ pub const NODE_SITES: Sites = Sites {
     ],
 };
 
-/// The sites only a node that accepts reaches (the mesh world's).
+/// The sites of [`NODE_SITES`] only a node that accepts reaches (the mesh
+/// world's).
 pub const ACCEPTOR_SITES: Sites = Sites {
     marks: &[
         Mark::RegisterTieBreakWon.name(),
@@ -289,11 +296,14 @@ pub(crate) fn inheritor() -> Option<std::sync::Arc<dyn Fn() + Send + Sync>> {
 mod tests {
     use super::{Mark, Point, ACCEPTOR_SITES, LANES_SITES, NODE_SITES};
 
-    /// Every mark and point is in exactly one of the site lists the
-    /// testbed is told of.
+    /// Every mark and point is in exactly one of the components' site
+    /// lists; the acceptor's are the node's.
     #[test]
     fn every_site_is_declared_once() {
-        let lists = [LANES_SITES, NODE_SITES, ACCEPTOR_SITES];
+        for mark in ACCEPTOR_SITES.marks {
+            assert!(NODE_SITES.marks.contains(mark), "{mark}");
+        }
+        let lists = [LANES_SITES, NODE_SITES];
         for mark in Mark::ALL {
             let n = lists
                 .iter()

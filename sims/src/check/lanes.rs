@@ -22,6 +22,15 @@
 //!   done), a key is never refused because another key is full, and with a
 //!   key stuck forever every other key's items are still handled.
 //!
+//! A target that reports no lane lifecycle (`Reported::lifecycle` false)
+//! logs no `LaneCreated` or `LaneClosed`, and its handlers' lanes are the
+//! tasks they ran on, numbered by the world. Then each key stands for its
+//! lane (admission, depth, capacity and readiness are counted per key,
+//! which is per lane for a router with one live lane per key), and L3 is
+//! decided from the tasks: a key's items never run on two tasks at once,
+//! and never on an older task after a newer one began (two live lanes for
+//! one key). L5 needs the lifecycle and is not decided (`targets::decide`).
+//!
 //! Slack. Virtual time is exact in the lanes world, so the slack is what
 //! the code itself allows: tokio's timers fire up to 1 ms late (their wheel
 //! rounds deadlines up to the millisecond), and each preemption point on
@@ -84,7 +93,15 @@ struct Replay<'a> {
     stuck_keys: BTreeSet<u64>,
     lost: BTreeSet<u64>,
     router_dropped: Option<Duration>,
+    /// Inferred lanes only: per key, the newest task lane an item of it ran
+    /// on (and the record), and the items running now, per task lane.
+    newest_task: BTreeMap<u64, (u64, usize)>,
+    running: BTreeMap<u64, BTreeMap<u64, (u64, usize)>>,
 }
+
+/// The lane a key stands for when the target reports no lanes: outside
+/// the range of the world's task numbers.
+const KEY_LANE: u64 = 1 << 63;
 
 impl Replay<'_> {
     fn violate(&mut self, contract: Contract, message: String, evidence: &[usize]) {
@@ -114,6 +131,69 @@ impl Replay<'_> {
         self.context.tick.saturating_sub(TIMER_GRAIN)
     }
 
+    /// Whether lanes are inferred from tasks (no lifecycle reports).
+    fn inferred(&self) -> bool {
+        !self.context.reported.lifecycle
+    }
+
+    /// Inferred lanes: the lane `key` stands for, made on its first route.
+    fn key_lane(&mut self, index: usize, key: u64) -> u64 {
+        let lane = KEY_LANE | key;
+        if let std::collections::btree_map::Entry::Vacant(entry) = self.lanes.entry(lane) {
+            entry.insert(Lane {
+                key,
+                open: true,
+                created: index,
+                ..Lane::default()
+            });
+            self.current.insert(key, lane);
+        }
+        lane
+    }
+
+    /// Inferred lanes, a raw router: a handler of `key` panicked, which may
+    /// kill its lane (no lifecycle report says whether it did). What was
+    /// queued behind it may die with the lane; anything admitted after this
+    /// record went to a lane alive at its route, and must be handled (a
+    /// black hole otherwise: L2).
+    fn died_with(&mut self, key: u64) {
+        let queued: Vec<u64> = self
+            .items
+            .iter()
+            .filter(|(_, item)| item.key == key && item.started.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        self.lost.extend(queued);
+    }
+
+    /// Inferred lanes: L3 from the task an item of `key` starts on.
+    fn started_on_task(&mut self, index: usize, key: u64, item: u64, task: u64) {
+        match self.newest_task.get(&key) {
+            Some(&(newest, newest_index)) if task < newest => self.violate(
+                Contract::L3,
+                format!("key {key}: item {item} ran on task {task} after an item of the key had begun on the newer task {newest}: two live lanes"),
+                &[newest_index, index],
+            ),
+            _ => {
+                self.newest_task.insert(key, (task, index));
+            }
+        }
+        let running = self.running.entry(key).or_default();
+        let others: Vec<(u64, u64, usize)> = running
+            .iter()
+            .filter(|(other, _)| **other != task)
+            .map(|(other, (running_item, at))| (*other, *running_item, *at))
+            .collect();
+        running.insert(task, (item, index));
+        for (other, running_item, at) in others {
+            self.violate(
+                Contract::L3,
+                format!("key {key}: item {item} began on task {task} while item {running_item} of the key still ran on task {other}: two live lanes"),
+                &[at, index],
+            );
+        }
+    }
+
     fn step(&mut self, index: usize) {
         let record = &self.records[index];
         let at = record.at;
@@ -126,9 +206,24 @@ impl Replay<'_> {
                 depth,
             } => self.routed(index, at, key, item, capacity, depth),
             Event::HandleStart { key, item, lane } => self.started(index, at, key, item, lane),
-            Event::HandleEnd { item, lane, .. } => self.ended(index, at, item, lane),
+            Event::HandleEnd {
+                key,
+                item,
+                lane,
+                panicked,
+            } => {
+                self.ended(index, at, item, lane);
+                if panicked && self.inferred() && self.context.panics_kill_lanes {
+                    self.died_with(key);
+                }
+            }
             Event::Stuck { key, lane, .. } => {
                 self.stuck_keys.insert(key);
+                let lane = if self.inferred() {
+                    KEY_LANE | key
+                } else {
+                    lane
+                };
                 if let Some(lane) = self.lanes.get_mut(&lane) {
                     lane.stuck = true;
                 }
@@ -307,6 +402,9 @@ impl Replay<'_> {
         capacity: Option<u64>,
         depth: Option<u64>,
     ) {
+        if self.inferred() {
+            self.key_lane(index, key);
+        }
         let Some(&lane_id) = self.current.get(&key) else {
             if depth.is_some() {
                 self.violate(
@@ -429,7 +527,9 @@ impl Replay<'_> {
             );
             return;
         }
-        if admitted_lane != lane {
+        if self.inferred() {
+            self.started_on_task(index, key, item, lane);
+        } else if admitted_lane != lane {
             let created = self.lanes.get(&lane).map_or(index, |l| l.created);
             self.violate(
                 Contract::L3,
@@ -452,7 +552,8 @@ impl Replay<'_> {
         }
         // L6: ready since it was routed and its lane's previous item ended.
         let routed_at = self.records[routed].at;
-        let previous_end = self.lanes.get(&lane).and_then(|l| l.last_end);
+        let own = if self.inferred() { admitted_lane } else { lane };
+        let previous_end = self.lanes.get(&own).and_then(|l| l.last_end);
         let ready = previous_end.map_or(routed_at, |end| end.max(routed_at));
         let waited = at.saturating_sub(ready);
         if waited > self.start_slack() && !self.stuck_keys.contains(&key) {
@@ -479,6 +580,15 @@ impl Replay<'_> {
         }
         entry.ended = true;
         let admitted_lane = entry.lane;
+        let key = entry.key;
+        if let Some(running) = self.running.get_mut(&key) {
+            if running
+                .get(&lane)
+                .is_some_and(|(running_item, _)| *running_item == item)
+            {
+                running.remove(&lane);
+            }
+        }
         for id in [admitted_lane, lane] {
             if let Some(l) = self.lanes.get_mut(&id) {
                 l.outstanding.remove(&item);
@@ -605,6 +715,8 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
         stuck_keys: BTreeSet::new(),
         lost: BTreeSet::new(),
         router_dropped: None,
+        newest_task: BTreeMap::new(),
+        running: BTreeMap::new(),
     };
     for index in 0..records.len() {
         replay.step(index);

@@ -91,6 +91,38 @@ impl<'a> Collector<'a> {
     }
 }
 
+/// What the target under test reports beyond what the world sees from
+/// outside (`targets::decide`): a checker that would read a report the log
+/// cannot have goes without it, or leaves its contract to `decide`'s "not
+/// decided". lanesim's own components report everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reported {
+    /// Lanes come and go in the log (`LaneCreated`, `LaneClosed`), and each
+    /// handler call names the lane it runs on.
+    pub lifecycle: bool,
+    /// The lanes' counters (`DispatcherStats`).
+    pub lane_stats: bool,
+    /// The drain's account of every frame (`WriteStarted`, `WriteFinished`,
+    /// skips, discards).
+    pub drain: bool,
+    /// The sender's counters (`SenderStats`).
+    pub stats: bool,
+    /// The node's table (`ConnectionDown::table`, `TableAtEnd`).
+    pub table: bool,
+}
+
+impl Default for Reported {
+    fn default() -> Self {
+        Self {
+            lifecycle: true,
+            lane_stats: true,
+            drain: true,
+            stats: true,
+            table: true,
+        }
+    }
+}
+
 /// What a checker may know besides the log: the run's configuration, which
 /// bounds how long things may take.
 #[derive(Clone, Copy, Debug, Default)]
@@ -137,6 +169,8 @@ pub struct CheckContext {
     /// its record (the socket-level write tap) are apart by however long
     /// the OS keeps that thread from its next instruction.
     pub race_window: Duration,
+    /// What the target reports.
+    pub reported: Reported,
 }
 
 impl CheckContext {

@@ -47,6 +47,18 @@
 //!   `noconnection` is delivered (or its EXIT was written to an impaired
 //!   generation, which only a heartbeat could tell); `noconnection` only
 //!   for a generation that went down, and once per link.
+//!
+//! Without the drain's account (`Reported::drain` false: a target that does
+//! not report its writes and skips) the socket is the ground truth: a
+//! control is "written" to its generation when it began to reach that
+//! generation's socket (DC-1), a frame written to the wrong generation is
+//! one that began on another generation's socket (DC-2), and "written
+//! means delivered" holds for every frame that began on a socket whose
+//! generation never went down (S6: a write that failed or missed its
+//! deadline must take its generation down, so such a frame was written
+//! whole); the checks that need a frame's fate (a skip, an unroutable
+//! frame, a discard) are left out, and S2 and S4 are not decided
+//! (`targets::decide`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -114,6 +126,22 @@ struct Model {
     resets: BTreeMap<Gen, usize>,
     /// When the run ended.
     end: Duration,
+    /// Every frame that began to reach a socket: (lane, seq) → (record
+    /// index, socket).
+    begun: BTreeMap<(Lane, u64), Vec<(usize, u16)>>,
+}
+
+impl Model {
+    /// Without the drain's account: where control `seq` began to reach
+    /// the socket of generation `gen` (its record), if it did.
+    fn begun_on(&self, lane: Lane, seq: u64, gen: &Gen) -> Option<usize> {
+        let socket = self.gen_socket.get(gen)?;
+        self.begun
+            .get(&(lane, seq))?
+            .iter()
+            .find(|(_, on)| on == socket)
+            .map(|(index, _)| *index)
+    }
 }
 
 impl Model {
@@ -222,7 +250,17 @@ impl Model {
                 Event::DataDiscarded { peer, seq } => {
                     model.fate(Lane::Data, peer, seq, index, Fate::Discarded, None);
                 }
-                Event::FrameWriteBegun { socket, .. } | Event::HelloWriteBegun { socket } => {
+                Event::FrameWriteBegun {
+                    socket, lane, seq, ..
+                } => {
+                    socket_writes.entry(socket).or_default().push(record.at);
+                    model
+                        .begun
+                        .entry((lane, seq))
+                        .or_default()
+                        .push((index, socket));
+                }
+                Event::HelloWriteBegun { socket } => {
                     socket_writes.entry(socket).or_default().push(record.at);
                 }
                 Event::PeerActed { socket, act, .. } if act.impairs() => {
@@ -468,16 +506,21 @@ fn dc1(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
         if !context.finished {
             continue;
         }
-        if fates.is_empty() {
+        let drain = context.reported.drain;
+        if fates.is_empty() && drain {
             out.violate(
                 Contract::Dc1,
                 format!("control {seq} was accepted against peer{peer}/{generation} but the drain never saw it: neither written, skipped nor discarded"),
                 &[index],
             );
         }
-        let written = fates
-            .iter()
-            .any(|&(_, fate, to)| fate == Fate::Written(Written::Written) && to == Some(pinned));
+        let written = if drain {
+            fates
+                .iter()
+                .any(|&(_, fate, to)| fate == Fate::Written(Written::Written) && to == Some(pinned))
+        } else {
+            model.begun_on(Lane::Control, seq, &pinned).is_some()
+        };
         if !written && model.down_at(&pinned).is_none() {
             let mut cited: Vec<usize> = fates.iter().map(|f| f.0).collect();
             cited.push(index);
@@ -542,7 +585,7 @@ fn lane_depths(out: &mut Collector<'_>, context: &CheckContext) {
                 format!("the {lane:?} lane refused a frame while it held {counted} of {depth}"),
                 &[index],
             );
-        } else if accepted && counted > depth {
+        } else if accepted && counted > depth && context.reported.drain {
             out.violate(
                 contract,
                 format!("the {lane:?} lane accepted a frame while it held {counted} of {depth}: more than it may hold"),
@@ -571,6 +614,28 @@ fn dc2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                     }
                 }
             }
+            Event::FrameWriteBegun {
+                socket,
+                lane: Lane::Control,
+                seq,
+                ..
+            } if !context.reported.drain => {
+                let pinned = model.controls.get(&seq).map(|c| c.1);
+                let on = model.socket_gen.get(&socket).copied();
+                if let (Some(pinned), Some(on)) = (pinned, on) {
+                    if pinned != on {
+                        out.violate(
+                            Contract::Dc2,
+                            format!(
+                                "control {seq} pinned to peer{}/{} began to be written to peer{}/{}'s socket",
+                                pinned.0, pinned.1, on.0, on.1
+                            ),
+                            &[index],
+                        );
+                    }
+                }
+                dc2_after_down(out, model, context, index, socket, Lane::Control, seq);
+            }
             Event::FrameArrived {
                 socket,
                 lane: Lane::Control,
@@ -594,29 +659,45 @@ fn dc2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
             }
             Event::FrameWriteBegun {
                 socket, lane, seq, ..
-            } => {
-                let Some(gen) = model.socket_gen.get(&socket) else {
-                    continue;
-                };
-                // For real, a write that passed its down check just before
-                // another thread marked the generation down is logged (at
-                // the socket) just after the down: excused within the race
-                // window. In simulation (no window) log order alone decides,
-                // even within one tick
-                // (`real_dc2_excuses_only_a_write_racing_the_down`).
-                let records = out.records();
-                if let Some(down) = model.down_at(gen).filter(|&down| {
-                    down < index && !context.may_precede(record.at, records[down].at)
-                }) {
-                    out.violate(
-                        Contract::Dc2,
-                        format!("{lane:?} frame {seq} began to be written to peer{}/{} after that generation went down", gen.0, gen.1),
-                        &[down, index],
-                    );
-                }
-            }
+            } => dc2_after_down(out, model, context, index, socket, lane, seq),
             _ => {}
         }
+    }
+}
+
+/// DC-2: no frame begins to reach a generation's socket after that
+/// generation went down.
+fn dc2_after_down(
+    out: &mut Collector<'_>,
+    model: &Model,
+    context: &CheckContext,
+    index: usize,
+    socket: u16,
+    lane: Lane,
+    seq: u64,
+) {
+    let Some(gen) = model.socket_gen.get(&socket) else {
+        return;
+    };
+    // For real, a write that passed its down check just before another
+    // thread marked the generation down is logged (at the socket) just
+    // after the down: excused within the race window. In simulation (no
+    // window) log order alone decides, even within one tick
+    // (`real_dc2_excuses_only_a_write_racing_the_down`).
+    let records = out.records();
+    let at = records[index].at;
+    if let Some(down) = model
+        .down_at(gen)
+        .filter(|&down| down < index && !context.may_precede(at, records[down].at))
+    {
+        out.violate(
+            Contract::Dc2,
+            format!(
+                "{lane:?} frame {seq} began to be written to peer{}/{} after that generation went down",
+                gen.0, gen.1
+            ),
+            &[down, index],
+        );
     }
 }
 
@@ -1167,22 +1248,42 @@ fn s6(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
         }
     }
     for (index, record) in records.iter().enumerate() {
-        let Event::WriteFinished {
-            peer,
-            generation,
-            lane,
-            seq,
-            outcome: Written::Written,
-        } = record.event
-        else {
-            continue;
+        let (gen, lane, seq) = match record.event {
+            Event::WriteFinished {
+                peer,
+                generation,
+                lane,
+                seq,
+                outcome: Written::Written,
+            } if context.reported.drain => ((peer, generation), lane, seq),
+            // Without the drain's account: a frame that began on a socket
+            // whose generation never went down was written whole (a write
+            // that fails or misses its deadline takes its generation down).
+            Event::FrameWriteBegun {
+                socket, lane, seq, ..
+            } if !context.reported.drain => {
+                let Some(&gen) = model.socket_gen.get(&socket) else {
+                    continue;
+                };
+                if model.down_at(&gen).is_some() {
+                    continue;
+                }
+                (gen, lane, seq)
+            }
+            _ => continue,
         };
-        let gen = (peer, generation);
+        let (peer, generation) = gen;
         let Some(&socket) = model.gen_socket.get(&gen) else {
             continue;
         };
+        // From a write's begin, it may take a whole write to finish.
+        let bound = if context.reported.drain {
+            context.delivery_bound
+        } else {
+            context.delivery_bound + context.write_bound
+        };
         if !arrived.contains(&(socket, lane, seq))
-            && !excused(model, records, &gen, record.at, context.delivery_bound)
+            && !excused(model, records, &gen, record.at, bound)
         {
             out.violate(
                 Contract::S6,
@@ -1362,17 +1463,27 @@ fn end_to_end(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
             continue;
         }
         let fates = model.control_fates.get(&seq).map_or(&[][..], Vec::as_slice);
-        for &(at, fate, to) in fates {
-            if fate == Fate::Written(Written::Written)
-                && to == Some(pinned)
-                && excused(
-                    model,
-                    records,
-                    &pinned,
-                    records[at].at,
-                    context.delivery_bound,
-                )
-            {
+        let written_at: Vec<usize> = if context.reported.drain {
+            fates
+                .iter()
+                .filter(|&&(_, fate, to)| {
+                    fate == Fate::Written(Written::Written) && to == Some(pinned)
+                })
+                .map(|&(at, _, _)| at)
+                .collect()
+        } else {
+            model
+                .begun_on(Lane::Control, seq, &pinned)
+                .into_iter()
+                .collect()
+        };
+        let bound = if context.reported.drain {
+            context.delivery_bound
+        } else {
+            context.delivery_bound + context.write_bound
+        };
+        for at in written_at {
+            if excused(model, records, &pinned, records[at].at, bound) {
                 excused_links.insert(link);
             }
         }

@@ -41,7 +41,17 @@ pub fn human(report: &SweepReport) -> String {
     let shard = report
         .shard
         .map_or_else(String::new, |shard| format!(" (shard {shard})"));
+    let (mut not_run, mut undecided) = (0, 0);
     for tally in &report.scenarios {
+        if let Some(why) = &tally.refused {
+            not_run += 1;
+            let _ = writeln!(
+                out,
+                "{} ({}): NOT DECIDED: {why}",
+                tally.scenario, tally.path
+            );
+            continue;
+        }
         let stopped = if tally.ran() < tally.planned {
             format!(" (stopped after {} of {} runs)", tally.ran(), tally.planned)
         } else {
@@ -56,6 +66,13 @@ pub fn human(report: &SweepReport) -> String {
             tally.verdicts.pass,
             tally.ran()
         );
+        for not in &tally.undecided {
+            undecided += 1;
+            let _ = writeln!(out, "    {} not decided: {}", not.what.id(), not.why);
+        }
+        for not in &tally.unreachable {
+            let _ = writeln!(out, "    reach of `{}` not decided: {}", not.what, not.why);
+        }
     }
     let reaches = report.reaches();
     out.push_str(&mark_table(&reaches));
@@ -69,9 +86,16 @@ pub fn human(report: &SweepReport) -> String {
             report.planned()
         );
     }
+    let not_decided = if not_run + undecided == 0 {
+        String::new()
+    } else {
+        format!(
+            "; not decided for this target: {not_run} scenario(s), {undecided} contract(s) of the rest"
+        )
+    };
     let _ = writeln!(
         out,
-        "summary: {} runs: {} pass, {} violated, {} liveness, {} crash; {missed} reach requirement(s) missed",
+        "summary: {} runs: {} pass, {} violated, {} liveness, {} crash; {missed} reach requirement(s) missed{not_decided}",
         verdicts.total(),
         verdicts.pass,
         verdicts.violated,
@@ -419,6 +443,8 @@ pub fn json(report: &SweepReport, exit: u8) -> String {
         "liveness": verdicts.liveness,
         "crash": verdicts.crash,
         "missed": reaches.iter().filter(|r| r.fell_short()).count(),
+        "not_run": report.scenarios.iter().filter(|t| t.refused.is_some()).count(),
+        "undecided": report.scenarios.iter().map(|t| t.undecided.len()).sum::<usize>(),
         "exit": exit,
     });
     serde_json::to_string_pretty(&document).unwrap_or_default()
@@ -434,6 +460,11 @@ pub fn jsonl(result: &RunResult, subject: &Subject) -> String {
         .collect();
     let mut line = serde_json::to_value(Failure::of(result, subject)).unwrap_or(Value::Null);
     line["marks"] = Value::Object(marks);
+    line["undecided"] = result
+        .undecided
+        .iter()
+        .map(|n| json!({ "contract": n.what.id(), "why": n.why }))
+        .collect();
     if result.verdict == Verdict::Pass {
         line["repro"] = Value::Null;
         line["trace"] = Value::Null;
@@ -451,6 +482,23 @@ pub fn junit(report: &SweepReport) -> Result<String, String> {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut suite = TestSuite::new("lanesim");
     for (tally, reach) in report.scenarios.iter().zip(report.reaches()) {
+        let skipped = |name: String, why: &str| {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(format!("not decided: {why}"));
+            let mut case = TestCase::new(name, status);
+            case.set_classname(tally.path.clone());
+            case
+        };
+        if let Some(why) = &tally.refused {
+            suite.add_test_case(skipped(tally.scenario.clone(), why));
+            continue;
+        }
+        for not in &tally.undecided {
+            suite.add_test_case(skipped(
+                format!("{} {}", tally.scenario, not.what.id()),
+                &not.why,
+            ));
+        }
         let failed = tally.ran() - tally.verdicts.pass;
         let mut missed = String::new();
         let short = missed_lines(&mut missed, std::slice::from_ref(&reach));

@@ -8,6 +8,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
+use crate::targets::decide::{Decidable, NotDecided};
 use crate::targets::Subject;
 
 pub mod bench;
@@ -91,6 +92,9 @@ pub struct RunResult {
     /// What the run left pending when its budget ran out (`None` when it
     /// finished).
     pub pending: Option<pending::Pending>,
+    /// The scenario's contracts the target cannot support (not checked,
+    /// never counted as held).
+    pub undecided: Vec<NotDecided<Contract>>,
 }
 
 /// The longest a preemption point can hold a task under `policy`, whose
@@ -187,6 +191,7 @@ impl RunResult {
             elapsed: Duration::ZERO,
             coverage: Coverage::new(),
             pending: None,
+            undecided: Vec::new(),
         }
     }
 }
@@ -195,6 +200,16 @@ impl RunResult {
 #[must_use]
 pub fn execute(scenario: &Scenario, seed: u64, subject: &Subject) -> RunResult {
     let params = scenario.sample(seed);
+    let decidable = subject.decidable(scenario);
+    if let Some(why) = &decidable.refused {
+        let mut result = RunResult::crashed(
+            scenario,
+            seed,
+            format!("the target cannot run this scenario: {why}"),
+        );
+        result.params = params.to_string();
+        return result;
+    }
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         world::run(scenario, &params, seed, subject)
     }));
@@ -206,8 +221,9 @@ pub fn execute(scenario: &Scenario, seed: u64, subject: &Subject) -> RunResult {
             return result;
         }
     };
-    let context = check_context(&params, run.finished);
-    judge(scenario, seed, &params, run, &context)
+    let mut context = check_context(&params, run.finished);
+    context.reported = subject.reported();
+    judge(scenario, seed, &params, run, &context, &decidable)
 }
 
 /// Decides a world's run of `scenario` with `params` against its
@@ -219,8 +235,16 @@ pub fn judge(
     params: &Params,
     run: world::WorldRun,
     context: &CheckContext,
+    decidable: &Decidable,
 ) -> RunResult {
-    let violations = check::check(&scenario.file.checks, &run.records, context);
+    let decided: Vec<Contract> = scenario
+        .file
+        .checks
+        .iter()
+        .copied()
+        .filter(|&contract| decidable.decides(contract))
+        .collect();
+    let violations = check::check(&decided, &run.records, context);
     // Whatever the verdict: a run cut short by its budget with a contract
     // broken was still waiting for something.
     let pending = (!run.finished).then(|| pending::pending(&run.records, run.stuck));
@@ -244,6 +268,7 @@ pub fn judge(
         elapsed: run.elapsed,
         coverage: run.coverage,
         pending,
+        undecided: decidable.contracts.clone(),
     }
 }
 

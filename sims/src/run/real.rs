@@ -136,6 +136,10 @@ pub fn execute_real(scenario: &Scenario, seed: u64, subject: &Subject) -> RealOu
     if let Some(reason) = refusal(scenario, seed) {
         return skipped(reason);
     }
+    let decidable = subject.decidable(scenario);
+    if let Some(why) = decidable.refused.clone() {
+        return skipped(format!("the target cannot run this scenario: {why}"));
+    }
     let params = scenario.sample(seed);
     let scale = scenario.real_time_scale();
     let _one = ONE_AT_A_TIME
@@ -150,9 +154,10 @@ pub fn execute_real(scenario: &Scenario, seed: u64, subject: &Subject) -> RealOu
     let (result, wall, lateness) = match outcome {
         Ok(run) => {
             let grain = real_grain(run.lateness, scale);
-            let context = real_context(&params, grain, run.world.finished);
+            let mut context = real_context(&params, grain, run.world.finished);
+            context.reported = subject.reported();
             (
-                judge(scenario, seed, &params, run.world, &context),
+                judge(scenario, seed, &params, run.world, &context, &decidable),
                 run.wall,
                 run.lateness,
             )

@@ -26,6 +26,7 @@ use super::{execute, repro_line, trace_line, MarkReach, RunResult, ScenarioReach
 use crate::coverage::CoverMark;
 use crate::scenario::marks::evidence;
 use crate::scenario::{Contract, Reach, Scenario, SeedRange};
+use crate::targets::decide::{Decidable, NotDecided};
 use crate::targets::Subject;
 
 /// Failures kept in full per scenario (the lowest seeds); the rest are
@@ -252,24 +253,42 @@ pub struct Tally {
     pub failures: Vec<Failure>,
     /// An order-free digest of every run's event-log hash.
     pub digest: u64,
+    /// Why the target could not run this scenario at all (none of its
+    /// seeds ran).
+    #[serde(default)]
+    pub refused: Option<String>,
+    /// Listed contracts the target cannot support: not checked.
+    #[serde(default)]
+    pub undecided: Vec<NotDecided<Contract>>,
+    /// Marks to reach that the target cannot report: not required.
+    #[serde(default)]
+    pub unreachable: Vec<NotDecided<CoverMark>>,
 }
 
 impl Tally {
-    /// An empty tally of `scenario` over `seeds`, `planned` runs to come.
+    /// An empty tally of `scenario` over `seeds`, `planned` runs to come,
+    /// of which the target decides `decidable`.
     #[must_use]
-    pub fn new(scenario: &Scenario, seeds: SeedRange, planned: u64) -> Self {
+    pub fn new(scenario: &Scenario, seeds: SeedRange, planned: u64, decidable: &Decidable) -> Self {
+        let requires: Vec<Reach> = scenario
+            .reaches
+            .iter()
+            .filter(|r| decidable.reaches(r.mark))
+            .copied()
+            .collect();
         Self {
             scenario: scenario.name.clone(),
             path: scenario.path.display().to_string(),
             seeds,
             planned,
             verdicts: Verdicts::default(),
-            marks: scenario.reaches.iter().map(|r| (r.mark, 0)).collect(),
-            requires: scenario.reaches.clone(),
+            marks: requires.iter().map(|r| (r.mark, 0)).collect(),
+            requires,
             chances: scenario
                 .file
                 .checks
                 .iter()
+                .filter(|&&contract| decidable.decides(contract))
                 .filter_map(|&contract| {
                     let (needs, _) = evidence(contract)?;
                     Some(Chance {
@@ -281,6 +300,9 @@ impl Tally {
                 .collect(),
             failures: Vec::new(),
             digest: 0,
+            refused: decidable.refused.clone(),
+            undecided: decidable.contracts.clone(),
+            unreachable: decidable.marks.clone(),
         }
     }
 
@@ -341,7 +363,7 @@ impl Tally {
                     required: self.requires.iter().find(|r| r.mark == *mark).copied(),
                 })
                 .collect(),
-            judged: self.ran() > 1,
+            judged: self.ran() > 1 && self.refused.is_none(),
             vacuous: self
                 .chances
                 .iter()
@@ -454,13 +476,22 @@ pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
     let mut spans = Vec::with_capacity(plan.scenarios.len());
     for scenario in plan.scenarios {
         let seeds = plan.seeds_of(scenario);
+        let decidable = plan.subject.decidable(scenario);
+        // A scenario the target cannot run takes no jobs (in every shard
+        // alike: the subject decides it, not the shard).
+        let len = if decidable.refused.is_some() {
+            0
+        } else {
+            seeds.len()
+        };
         tallies.push(Tally::new(
             scenario,
             seeds,
-            plan.shard.share(start, seeds.len()),
+            plan.shard.share(start, len),
+            &decidable,
         ));
-        spans.push((start, seeds));
-        start += seeds.len();
+        spans.push((start, seeds, len));
+        start += len;
     }
     let mut feed = SweepFeed {
         plan,
@@ -495,8 +526,9 @@ pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
 /// The sweep as a [`Feed`]: jobs are `(scenario index, seed)`.
 struct SweepFeed<'p, 'w> {
     plan: &'p Plan<'p>,
-    /// Per scenario, its first job's index in the sweep and its seeds.
-    spans: Vec<(u64, SeedRange)>,
+    /// Per scenario, its first job's index in the sweep, its seeds, and
+    /// how many of them run (none for a scenario the target cannot run).
+    spans: Vec<(u64, SeedRange, u64)>,
     /// The next job of the sweep to consider.
     cursor: u64,
     tallies: Vec<Tally>,
@@ -515,8 +547,8 @@ impl SweepFeed<'_, '_> {
         let g = self.cursor.checked_add(offset)?;
         let index = self
             .spans
-            .partition_point(|(start, seeds)| start + seeds.len() <= g);
-        let (start, seeds) = *self.spans.get(index)?;
+            .partition_point(|(start, _, len)| start + len <= g);
+        let (start, seeds, _) = *self.spans.get(index)?;
         self.cursor = g + 1;
         Some((index, seeds.first() + (g - start)))
     }

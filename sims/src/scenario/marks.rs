@@ -2,7 +2,7 @@
 //! may name. Matches are exhaustive, so a new mark must be given a world.
 
 use super::spec::{Contract, WorldKind};
-use crate::coverage::{CoverMark, Site, WorldMark};
+use crate::coverage::{CoverMark, WorldMark};
 
 /// Whether a scenario of `world` can reach `mark`: its home world's, and
 /// for the mesh, which runs the sender world's production code on every
@@ -30,6 +30,8 @@ pub fn reachable_in(mark: CoverMark, world: WorldKind) -> bool {
                         | WorldMark::FaultRepair
                         | WorldMark::FaultLatency
                         | WorldMark::LinkOverDownGeneration
+                        | WorldMark::GenerationDown
+                        | WorldMark::HeartbeatDown
                 ),
             })
 }
@@ -75,7 +77,9 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
         | WorldMark::PeerWroteOversize
         | WorldMark::PeerToreHeader
         | WorldMark::PeerToreBody
-        | WorldMark::WriteBlockedOnWindow => WorldKind::Sender,
+        | WorldMark::WriteBlockedOnWindow
+        | WorldMark::GenerationDown
+        | WorldMark::HeartbeatDown => WorldKind::Sender,
         WorldMark::FaultRestart
         | WorldMark::FaultHalfOpen
         | WorldMark::FaultSquat
@@ -89,19 +93,10 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
 /// generation down checks nothing (`None`: every run can break it).
 #[must_use]
 pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark])> {
-    const DOWNS: &[CoverMark] = &[
-        CoverMark::Code(Site::new("down_peer_closed")),
-        CoverMark::Code(Site::new("down_read_error")),
-        CoverMark::Code(Site::new("down_write_error")),
-        CoverMark::Code(Site::new("down_write_timeout")),
-        CoverMark::Code(Site::new("down_manual_disconnect")),
-        CoverMark::Code(Site::new("down_heartbeat_timeout")),
-        CoverMark::Code(Site::new("down_control_overflow")),
-        CoverMark::Code(Site::new("down_simultaneous_connect")),
-        CoverMark::Code(Site::new("down_handler_panicked")),
-        CoverMark::Code(Site::new("down_write_cancelled")),
-    ];
-    const HEARTBEAT: &[CoverMark] = &[CoverMark::Code(Site::new("down_heartbeat_timeout"))];
+    // World marks, made when a node reports a down: every target reports
+    // its downs, so these decide vacuity for any target alike.
+    const DOWNS: &[CoverMark] = &[CoverMark::World(WorldMark::GenerationDown)];
+    const HEARTBEAT: &[CoverMark] = &[CoverMark::World(WorldMark::HeartbeatDown)];
     const REDIALS: &[CoverMark] = &[
         CoverMark::World(WorldMark::RedialOk),
         CoverMark::World(WorldMark::RedialFailed),

@@ -7,7 +7,9 @@
 //! components, the planted bug they are built with (the catalogue is theirs:
 //! another target has none).
 
+pub mod decide;
 pub mod lanesim;
+pub mod outside;
 
 use std::fmt;
 use std::sync::Arc;
@@ -55,6 +57,19 @@ impl Subject {
         Self {
             targets,
             planted: Planted::none(),
+            builtin: false,
+        }
+    }
+
+    /// The same target seen from outside only (`outside`), with the same
+    /// planted bug.
+    #[must_use]
+    pub fn outside(&self) -> Self {
+        let targets: Arc<dyn Targets> =
+            Arc::new(outside::OutsideTargets::new(Arc::clone(&self.targets)));
+        Self {
+            targets,
+            planted: self.planted,
             builtin: false,
         }
     }

@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use lanesim_target::net::Transport;
 use lanesim_target::node::{
-    Conn, Down, Generation, Node, NodeEvents, NodeReports, NodeSetup, Runtime, Up,
+    Conn, Down, DownReason, Generation, Node, NodeEvents, NodeReports, NodeSetup, Runtime, Up,
 };
 use lanesim_target::wire::{encode, hello};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -564,6 +564,10 @@ impl NodeEvents for MeshObserver {
             return;
         };
         if self.current() {
+            self.shared.probe.world(WorldMark::GenerationDown);
+            if down.reason == DownReason::HeartbeatTimeout {
+                self.shared.probe.world(WorldMark::HeartbeatDown);
+            }
             self.record(Event::MeshDown {
                 node: self.index,
                 peer,

@@ -30,8 +30,8 @@ use std::time::Duration;
 
 use lanesim_target::net::Transport;
 use lanesim_target::node::{
-    Conn, Connection, Down, Generation, Node, NodeEvents, NodeReports, NodeSetup, Runtime,
-    SenderLane, Up, WriteOutcome,
+    Conn, Connection, Down, DownReason, Generation, Node, NodeEvents, NodeReports, NodeSetup,
+    Runtime, SenderLane, Up, WriteOutcome,
 };
 use tokio::sync::{mpsc, Notify};
 
@@ -509,6 +509,10 @@ impl NodeEvents for Observer {
 
     fn down(&self, down: Down<'_>) {
         let peer = peer_index(down.node);
+        self.shared.mark(WorldMark::GenerationDown);
+        if down.reason == DownReason::HeartbeatTimeout {
+            self.shared.mark(WorldMark::HeartbeatDown);
+        }
         self.shared.record(
             LOCAL,
             Event::ConnectionDown {

@@ -21,8 +21,9 @@ use crate::scenario::WorldKind;
 /// code reaches each: the shipped scenarios name them, whatever the target.
 pub fn register_sites(registry: &mut Registry) {
     registry.add(WorldKind::Lanes, LANES_SITES);
-    registry.add(WorldKind::Sender, NODE_SITES);
+    // The acceptor's first: a name keeps the world it is first given.
     registry.add(WorldKind::Mesh, ACCEPTOR_SITES);
+    registry.add(WorldKind::Sender, NODE_SITES);
 }
 
 /// Every lanesim component, built with one planted bug or none.

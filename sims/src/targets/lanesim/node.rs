@@ -12,7 +12,7 @@ use lanesim::distribution::{
     WriteOutcome as Outcome,
 };
 use lanesim::planted::Planted;
-use lanesim::shim::probe::{ACCEPTOR_SITES, NODE_SITES};
+use lanesim::shim::probe::NODE_SITES;
 use lanesim::shim::rt::{JoinHandle, RuntimeChoice};
 use lanesim_target::net::Listener;
 use lanesim_target::node::{
@@ -20,7 +20,6 @@ use lanesim_target::node::{
     Generation, Node, NodeCapabilities, NodeReports, NodeSetup, NodeTarget, Origin, Runtime,
     SenderLane, SenderStats, Up, WriteOutcome,
 };
-use lanesim_target::probe::Sites;
 
 /// lanesim's node, with a planted bug or none.
 #[derive(Clone, Copy, Debug, Default)]
@@ -28,12 +27,6 @@ pub struct LanesimNode {
     /// The planted bug the components are built with.
     pub planted: Planted,
 }
-
-/// Every site lanesim's node marks, accepting or not.
-const SITES: Sites = Sites {
-    marks: NODE_SITES.marks,
-    points: NODE_SITES.points,
-};
 
 /// One of lanesim's generations, as the trait hands it out.
 struct LanesimConn(Arc<DistConnection>);
@@ -258,14 +251,6 @@ impl Drop for Started {
     }
 }
 
-impl LanesimNode {
-    /// The sites its code marks, the acceptor's included.
-    #[must_use]
-    pub fn all_sites() -> [Sites; 2] {
-        [NODE_SITES, ACCEPTOR_SITES]
-    }
-}
-
 impl NodeTarget for LanesimNode {
     fn capabilities(&self) -> NodeCapabilities {
         NodeCapabilities {
@@ -274,7 +259,7 @@ impl NodeTarget for LanesimNode {
             drain: true,
             stats: true,
             table: true,
-            sites: SITES,
+            sites: NODE_SITES,
         }
     }
 

@@ -1,0 +1,217 @@
+//! What a target's capabilities let the testbed decide of a scenario.
+//!
+//! Model. A scenario lists contracts and marks to reach; a target declares
+//! what it reports. Whatever the checkers can see from outside (handler
+//! calls per key, what `route` answered, the bytes on every socket, what
+//! peers read, up and down reports) is decided for every target. What
+//! needs the target's help (lane lifecycle, the drain's account of every
+//! frame, counters, marks in its code) is decided only for a target that
+//! gives it; for any other it is **not decided**, with the reason, in
+//! every output, and never counted as a pass. A target that cannot run a
+//! scenario at all (no such component, a mode it lacks) is refused: none of
+//! its seeds run, and the whole scenario is reported as not decided.
+//!
+//! The table of what each contract needs is here and only here, pinned by
+//! `a_minimal_target_is_decided_only_where_it_can_be` (sims/tests/targets.rs).
+
+use lanesim_target::lanes::{LanesCapabilities, ModeKind};
+use lanesim_target::node::NodeCapabilities;
+use serde::{Deserialize, Serialize};
+
+use super::Subject;
+use crate::check::Reported;
+use crate::coverage::{CoverMark, WorldMark};
+use crate::scenario::{Contract, Policy, Scenario, WorldKind};
+
+/// A contract or mark the target cannot support, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotDecided<T> {
+    /// What is not decided.
+    pub what: T,
+    /// Why.
+    pub why: String,
+}
+
+/// What a target can decide of one scenario.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decidable {
+    /// Why the target cannot run the scenario at all.
+    pub refused: Option<String>,
+    /// Listed contracts it cannot support.
+    pub contracts: Vec<NotDecided<Contract>>,
+    /// Marks the scenario must reach that it cannot report.
+    pub marks: Vec<NotDecided<CoverMark>>,
+}
+
+impl Decidable {
+    /// Whether `contract` is decided.
+    #[must_use]
+    pub fn decides(&self, contract: Contract) -> bool {
+        self.refused.is_none() && !self.contracts.iter().any(|n| n.what == contract)
+    }
+
+    /// Whether a requirement on `mark` is decided.
+    #[must_use]
+    pub fn reaches(&self, mark: CoverMark) -> bool {
+        self.refused.is_none() && !self.marks.iter().any(|n| n.what == mark)
+    }
+
+    /// Whether everything the scenario lists is decided.
+    #[must_use]
+    pub fn is_complete(&self) -> bool {
+        self.refused.is_none() && self.contracts.is_empty() && self.marks.is_empty()
+    }
+}
+
+fn not(what: Contract, why: &str) -> NotDecided<Contract> {
+    NotDecided {
+        what,
+        why: why.to_string(),
+    }
+}
+
+/// Why a lanes target cannot run `scenario`'s policy, if it cannot.
+fn lanes_refusal(caps: &LanesCapabilities, policy: Policy) -> Option<String> {
+    let (kind, name) = match policy {
+        Policy::Raw => (ModeKind::Router, "router"),
+        Policy::Reject => (ModeKind::Reject, "reject"),
+        Policy::Warn => (ModeKind::Warn, "warn"),
+    };
+    (!caps.modes.contains(&kind)).then(|| format!("the target's lanes have no `{name}` mode"))
+}
+
+fn lanes_contracts(caps: &LanesCapabilities, scenario: &Scenario) -> Vec<NotDecided<Contract>> {
+    let mut out = Vec::new();
+    if caps.lifecycle {
+        return out;
+    }
+    for &contract in &scenario.file.checks {
+        if contract == Contract::L5 {
+            out.push(not(
+                contract,
+                "reaping is seen only in the lane lifecycle, which the target does not report (LanesCapabilities::lifecycle)",
+            ));
+        }
+    }
+    out
+}
+
+fn node_contracts(caps: &NodeCapabilities, scenario: &Scenario) -> Vec<NotDecided<Contract>> {
+    let mut out = Vec::new();
+    for &contract in &scenario.file.checks {
+        match contract {
+            Contract::S2 if !caps.drain => out.push(not(
+                contract,
+                "how long each write held the drain is seen only in the drain's account, which the target does not report (NodeCapabilities::drain)",
+            )),
+            Contract::S4 if !caps.drain => out.push(not(
+                contract,
+                "a frame's fate (written, skipped, unroutable, discarded) is seen only in the drain's account, which the target does not report (NodeCapabilities::drain)",
+            )),
+            Contract::M5 if !caps.heartbeat => out.push(not(
+                contract,
+                "the target runs no heartbeat (NodeCapabilities::heartbeat)",
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The world marks only a lifecycle report makes.
+const LIFECYCLE_MARKS: &[WorldMark] = &[
+    WorldMark::LaneRebuiltAfterReap,
+    WorldMark::LaneRebuiltAfterPanic,
+];
+
+impl Subject {
+    /// What this target can decide of `scenario`.
+    #[must_use]
+    pub fn decidable(&self, scenario: &Scenario) -> Decidable {
+        let world = scenario.file.world;
+        let refused = match world {
+            WorldKind::Lanes => match self.lanes() {
+                None => Some("the target has no lanes router".to_string()),
+                Some(lanes) => scenario
+                    .file
+                    .lanes
+                    .as_ref()
+                    .and_then(|spec| lanes_refusal(&lanes.capabilities(), spec.policy)),
+            },
+            WorldKind::Sender => self
+                .node()
+                .is_none()
+                .then(|| "the target has no node".to_string()),
+            WorldKind::Mesh => match self.node() {
+                None => Some("the target has no node".to_string()),
+                Some(node) => (!node.capabilities().accepts).then(|| {
+                    "the target's node does not accept dials (NodeCapabilities::accepts)"
+                        .to_string()
+                }),
+            },
+        };
+        if refused.is_some() {
+            return Decidable {
+                refused,
+                ..Decidable::default()
+            };
+        }
+        let (contracts, sites, lifecycle) = match world {
+            WorldKind::Lanes => {
+                let caps = self.lanes().map(|l| l.capabilities());
+                let caps = caps.expect("not refused: the target has lanes");
+                (lanes_contracts(&caps, scenario), caps.sites, caps.lifecycle)
+            }
+            WorldKind::Sender | WorldKind::Mesh => {
+                let caps = self.node().map(|n| n.capabilities());
+                let caps = caps.expect("not refused: the target has a node");
+                (node_contracts(&caps, scenario), caps.sites, true)
+            }
+        };
+        let marks = scenario
+            .reaches
+            .iter()
+            .filter_map(|reach| {
+                let why = match reach.mark {
+                    CoverMark::Code(site) if !self.is_builtin() && !sites.marks.contains(&site.name()) => {
+                        "the target's code does not declare this mark (Sites::marks)"
+                    }
+                    CoverMark::Preempted(site)
+                        if !self.is_builtin() && !sites.points.contains(&site.name()) =>
+                    {
+                        "the target's code has no such preemption point (Sites::points)"
+                    }
+                    CoverMark::World(mark) if !lifecycle && LIFECYCLE_MARKS.contains(&mark) => {
+                        "the world sees lanes come and go only in lifecycle reports (LanesCapabilities::lifecycle)"
+                    }
+                    CoverMark::Code(_) | CoverMark::Preempted(_) | CoverMark::World(_) => {
+                        return None
+                    }
+                };
+                Some(NotDecided {
+                    what: reach.mark,
+                    why: why.to_string(),
+                })
+            })
+            .collect();
+        Decidable {
+            refused: None,
+            contracts,
+            marks,
+        }
+    }
+
+    /// What the target reports, as the checkers need to know it.
+    #[must_use]
+    pub fn reported(&self) -> Reported {
+        let lanes = self.lanes().map(|l| l.capabilities());
+        let node = self.node().map(|n| n.capabilities());
+        Reported {
+            lifecycle: lanes.is_none_or(|c| c.lifecycle),
+            lane_stats: lanes.is_none_or(|c| c.stats),
+            drain: node.is_none_or(|c| c.drain),
+            stats: node.is_none_or(|c| c.stats),
+            table: node.is_none_or(|c| c.table),
+        }
+    }
+}
