@@ -213,9 +213,11 @@ pub struct LaneStats {
     pub lanes_created: u64,
     /// Lanes alive now.
     pub lanes_live: u64,
-    /// Items refused (or warned about, in [`Mode::Warn`]).
+    /// Items refused: only [`Mode::Reject`] refuses (an item admitted past
+    /// the limit in [`Mode::Warn`] is not shed).
     pub items_shed: u64,
-    /// Handler panics caught.
+    /// Handler panics caught (none in [`Mode::Router`], which catches
+    /// none).
     pub handler_panics: u64,
 }
 

@@ -252,7 +252,13 @@ pub fn main() -> ExitCode {
 /// into lanesim's own components only).
 #[must_use]
 pub fn main_with(base: &Subject) -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // A user's runner run with no arguments (as `cargo test` runs a
+    // harness-less test) runs every shipped scenario.
+    if args.len() <= 1 && !base.is_builtin() {
+        args.extend(["run".into(), crate::scenario::shipped::PREFIX.into()]);
+    }
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
@@ -923,10 +929,23 @@ fn planted(bug: Option<&str>) -> Result<Planted, String> {
 
 /// Loads every scenario under `paths`, sorted by path; the first bad file is
 /// the error.
-fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
+///
+/// # Errors
+/// The first path or file that does not load, said as the CLI says it.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
     let mut files = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for path in paths {
+        if let Some(shipped) = crate::scenario::shipped::under(path) {
+            if shipped.is_empty() {
+                return Err(format!(
+                    "{}: no shipped scenario there (`list @shipped` lists them)",
+                    path.display()
+                ));
+            }
+            files.extend(shipped);
+            continue;
+        }
         let before = files.len();
         collect_toml(path, &mut files, &mut seen, 16)
             .map_err(|error| format!("{}: {error}", path.display()))?;
@@ -945,6 +964,7 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
         }
     }
     files.sort();
+    files.dedup();
     files
         .iter()
         .map(|file| Scenario::load(file).map_err(|error| error.to_string()))

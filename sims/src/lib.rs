@@ -26,6 +26,7 @@
 //! | [`report`] | everything shown: the typed outcome of each subcommand, the one printer, sweeps as human text, JSON, JSON lines and JUnit, the one exit code type |
 //! | [`cli`] | the `lanesim` binary: arguments, one function per subcommand returning a typed outcome |
 //! | [`rng`] | the run's only randomness: seeded xoshiro256** |
+//! | [`runner`] | a user's runner: `main!(MyTargets)` (the whole CLI on their targets) and `Runner::check` for plain tests |
 //! | [`targets`] | the implementations the worlds run, through `lanesim_target`'s traits; lanesim's own components are one of them |
 //!
 //! Dependencies point one way: `cli` → `report` → `hunt` → `run` → `world`, `check`
@@ -40,6 +41,9 @@ pub mod hunt;
 pub mod report;
 pub mod rng;
 pub mod run;
+pub mod runner;
 pub mod scenario;
 pub mod targets;
 pub mod world;
+
+pub use runner::{Failed, Runner};

@@ -294,6 +294,18 @@ impl Replay<'_> {
             .iter()
             .filter(|r| matches!(r.event, Event::HandleEnd { panicked: true, .. }))
             .count() as u64;
+        // A raw router catches no panic: it counts none it did not catch.
+        let panics = if self.context.panics_kill_lanes {
+            said[3]
+        } else {
+            panics
+        };
+        // Lanes created and live are the lifecycle's to say.
+        let (created, live) = if self.inferred() {
+            (said[0], said[1])
+        } else {
+            (created, live)
+        };
         let seen = [created, live, shed, panics];
         let names = [
             "lanes created",

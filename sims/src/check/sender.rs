@@ -537,44 +537,79 @@ fn dc1(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
 /// `Overflow`) only when its lane was full, and a lane never holds more
 /// than its depth (S4 for data, DC-1 for controls: an early `Overflow`
 /// takes a healthy generation down). The log counts a frame from its
-/// enqueue to its fate; the drain may hold one frame taken off a lane in
-/// between, so a full lane shows as `depth` or `depth + 1` frames.
+/// enqueue to its fate; each writer may hold one frame taken off a lane in
+/// between (a drain that took it and has not begun its write, or a write
+/// under way), so a full lane shows as up to `depth + writers` frames,
+/// where `writers` is the writes under way then, and at least one: a
+/// single drain's lane never shows more than `depth + 1`
+/// (`lane_depths_allow_one_frame_per_writer_in_flight`).
 fn lane_depths(out: &mut Collector<'_>, context: &CheckContext) {
     let Some((data_depth, control_depth)) = context.lane_capacity else {
         return;
     };
-    let (mut data, mut controls) = (0u64, 0u64);
+    let (mut data, mut controls) = (0i64, 0i64);
+    let mut writing: BTreeSet<(u64, u64, Lane, u64)> = BTreeSet::new();
     for (index, record) in out.records().iter().enumerate() {
+        match record.event {
+            Event::WriteStarted {
+                peer,
+                generation,
+                lane,
+                seq,
+            } => {
+                writing.insert((peer, generation, lane, seq));
+            }
+            Event::WriteFinished {
+                peer,
+                generation,
+                lane,
+                seq,
+                ..
+            }
+            | Event::WriteAbandoned {
+                peer,
+                generation,
+                lane,
+                seq,
+            } => {
+                writing.remove(&(peer, generation, lane, seq));
+            }
+            _ => {}
+        }
+        let in_hand = (writing.len() as i64).max(1);
+        // Signed, like `s2`'s count: a fate settled inside `enqueue` is
+        // logged just before the enqueue it belongs to.
         let (lane, counted, depth, refused, accepted) = match record.event {
             Event::DataEnqueued { outcome, .. } => {
                 let (before, accepted) = (data, outcome == DataOutcome::Queued);
-                data += u64::from(accepted);
+                data += i64::from(accepted);
                 let refused = outcome == DataOutcome::DroppedFull;
                 (Lane::Data, before, data_depth, refused, accepted)
             }
             Event::ControlEnqueued { outcome, .. } => {
                 let (before, accepted) = (controls, outcome == ControlOutcome::Queued);
-                controls += u64::from(accepted);
+                controls += i64::from(accepted);
                 let refused = outcome == ControlOutcome::Overflow;
                 (Lane::Control, before, control_depth, refused, accepted)
             }
             Event::WriteFinished { lane, .. } | Event::WriteAbandoned { lane, .. } => {
                 match lane {
-                    Lane::Data => data = data.saturating_sub(1),
-                    Lane::Control => controls = controls.saturating_sub(1),
+                    Lane::Data => data -= 1,
+                    Lane::Control => controls -= 1,
                 }
                 continue;
             }
             Event::DataUnroutable { .. } | Event::DataDiscarded { .. } => {
-                data = data.saturating_sub(1);
+                data -= 1;
                 continue;
             }
             Event::ControlSkipped { .. } | Event::ControlDiscarded { .. } => {
-                controls = controls.saturating_sub(1);
+                controls -= 1;
                 continue;
             }
             _ => continue,
         };
+        let depth = i64::try_from(depth).unwrap_or(i64::MAX);
         let contract = match lane {
             Lane::Data => Contract::S4,
             Lane::Control => Contract::Dc1,
@@ -585,7 +620,7 @@ fn lane_depths(out: &mut Collector<'_>, context: &CheckContext) {
                 format!("the {lane:?} lane refused a frame while it held {counted} of {depth}"),
                 &[index],
             );
-        } else if accepted && counted > depth && context.reported.drain {
+        } else if accepted && counted > depth + in_hand - 1 && context.reported.drain {
             out.violate(
                 contract,
                 format!("the {lane:?} lane accepted a frame while it held {counted} of {depth}: more than it may hold"),
@@ -757,7 +792,10 @@ fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     let pick_slack = slack + context.preempt_max * 2;
     let records = out.records();
     let mut open: BTreeMap<(u64, Lane, u64), usize> = BTreeMap::new();
-    let mut queued: u64 = 0;
+    // Signed: a target may settle a frame's fate inside `enqueue` (a frame
+    // with no connection, reported unroutable at once), and then the fate
+    // is logged before the enqueue it belongs to.
+    let mut queued: i64 = 0;
     let mut idle_since: Option<usize> = None;
     let mut stalled_reported = false;
     for (index, record) in records.iter().enumerate() {
@@ -789,14 +827,14 @@ fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 peer, lane, seq, ..
             } => {
                 open.insert((peer, lane, seq), index);
-                queued = queued.saturating_sub(1);
+                queued -= 1;
                 picked = true;
             }
             Event::ControlSkipped { .. }
             | Event::DataUnroutable { .. }
             | Event::ControlDiscarded { .. }
             | Event::DataDiscarded { .. } => {
-                queued = queued.saturating_sub(1);
+                queued -= 1;
                 picked = true;
             }
             Event::WriteFinished {

@@ -404,28 +404,27 @@ pub fn first_divergence(a: &[Record], b: &[Record]) -> Option<usize> {
 /// run as a trace-event file in virtual time.
 #[must_use]
 pub fn trace_line(path: &str, seed: u64, subject: &Subject) -> String {
-    let planted = subject.planted();
-    let features = if planted.selected().is_some() {
-        " --features planted-bugs"
-    } else {
-        ""
-    };
-    let bug = planted
-        .selected()
-        .map_or(String::new(), |bug| format!(" --bug {}", bug.name()));
     format!(
-        "note: see it in time with: cargo run{features} -- replay {path} --seed {seed}{bug} --trace trace.json (open in ui.perfetto.dev)"
+        "note: see it in time with: {} replay {path} --seed {seed}{} --trace trace.json (open in ui.perfetto.dev)",
+        subject.command(),
+        bug_flag(subject)
     )
+}
+
+/// ` --bug NAME` when a bug is planted.
+fn bug_flag(subject: &Subject) -> String {
+    subject
+        .planted()
+        .selected()
+        .map_or(String::new(), |bug| format!(" --bug {}", bug.name()))
 }
 
 /// The single line that reproduces a failed run, in rustc's `note:` style.
 #[must_use]
 pub fn repro_line(path: &str, seed: u64, subject: &Subject) -> String {
-    match subject.planted().selected() {
-        None => format!("note: reproduce with: cargo run -- replay {path} --seed {seed}"),
-        Some(bug) => format!(
-            "note: reproduce with: cargo run --features planted-bugs -- replay {path} --seed {seed} --bug {}",
-            bug.name()
-        ),
-    }
+    format!(
+        "note: reproduce with: {} replay {path} --seed {seed}{}",
+        subject.command(),
+        bug_flag(subject)
+    )
 }

@@ -8,6 +8,7 @@ pub mod marks;
 mod params;
 pub mod sample;
 mod seeds;
+pub mod shipped;
 mod spec;
 
 use std::fmt;
@@ -151,6 +152,18 @@ impl Scenario {
             key: None,
             message,
         };
+        if let Some(text) = shipped::text(path) {
+            return Self::parse(path, text);
+        }
+        if path
+            .to_str()
+            .is_some_and(|p| p.starts_with(shipped::PREFIX))
+        {
+            return Err(refuse(format!(
+                "no such shipped scenario (`{} list @shipped` lists them)",
+                "lanesim"
+            )));
+        }
         // A scenario is a page of TOML: a file far larger is a mistake (a
         // log or a binary named .toml) and must not be read into memory.
         let mut bytes = Vec::new();

@@ -25,16 +25,25 @@ pub struct Subject {
     targets: Arc<dyn Targets>,
     planted: Planted,
     builtin: bool,
+    /// The command a repro line starts with (`cargo run --` for lanesim's
+    /// own binary; a user's runner says its own).
+    command: Arc<str>,
 }
 
 impl Subject {
     /// lanesim's own components, built with `planted` (none, or one bug).
     #[must_use]
     pub fn lanesim(planted: Planted) -> Self {
+        let command = if planted.selected().is_some() {
+            "cargo run --features planted-bugs --"
+        } else {
+            "cargo run --"
+        };
         Self {
             targets: Arc::new(lanesim::LanesimTargets::new(planted)),
             planted,
             builtin: true,
+            command: Arc::from(command),
         }
     }
 
@@ -54,11 +63,27 @@ impl Subject {
                 node.capabilities().sites,
             );
         }
+        let command = Arc::from(format!("<the runner of {}>", targets.name()));
         Self {
             targets,
             planted: Planted::none(),
             builtin: false,
+            command,
         }
+    }
+
+    /// The same, its repro lines starting with `command` (e.g. `cargo test
+    /// --test lanesim --`): the command that runs this runner.
+    #[must_use]
+    pub fn with_command(mut self, command: impl Into<String>) -> Self {
+        self.command = Arc::from(command.into());
+        self
+    }
+
+    /// The command a repro line starts with.
+    #[must_use]
+    pub fn command(&self) -> &str {
+        &self.command
     }
 
     /// The same target seen from outside only (`outside`), with the same
@@ -71,6 +96,7 @@ impl Subject {
             targets,
             planted: self.planted,
             builtin: false,
+            command: Arc::clone(&self.command),
         }
     }
 

@@ -1,0 +1,31 @@
+//! Two implementations written apart from lanesim's own, the way an engineer
+//! would write them without its design in front of them, and tested by
+//! lanesim only through its public target API (`lanesim_target`):
+//!
+//! - [`lanes`]: a per-key ordering router: a `Mutex<HashMap>` of tokio
+//!   channels, one consumer task per key, idle lanes reaped by a sweeper.
+//! - [`node`]: a node that dials peers and keeps one writer task per peer.
+//!
+//! Nothing is planted in them: what the testbed finds in them is the
+//! result (docs/examples.md).
+
+pub mod lanes;
+pub mod node;
+
+/// Both, as one target.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExampleTargets;
+
+impl lanesim_target::Targets for ExampleTargets {
+    fn name(&self) -> &str {
+        "examples"
+    }
+
+    fn lanes(&self) -> Option<&dyn lanesim_target::lanes::LanesTarget> {
+        Some(&lanes::ExampleLanes)
+    }
+
+    fn node(&self) -> Option<&dyn lanesim_target::node::NodeTarget> {
+        Some(&node::ExampleNode)
+    }
+}

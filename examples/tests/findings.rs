@@ -1,0 +1,79 @@
+//! What lanesim finds in these implementations, pinned: a change to the
+//! testbed or to them that changes a finding fails here, and
+//! `docs/examples.md` is updated with it.
+
+use lanesim_examples::ExampleTargets;
+use lanesim_sims::run::sweep::SweepReport;
+use lanesim_sims::scenario::Contract;
+use lanesim_sims::{Failed, Runner};
+
+fn runner() -> Runner {
+    Runner::new(ExampleTargets).command("cargo test -p lanesim-examples --test lanesim --")
+}
+
+/// The router passes every lanes scenario on its own seeds, with every
+/// contract decided (it reports its lanes' lifecycle and counters).
+#[test]
+fn the_router_passes_every_lanes_scenario() {
+    let report = runner()
+        .check(
+            &[
+                "@shipped/lanes_capacity_flood.toml",
+                "@shipped/lanes_drop_midflight.toml",
+                "@shipped/lanes_long_handler.toml",
+                "@shipped/lanes_order.toml",
+                "@shipped/lanes_panics.toml",
+                "@shipped/lanes_raw_panics.toml",
+                "@shipped/lanes_reap_race.toml",
+                "@shipped/lanes_stuck_key.toml",
+            ],
+            Some("0..16"),
+        )
+        .unwrap();
+    for tally in &report.scenarios {
+        assert!(tally.undecided.is_empty(), "{}", tally.scenario);
+        assert_eq!(tally.verdicts.pass, 16, "{}", tally.scenario);
+    }
+}
+
+fn failed(result: Result<SweepReport, Failed>) -> SweepReport {
+    match result {
+        Err(Failed::Runs(report)) => *report,
+        Err(Failed::Input(message)) => panic!("{message}"),
+        Ok(_) => panic!("the sweep passed"),
+    }
+}
+
+/// The node loses a simultaneous connect when one of its own dials races
+/// another: both ends register different sockets of the pair, and they
+/// hold no common connection until a redial (M1). Seed 53 of
+/// `mesh_stale_hello` shows it; the repro line is this crate's.
+#[test]
+fn the_node_loses_a_raced_simultaneous_connect() {
+    let report = failed(runner().check(&["@shipped/mesh_stale_hello.toml"], Some("53..54")));
+    let failure = &report.scenarios[0].failures[0];
+    assert_eq!(failure.violations[0].contract, Contract::M1);
+    assert_eq!(
+        failure.repro,
+        "note: reproduce with: cargo test -p lanesim-examples --test lanesim -- replay @shipped/mesh_stale_hello.toml --seed 53"
+    );
+}
+
+/// The node keeps every sender contract on the shipped sender scenarios'
+/// first seeds (what `run @shipped` finds on every seed is in
+/// docs/examples.md).
+#[test]
+fn the_node_keeps_the_sender_contracts() {
+    let report = runner()
+        .check(
+            &[
+                "@shipped/sender_fifo.toml",
+                "@shipped/sender_wedged_peer.toml",
+                "@shipped/sender_control_flood_healthy.toml",
+                "@shipped/sender_late_down.toml",
+            ],
+            Some("0..4"),
+        )
+        .unwrap();
+    assert_eq!(report.verdicts().pass, 16);
+}

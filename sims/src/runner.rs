@@ -1,0 +1,169 @@
+//! The runner for a user's crate: the whole `lanesim` CLI, or a plain
+//! `#[test]`, on the user's own implementations.
+//!
+//! A `harness = false` test (or a binary) with
+//!
+//! ```no_run
+//! # struct MyTargets;
+//! # impl lanesim_target::Targets for MyTargets { fn name(&self) -> &str { "mine" } }
+//! lanesim_sims::main!(MyTargets);
+//! ```
+//!
+//! gives every subcommand (`run`, `replay`, `hunt`, `shrink`, `audit`,
+//! `replay --trace`, `run --real`, …) on `MyTargets`, with the shipped
+//! scenarios at the path `@shipped`; run with no arguments (as `cargo
+//! test` runs it) it runs `run @shipped`. Every repro line it prints starts
+//! with the command that runs it (`cargo test --test <name> --`), so it
+//! reproduces in the user's crate.
+//!
+//! For an ordinary `#[test]`, [`Runner::check`] sweeps scenarios and fails
+//! with the contract, the seed and the repro line of the first failure.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use lanesim_target::Targets;
+
+use crate::run::sweep::{sweep, Plan, Shard, SweepReport, Unwatched};
+use crate::scenario::{Scenario, SeedRange};
+use crate::targets::Subject;
+
+/// Runs the testbed on a user's targets.
+#[derive(Clone, Debug)]
+pub struct Runner {
+    subject: Subject,
+}
+
+impl Runner {
+    /// A runner of `targets`. Their marks and preemption points become
+    /// nameable by scenarios.
+    pub fn new(targets: impl Targets) -> Self {
+        Self {
+            subject: Subject::user(Arc::new(targets)),
+        }
+    }
+
+    /// Repro lines start with `command` (what runs this runner), e.g.
+    /// `cargo test --test lanesim --`. [`crate::main!`] sets it for you.
+    #[must_use]
+    pub fn command(self, command: impl Into<String>) -> Self {
+        Self {
+            subject: self.subject.with_command(command),
+        }
+    }
+
+    /// What it tests.
+    #[must_use]
+    pub fn subject(&self) -> &Subject {
+        &self.subject
+    }
+
+    /// The CLI on the process's arguments (none: `run @shipped`).
+    #[must_use]
+    pub fn main(&self) -> ExitCode {
+        crate::cli::main_with(&self.subject)
+    }
+
+    /// Sweeps the scenarios under `paths` (files, directories, `@shipped`
+    /// paths) on each one's own seeds (or `seeds`, `"A..B"`), and fails if
+    /// a run failed or a reach requirement was missed. What the target
+    /// cannot decide (a scenario it cannot run, a contract it cannot
+    /// support) is listed in the report, not a failure.
+    ///
+    /// # Errors
+    /// The failure, printed as the CLI prints it, with the contract, the
+    /// seed and the repro line.
+    pub fn check(&self, paths: &[&str], seeds: Option<&str>) -> Result<SweepReport, Failed> {
+        let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+        let scenarios = crate::cli::load_all(&paths).map_err(Failed::Input)?;
+        let seeds = seeds
+            .map(str::parse::<SeedRange>)
+            .transpose()
+            .map_err(Failed::Input)?;
+        let jobs = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let report = sweep(
+            &Plan {
+                scenarios: &scenarios,
+                seeds,
+                shard: Shard::ALL,
+                wall: None,
+                jobs,
+                subject: self.subject.clone(),
+            },
+            &mut Unwatched,
+        );
+        let failed = report.verdicts().total() != report.verdicts().pass
+            || report
+                .reaches()
+                .iter()
+                .any(crate::run::ScenarioReach::fell_short);
+        if failed {
+            return Err(Failed::Runs(Box::new(report)));
+        }
+        Ok(report)
+    }
+
+    /// The scenarios under `paths`, loaded (for a test that runs them its
+    /// own way).
+    ///
+    /// # Errors
+    /// The first that does not load.
+    pub fn load(&self, paths: &[&str]) -> Result<Vec<Scenario>, String> {
+        let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+        crate::cli::load_all(&paths)
+    }
+}
+
+/// Why [`Runner::check`] failed.
+pub enum Failed {
+    /// A path, a scenario file or the seeds were bad.
+    Input(String),
+    /// Runs failed or reach requirements were missed: the sweep's report.
+    Runs(Box<SweepReport>),
+}
+
+impl fmt::Display for Failed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Input(message) => write!(f, "error: {message}"),
+            Self::Runs(report) => f.write_str(&crate::report::sweep::human(report)),
+        }
+    }
+}
+
+/// The report itself, so a failing `check(..).unwrap()` (or a test
+/// returning its `Result`) prints the failures and their repro lines.
+impl fmt::Debug for Failed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\n{self}")
+    }
+}
+
+impl std::error::Error for Failed {}
+
+/// `fn main` for a user's runner: `lanesim_sims::main!(MyTargets);` in a
+/// `harness = false` test target (`[[test]] name = "lanesim" harness =
+/// false`) or a binary. Repro lines say `cargo test -p <package> --test
+/// <name> --` (a test target) or `cargo run -p <package> --bin <name> --`
+/// (a binary).
+#[macro_export]
+macro_rules! main {
+    ($targets:expr) => {
+        fn main() -> ::std::process::ExitCode {
+            let command = match ::std::option_env!("CARGO_BIN_NAME") {
+                ::std::option::Option::Some(bin) => ::std::format!(
+                    "cargo run -p {} --bin {bin} --",
+                    ::std::env!("CARGO_PKG_NAME")
+                ),
+                ::std::option::Option::None => ::std::format!(
+                    "cargo test -p {} --test {} --",
+                    ::std::env!("CARGO_PKG_NAME"),
+                    ::std::env!("CARGO_CRATE_NAME")
+                ),
+            };
+            $crate::Runner::new($targets).command(command).main()
+        }
+    };
+}
