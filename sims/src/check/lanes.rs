@@ -163,6 +163,12 @@ impl Replay<'_> {
             .filter(|(_, item)| item.key == key && item.started.is_none())
             .map(|(id, _)| *id)
             .collect();
+        // The key's next lane starts empty: what died here holds no room.
+        if let Some(lane) = self.lanes.get_mut(&(KEY_LANE | key)) {
+            for item in &queued {
+                lane.outstanding.remove(item);
+            }
+        }
         self.lost.extend(queued);
     }
 
