@@ -17,6 +17,7 @@ use crate::targets::Subject;
 use crate::hunt::shrink::Budget;
 use crate::hunt::strategy::HuntWorld;
 use crate::hunt::{self, HuntConfig};
+use crate::real;
 use crate::report::{self, announce, print, Outcome, EXIT_CODES};
 use crate::run::selftest::{self, catalogue_contracts, TURMOIL_LAYER};
 use crate::run::sweep::{self, Plan, Shard, SweepReport, Tally, Watch};
@@ -671,8 +672,8 @@ fn run_real(args: &RunArgs, subject: &Subject) -> Result<Outcome, String> {
             let first = own.into_iter().next().unwrap_or(0);
             SeedRange::new(first, first + REAL_DEFAULT_SEEDS.min(own.len()) - 1).unwrap_or(own)
         });
-        if let Some(reason) = run::real::scenario_refusal(scenario) {
-            let skipped = run::real::RealOutcome::Skipped {
+        if let Some(reason) = real::scenario_refusal(scenario) {
+            let skipped = real::RealOutcome::Skipped {
                 scenario: scenario.name.clone(),
                 path: scenario.path.display().to_string(),
                 seed: seeds.into_iter().next().unwrap_or(0),
@@ -698,7 +699,7 @@ fn run_real(args: &RunArgs, subject: &Subject) -> Result<Outcome, String> {
                     &format!("  seed {seed}: {}", scenario.sample(seed)),
                 );
             }
-            let outcome = run::real::execute_real(scenario, seed, subject);
+            let outcome = real::execute_real(scenario, seed, subject);
             report::real_run(&outcome);
             runs.push(outcome);
         }
@@ -811,8 +812,8 @@ fn selftest(
 
 fn audit(paths: &[PathBuf], seeds: SeedRange, subject: &Subject) -> Result<Outcome, String> {
     let scenarios = load_all(paths)?;
-    Ok(Outcome::Audit(
-        scenarios
+    Ok(Outcome::Audit {
+        audits: scenarios
             .iter()
             .map(|scenario| {
                 (
@@ -822,7 +823,8 @@ fn audit(paths: &[PathBuf], seeds: SeedRange, subject: &Subject) -> Result<Outco
                 )
             })
             .collect(),
-    ))
+        target: (!subject.is_builtin()).then(|| subject.name().to_string()),
+    })
 }
 
 /// `fidelity`: each scenario's seeds simulated and for real, compared.
@@ -835,7 +837,7 @@ fn fidelity(paths: &[PathBuf], seeds: SeedRange, subject: &Subject) -> Result<Ou
             Format::Human,
             &format!("{}: seeds {seeds}, simulated and real", scenario.name),
         );
-        found.push(run::real::fidelity(scenario, seeds, subject));
+        found.push(real::fidelity(scenario, seeds, subject));
     }
     Ok(Outcome::Fidelity(found))
 }

@@ -23,9 +23,11 @@
 //! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E and M1–M6 over a log, one evidence collector |
 //! | [`run`] | one run; the ordered parallel engine (`run::stream`); streamed sweeps in bounded memory, shards and their merge (`run::sweep`); audit, selftest (planted bugs), bench; reports (human, JSON, JSON lines, JUnit) |
 //! | [`hunt`] | bug hunting: proptest strategies for whole cases, a coverage-guided corpus, shrinking to exact scenario files, the detection benchmark |
+//! | [`real`] | real mode: a seed on a real runtime and loopback TCP, judged by the same checkers; its clock and lateness; `fidelity` |
 //! | [`report`] | everything shown: the typed outcome of each subcommand, the one printer, sweeps as human text, JSON, JSON lines and JUnit, the one exit code type |
 //! | [`cli`] | the `lanesim` binary: arguments, one function per subcommand returning a typed outcome |
 //! | [`rng`] | the run's only randomness: seeded xoshiro256** |
+//! | [`guide`] | docs/your-implementation.md: testing your own implementation (its example is a doc test) |
 //! | [`runner`] | a user's runner: `main!(MyTargets)` (the whole CLI on their targets) and `Runner::check` for plain tests |
 //! | [`targets`] | the implementations the worlds run, through `lanesim_target`'s traits; lanesim's own components are one of them |
 //!
@@ -37,7 +39,9 @@ pub mod cli;
 pub mod coverage;
 pub mod event;
 pub mod fault;
+pub mod guide;
 pub mod hunt;
+pub mod real;
 pub mod report;
 pub mod rng;
 pub mod run;

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
+use lanesim_sims::real::{execute_real, RealOutcome};
 use lanesim_sims::run::pending::{Pending, Unresolved, TAIL};
-use lanesim_sims::run::real::{execute_real, RealOutcome};
 use lanesim_sims::run::sweep::Failure;
 use lanesim_sims::run::{execute, RunResult, Verdict};
 use lanesim_sims::scenario::Scenario;

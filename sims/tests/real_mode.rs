@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use lanesim_sims::event::{Down, Event, Record, Written};
-use lanesim_sims::run::real::{execute_real, RealOutcome, RealResult};
+use lanesim_sims::real::{execute_real, RealOutcome, RealResult};
 use lanesim_sims::run::Verdict;
 use lanesim_sims::scenario::Scenario;
 use lanesim_sims::targets::Subject;
@@ -210,7 +210,7 @@ fn fidelity_runs_a_seed_both_ways_and_the_verdicts_agree() {
     use lanesim_sims::coverage::{CoverMark, Site};
     use lanesim_sims::scenario::SeedRange;
 
-    let found = lanesim_sims::run::real::fidelity(
+    let found = lanesim_sims::real::fidelity(
         &scenario("wedged_real.toml", WEDGED),
         SeedRange::one(0),
         &Subject::default(),
@@ -298,8 +298,8 @@ fn a_planted_missing_exit_guard_is_caught_for_real_by_the_same_contract() {
 #[test]
 fn fidelity_detects_a_disagreement_and_exits_6() {
     use lanesim_sims::cli::Exit;
+    use lanesim_sims::real::{Fidelity, FidelitySeed};
     use lanesim_sims::report::Outcome;
-    use lanesim_sims::run::real::{Fidelity, FidelitySeed};
     let seed = |simulated, real| FidelitySeed {
         seed: 7,
         simulated,

@@ -111,3 +111,74 @@ fn outside_lanesim_still_has_its_planted_bugs_caught() {
     }
     println!("{}", lines.join("\n"));
 }
+
+/// A target whose code draws from OS entropy (std's `RandomState`, seeded
+/// per instance) does not replay: `audit` finds the first event where two
+/// runs of one seed differ, and it is the route the draw decided (or the
+/// lane that route made, which is logged first).
+#[test]
+fn audit_names_the_first_event_a_target_that_is_not_replayable_changes() {
+    use std::hash::BuildHasher;
+    use std::sync::Arc;
+
+    use lanesim_sims::event::Event;
+    use lanesim_sims::run::audit;
+    use lanesim_sims::targets::lanesim::lanes::LanesimLanes;
+    use lanesim_target::lanes::{Item, Lanes, LanesCapabilities, LanesSetup, LanesTarget};
+    use lanesim_target::Targets;
+
+    struct Flaky(Box<dyn Lanes>);
+    impl Lanes for Flaky {
+        fn route(&self, item: Item, capacity: Option<usize>) -> Result<usize, Item> {
+            let coin = std::collections::hash_map::RandomState::new().hash_one(item.seq);
+            if coin % 5 == 0 {
+                return Err(item);
+            }
+            self.0.route(item, capacity)
+        }
+    }
+    struct Coin;
+    impl LanesTarget for Coin {
+        fn capabilities(&self) -> LanesCapabilities {
+            LanesimLanes::default().capabilities()
+        }
+        fn build(&self, setup: LanesSetup) -> Result<Box<dyn Lanes>, String> {
+            Ok(Box::new(Flaky(LanesimLanes::default().build(setup)?)))
+        }
+    }
+    struct CoinTargets;
+    impl Targets for CoinTargets {
+        fn name(&self) -> &str {
+            "coin"
+        }
+        fn lanes(&self) -> Option<&dyn LanesTarget> {
+            Some(&Coin)
+        }
+    }
+
+    let subject = Subject::user(Arc::new(CoinTargets));
+    let scenario = shipped()
+        .into_iter()
+        .find(|s| s.name == "lanes_order")
+        .unwrap();
+    let divergences = audit(&scenario, SeedRange::new(0, 3).unwrap(), &subject);
+    assert!(!divergences.is_empty());
+    for d in &divergences {
+        let first = d.first.as_ref().expect("both runs logged that far");
+        assert!(
+            matches!(
+                first.event,
+                Event::Routed { .. } | Event::LaneCreated { .. }
+            ),
+            "seed {}: {first}",
+            d.seed
+        );
+    }
+    // lanesim's own components replay.
+    assert!(audit(
+        &scenario,
+        SeedRange::new(0, 3).unwrap(),
+        &Subject::default()
+    )
+    .is_empty());
+}

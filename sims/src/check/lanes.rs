@@ -124,7 +124,7 @@ impl Replay<'_> {
     /// How late a thread may wake beyond what the slacks above model: none
     /// in simulation (the tick is the timer's grain, and virtual time is
     /// exact); in real mode the tick is raised to real scheduling's grain
-    /// (`run::real::real_grain`, which grows with the lateness the run
+    /// (`real::real_grain`, which grows with the lateness the run
     /// measured), and the excess is how late a real thread
     /// may run.
     fn lateness(&self) -> Duration {

@@ -19,8 +19,8 @@ use clap::ValueEnum;
 use crate::hunt::bench::BugChases;
 use crate::hunt::shrink::Expect;
 use crate::hunt::{Found, HuntReport};
+use crate::real::{Fidelity, FidelitySeed, RealOutcome};
 use crate::run::bench::BenchReport;
-use crate::run::real::{Fidelity, FidelitySeed, RealOutcome};
 use crate::run::selftest::BugReport;
 use crate::run::sweep::{Failure, SweepReport};
 use crate::run::{Divergence, RunResult, ScenarioReach, Verdict};
@@ -153,7 +153,13 @@ pub enum Outcome {
     /// `bench --detection`: per bug, its hunts; each hunt's budget.
     Detection(Vec<BugChases>, Duration),
     /// `audit`: per scenario, seeds compared and divergences.
-    Audit(Vec<(String, u64, Vec<Divergence>)>),
+    Audit {
+        /// Per scenario: its name, seeds compared, divergences.
+        audits: Vec<(String, u64, Vec<Divergence>)>,
+        /// The target audited, when it is not lanesim's own: a divergence
+        /// is then its code's to fix, and the note says where to look.
+        target: Option<String>,
+    },
     /// `audit --processes`: runs compared across two processes, and the
     /// first that differed (its index and both processes' lines).
     AuditProcesses {
@@ -198,7 +204,7 @@ impl Outcome {
                     Exit::Pass
                 }
             }
-            Self::Audit(audits) => {
+            Self::Audit { audits, .. } => {
                 if audits.iter().any(|(_, _, d)| !d.is_empty()) {
                     Exit::Diverged
                 } else {
@@ -328,7 +334,7 @@ pub fn print(outcome: &Outcome) {
         } => println!("{}", selftest_json(reports)),
         Outcome::Bench(bench) => print!("{}", bench_table(bench)),
         Outcome::Detection(chases, wall) => print!("{}", detection_table(chases, *wall)),
-        Outcome::Audit(audits) => {
+        Outcome::Audit { audits, target } => {
             let mut total = 0;
             for (name, seeds, divergences) in audits {
                 println!(
@@ -347,6 +353,9 @@ pub fn print(outcome: &Outcome) {
                 total += divergences.len();
             }
             println!("audit: {total} divergence(s)");
+            if total > 0 {
+                println!("{}", text::audit_note(target.as_deref()));
+            }
         }
         Outcome::AuditProcesses { runs, difference } => match difference {
             None => println!("audit across processes: {runs} runs, identical in both"),

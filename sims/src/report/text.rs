@@ -9,8 +9,8 @@ use crate::coverage::{CoverMark, WorldMark};
 use crate::hunt::bench::BugChases;
 use crate::hunt::genes::size;
 use crate::hunt::{Found, HuntReport, Origin, Stop};
+use crate::real::{Fidelity, RealOutcome};
 use crate::run::bench::BenchReport;
-use crate::run::real::{Fidelity, RealOutcome};
 use crate::run::selftest::{catalogue_contracts, BugReport};
 use crate::run::{repro_line, RunResult};
 use crate::scenario::{Scenario, WorldKind};
@@ -622,4 +622,17 @@ pub(super) fn fidelity(found: &[Fidelity]) -> String {
         );
     }
     text
+}
+
+/// What `audit` says after a divergence: where to look.
+pub(super) fn audit_note(target: Option<&str>) -> String {
+    match target {
+        Some(name) => format!(
+            "note: the target `{name}` is not replayable: two runs of one seed differed at the event above. \
+             Look in its code for a runtime or threads of its own, the wall clock (std::time::Instant, SystemTime), \
+             OS entropy (thread_rng, getrandom, RandomState), a map iterated in a random hasher's order, \
+             and an unbiased tokio::select!: route them through the world (docs/your-implementation.md, \"Determinism\")"
+        ),
+        None => "note: lanesim's own components did not replay: a bug in the testbed or in them (the seed and event above reproduce it)".to_string(),
+    }
 }

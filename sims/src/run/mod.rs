@@ -13,7 +13,6 @@ use crate::targets::Subject;
 
 pub mod bench;
 pub mod pending;
-pub mod real;
 pub mod selftest;
 pub mod stream;
 pub mod sweep;

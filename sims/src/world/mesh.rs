@@ -269,27 +269,21 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         }
     }
     shared.log.push(at, "driver", Event::RunEnd { finished });
-    let records = shared.log.take();
-    let coverage = probe.close();
+    // The mesh world's only wait is its workload clock.
+    let stuck = (!finished).then_some(super::Stuck {
+        step: super::EndStep::MeshClock,
+        stats: None,
+        table: None,
+        order: None,
+    });
+    let run = WorldRun::ended(&shared.log, &probe, finished, at, stuck);
     // Teardown is not part of the run: nothing a dying host does is logged.
     for alive in &shared.alive {
         alive.store(false, Ordering::Release);
     }
     drop(installed);
     drop(sim);
-    WorldRun {
-        records,
-        finished,
-        elapsed: at,
-        coverage,
-        // The mesh world's only wait is its workload clock.
-        stuck: (!finished).then_some(super::Stuck {
-            step: super::EndStep::MeshClock,
-            stats: None,
-            table: None,
-            order: None,
-        }),
-    }
+    run
 }
 
 /// One thing the driver does at a time: a fault's start or end, with the

@@ -8,6 +8,20 @@
 //!
 //! The sender and lanes worlds have a real mode; the mesh world has none
 //! yet.
+//!
+//! Rooms: this file runs and judges a real seed ([`execute_real`]) and
+//! compares it with its simulated twin ([`fidelity`]); [`clock`] is real
+//! mode's clock and its measure of its own lateness (what widens the
+//! checkers' slacks); [`sender`] and [`lanes`] drive those worlds on a real
+//! runtime and real loopback TCP. The worlds' own code (`crate::world`) is
+//! the same in both modes but for its clock.
+
+pub mod clock;
+pub mod lanes;
+pub mod sender;
+
+pub(crate) use clock::Lateness;
+pub use clock::RealClock;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
@@ -17,10 +31,9 @@ use crate::targets::Subject;
 
 use std::collections::BTreeMap;
 
-use super::{check_context, judge, stream, RunResult, Verdict};
 use crate::coverage::CoverMark;
+use crate::run::{check_context, judge, stream, RunResult, Verdict};
 use crate::scenario::{Params, Scenario, SeedRange};
-use crate::world::{lanes, sender};
 
 /// One real run, decided.
 #[derive(Debug)]
@@ -107,7 +120,7 @@ pub fn real_grain(lateness: Duration, scale: f64) -> Duration {
 /// The check context of a real run: the simulated one with its tick raised
 /// to real mode's grain (what the checkers' slacks are made of) and the
 /// grain as its race window.
-fn real_context(params: &Params, grain: Duration, finished: bool) -> super::CheckContext {
+fn real_context(params: &Params, grain: Duration, finished: bool) -> crate::check::CheckContext {
     let mut context = match params {
         // The sender's bounds are built from its tick: raise it first.
         Params::Sender(p) => {
@@ -198,7 +211,7 @@ pub struct FidelitySeed {
     pub real_evidence: Option<String>,
     /// What the real run left pending, if its budget ran out (shown with
     /// a disagreement, for the same reason).
-    pub real_pending: Option<super::pending::Pending>,
+    pub real_pending: Option<crate::run::pending::Pending>,
 }
 
 impl FidelitySeed {
@@ -246,7 +259,7 @@ pub fn fidelity(scenario: &Scenario, seeds: SeedRange, subject: &Subject) -> Fid
     };
     for seed in seeds {
         let started = std::time::Instant::now(); // wall-clock: ok (benchmark)
-        let simulated = super::execute(scenario, seed, subject);
+        let simulated = crate::run::execute(scenario, seed, subject);
         let simulated_wall = started.elapsed();
         for mark in simulated.coverage.keys() {
             out.marks.entry(*mark).or_default().0 += 1;

@@ -1,0 +1,189 @@
+//! The local node's reports turned into events: its downs (each breaking
+//! the links over it), its inbound frames, and the drain's account of every
+//! frame, tagged so the log says which frame each report is about.
+
+use std::sync::Arc;
+
+use lanesim_target::node::{
+    Down, DownReason, Generation, NodeEvents, SenderLane, Up, WriteOutcome,
+};
+use tokio::sync::Notify;
+
+use super::{peer_index, Shared, LOCAL, UNTAGGED};
+use crate::coverage::WorldMark;
+use crate::event::{Event, Lane};
+use crate::world::links::Links;
+use crate::world::peer::PeerWorld;
+use crate::world::tag::Tag;
+
+/// Turns the local node's reports into events: its downs (and the
+/// `noconnection`s they cause), its inbound frames, and the drain's account
+/// of every frame.
+pub(super) struct Observer {
+    pub(super) shared: Arc<Shared>,
+    /// Per peer, what a keeper waits on for a down.
+    pub(super) downs: Vec<Arc<Notify>>,
+    /// The local processes' links.
+    pub(super) links: Links,
+}
+
+impl Observer {
+    /// The frame's tag. Every frame the world enqueues is tagged, so a
+    /// frame without one was mangled by the code under test: it is logged
+    /// under `UNTAGGED`, which no enqueue ever used, and the checkers flag
+    /// it (S4: left the drain but never queued). Never a panic: these hooks
+    /// also run in the drain's drop, where a panic aborts the process.
+    fn tag(frame: &[u8]) -> Tag {
+        Tag::of_frame(frame).unwrap_or(Tag {
+            lane: Lane::Data,
+            generation: 0,
+            seq: UNTAGGED,
+            link: None,
+        })
+    }
+
+    /// A control left the drain's hands for good.
+    fn control_done(&self, tag: &Tag, to: Generation<'_>) {
+        self.shared
+            .control_pending(peer_index(to.node), tag.generation, -1);
+    }
+
+    fn record(&self, event: Event) {
+        self.shared.drained.notify_one();
+        self.shared.record(LOCAL, event);
+    }
+
+    /// A write ended (finished or abandoned): a control is done with, and
+    /// `event` (given peer, generation, seq) is logged, under one order.
+    fn write_ended(
+        &self,
+        to: Generation<'_>,
+        frame: &[u8],
+        event: impl FnOnce(u64, u64, u64) -> Event,
+    ) {
+        self.shared.ordered(|| {
+            let tag = Self::tag(frame);
+            if tag.lane == Lane::Control {
+                self.control_done(&tag, to);
+            }
+            self.record(event(peer_index(to.node), to.generation, tag.seq));
+        });
+    }
+}
+
+impl NodeEvents for Observer {
+    /// The world logs a generation when its dial returns it
+    /// ([`Dialer::dial`]): the local node only dials.
+    fn up(&self, _: Up<'_>) {}
+
+    fn down(&self, down: Down<'_>) {
+        let peer = peer_index(down.node);
+        self.shared.mark(WorldMark::GenerationDown);
+        if down.reason == DownReason::HeartbeatTimeout {
+            self.shared.mark(WorldMark::HeartbeatDown);
+        }
+        self.shared.record(
+            LOCAL,
+            Event::ConnectionDown {
+                peer,
+                generation: down.generation,
+                reason: down.reason.into(),
+                table: down.table,
+            },
+        );
+        if let Some(wake) = self.downs.get(peer as usize) {
+            wake.notify_one();
+        }
+        // After the down's record: the log shows a generation's down
+        // before the noconnections it causes.
+        self.links.down(down.node, down.generation);
+    }
+
+    /// Which inbound frames were read whole: a local close before the end
+    /// of one resets the stream (S6's excuse for what the reset discards).
+    fn frame(&self, from: Generation<'_>, control: &[u8], payload: &[u8]) {
+        self.shared.record(
+            LOCAL,
+            Event::InboundFrameRead {
+                peer: peer_index(from.node),
+                generation: from.generation,
+                bytes: (control.len() + payload.len()) as u64,
+            },
+        );
+    }
+
+    fn write_started(&self, to: Generation<'_>, lane: SenderLane, frame: &[u8]) {
+        self.shared.record(
+            LOCAL,
+            Event::WriteStarted {
+                peer: peer_index(to.node),
+                generation: to.generation,
+                lane: lane.into(),
+                seq: Self::tag(frame).seq,
+            },
+        );
+    }
+
+    fn write_finished(
+        &self,
+        to: Generation<'_>,
+        lane: SenderLane,
+        frame: &[u8],
+        outcome: WriteOutcome,
+    ) {
+        self.write_ended(to, frame, |peer, generation, seq| Event::WriteFinished {
+            peer,
+            generation,
+            lane: lane.into(),
+            seq,
+            outcome: outcome.into(),
+        });
+    }
+
+    fn control_skipped(&self, pinned: Generation<'_>, frame: &[u8]) {
+        self.shared.ordered(|| {
+            let tag = Self::tag(frame);
+            self.control_done(&tag, pinned);
+            self.record(Event::ControlSkipped {
+                peer: peer_index(pinned.node),
+                generation: pinned.generation,
+                seq: tag.seq,
+            });
+        });
+    }
+
+    fn data_unroutable(&self, node: &str, frame: &[u8]) {
+        self.record(Event::DataUnroutable {
+            peer: peer_index(node),
+            seq: Self::tag(frame).seq,
+        });
+    }
+
+    fn write_abandoned(&self, to: Generation<'_>, lane: SenderLane, frame: &[u8]) {
+        self.write_ended(to, frame, |peer, generation, seq| Event::WriteAbandoned {
+            peer,
+            generation,
+            lane: lane.into(),
+            seq,
+        });
+    }
+
+    fn control_discarded(&self, pinned: Generation<'_>, frame: &[u8]) {
+        self.shared.ordered(|| {
+            let tag = Self::tag(frame);
+            self.control_done(&tag, pinned);
+            self.record(Event::ControlDiscarded {
+                peer: peer_index(pinned.node),
+                generation: pinned.generation,
+                seq: tag.seq,
+            });
+        });
+    }
+
+    fn data_discarded(&self, node: &str, frame: &[u8]) {
+        self.record(Event::DataDiscarded {
+            peer: peer_index(node),
+            seq: Self::tag(frame).seq,
+        });
+    }
+}
