@@ -77,3 +77,12 @@ fn the_node_keeps_the_sender_contracts() {
         .unwrap();
     assert_eq!(report.verdicts().pass, 16);
 }
+
+/// The same failure shrunk to a file (`lanesim shrink`): two cross-dials,
+/// no links, no data, and still M1.
+#[test]
+fn the_shrunk_file_fails_the_same_way() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/findings/mesh_raced_dials.toml");
+    let report = failed(runner().check(&[path], None));
+    assert_eq!(report.scenarios[0].failures[0].violations[0].contract, Contract::M1);
+}

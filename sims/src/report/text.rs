@@ -32,8 +32,8 @@ pub(super) fn hunt_report(report: &HuntReport, subject: &Subject) -> String {
         report.corpus,
         report.wall.as_secs_f64()
     );
-    let all = CoverMark::all();
-    let all: Vec<CoverMark> = all
+    let all: Vec<CoverMark> = subject
+        .marks()
         .into_iter()
         .filter(|mark| {
             [WorldKind::Lanes, WorldKind::Sender, WorldKind::Mesh]
@@ -185,7 +185,7 @@ pub(super) fn listing(scenarios: &[Scenario]) -> String {
         .filter(|m| matches!(m, CoverMark::Preempted(_)))
         .map(ToString::to_string)
         .collect();
-    let _ = writeln!(out, "  production code: {}", code.join(" "));
+    let _ = writeln!(out, "  code sites (lanesim's components and the target's): {}", code.join(" "));
     let _ = writeln!(out, "  worlds: {}", world.join(" "));
     let _ = writeln!(out, "  preemption points: {}", points.join(" "));
     if CATALOGUE.is_empty() {

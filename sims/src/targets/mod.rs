@@ -100,6 +100,32 @@ impl Subject {
         }
     }
 
+    /// Every mark a run of this target can reach: the worlds' own and the
+    /// code sites its components declare (all of lanesim's for lanesim's).
+    #[must_use]
+    pub fn marks(&self) -> Vec<crate::coverage::CoverMark> {
+        use crate::coverage::CoverMark;
+        let all = CoverMark::all();
+        if self.builtin {
+            return all;
+        }
+        let lanes = self.lanes().map(|l| l.capabilities().sites);
+        let node = self.node().map(|n| n.capabilities().sites);
+        let declared = |site: crate::coverage::Site, point: bool| {
+            [lanes, node].into_iter().flatten().any(|sites| {
+                let names = if point { sites.points } else { sites.marks };
+                names.contains(&site.name())
+            })
+        };
+        all.into_iter()
+            .filter(|mark| match *mark {
+                CoverMark::Code(site) => declared(site, false),
+                CoverMark::Preempted(site) => declared(site, true),
+                CoverMark::World(_) => true,
+            })
+            .collect()
+    }
+
     /// The target's name.
     #[must_use]
     pub fn name(&self) -> &str {
