@@ -82,7 +82,13 @@ fn the_node_keeps_the_sender_contracts() {
 /// no links, no data, and still M1.
 #[test]
 fn the_shrunk_file_fails_the_same_way() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/findings/mesh_raced_dials.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/findings/mesh_raced_dials.toml"
+    );
     let report = failed(runner().check(&[path], None));
-    assert_eq!(report.scenarios[0].failures[0].violations[0].contract, Contract::M1);
+    assert_eq!(
+        report.scenarios[0].failures[0].violations[0].contract,
+        Contract::M1
+    );
 }

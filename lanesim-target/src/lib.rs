@@ -21,11 +21,13 @@
 //! |---|---|
 //! | [`lanes`] | `LanesTarget`: build a router on the world's runtime; `Lanes::route`; lifecycle reports |
 //! | [`node`] | `NodeTarget`: a sender and its connection layer; dial, serve, enqueue, enqueue a control pinned to a generation; up/down/frame reports and the drain's account |
+//! | [`layer`] | `SenderTarget`: a sender alone, run over lanesim's connection layer (`ConnectionLayer`, `LayerConnection`) |
 //! | [`wire`] | the frame format and hello the worlds' peers speak |
 //! | [`probe`] | `mark`, `preempt_point`, the `Probe` the testbed installs, `Sites` a target declares |
 //! | [`net`] | `Transport`, `Listener`, `Connected`: the sockets a world hands a node |
 
 pub mod lanes;
+pub mod layer;
 pub mod net;
 pub mod node;
 pub mod probe;
@@ -45,6 +47,12 @@ pub trait Targets: Send + Sync + 'static {
 
     /// The node (sender and connection layer), if the target has one.
     fn node(&self) -> Option<&dyn node::NodeTarget> {
+        None
+    }
+
+    /// A sender alone, to run over lanesim's connection layer as the node
+    /// (used when [`Targets::node`] is `None`).
+    fn sender(&self) -> Option<&dyn layer::SenderTarget> {
         None
     }
 }

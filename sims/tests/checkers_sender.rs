@@ -1153,10 +1153,16 @@ fn s7_detects_a_down_with_no_cause() {
     }
 
     // A write dropped mid-frame is excused by a shutdown asked for before it
-    // (the drain's abort drops its write), and by nothing else.
+    // (the drain's abort drops its write), or as a write deadline would be
+    // (a sender that bounds a write by dropping it, its peer cut off), and
+    // by nothing else (above).
     let mut cancelled = good_then_down(Down::WriteCancelled);
     cancelled[17] = at(850, Event::ShutdownRequested);
     assert!(!found(&cancelled, &context())
+        .iter()
+        .any(|(c, _)| *c == Contract::S7));
+    let dropped_on_deadline = good_then_down(Down::WriteCancelled);
+    assert!(!found(&dropped_on_deadline, &context())
         .iter()
         .any(|(c, _)| *c == Contract::S7));
 

@@ -182,3 +182,134 @@ fn audit_names_the_first_event_a_target_that_is_not_replayable_changes() {
     )
     .is_empty());
 }
+
+/// A sender alone (the shape of beamr's: one drain over two lanes, each
+/// write bounded by the deadline) runs over lanesim's connection layer as
+/// the node, and keeps the sender contracts it is held to.
+#[test]
+fn a_sender_alone_runs_over_lanesims_connection_layer() {
+    use std::sync::Arc;
+
+    use lanesim_target::layer::{LayerConn, Sender, SenderCapabilities, SenderSetup, SenderTarget};
+    use lanesim_target::node::{ControlOutcome, DataOutcome, DownReason, Runtime};
+    use lanesim_target::probe::Sites;
+    use lanesim_target::Targets;
+    use tokio::sync::mpsc;
+
+    type Data = (String, Arc<[u8]>);
+    type Control = (LayerConn, Arc<[u8]>);
+
+    struct Drain {
+        data: mpsc::Sender<Data>,
+        control: mpsc::Sender<Control>,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Sender for Drain {
+        fn enqueue(&self, node: &str, frame: Arc<[u8]>) -> DataOutcome {
+            match self.data.try_send((node.to_string(), frame)) {
+                Ok(()) => DataOutcome::Queued,
+                Err(mpsc::error::TrySendError::Full(_)) => DataOutcome::DroppedFull,
+                Err(mpsc::error::TrySendError::Closed(_)) => DataOutcome::DroppedClosed,
+            }
+        }
+        fn enqueue_control(&self, pinned: &LayerConn, frame: Arc<[u8]>) -> ControlOutcome {
+            match self.control.try_send((Arc::clone(pinned), frame)) {
+                Ok(()) => ControlOutcome::Queued,
+                Err(mpsc::error::TrySendError::Full((pinned, _))) => {
+                    pinned.mark_down(DownReason::ControlOverflow);
+                    ControlOutcome::Overflow
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => ControlOutcome::Closed,
+            }
+        }
+        fn shutdown(&self) {
+            self.task.abort();
+        }
+    }
+
+    struct OneDrain;
+    impl SenderTarget for OneDrain {
+        fn capabilities(&self) -> SenderCapabilities {
+            SenderCapabilities {
+                drain: false,
+                stats: false,
+                sites: Sites::default(),
+            }
+        }
+        fn start(&self, setup: SenderSetup) -> Result<Box<dyn Sender>, String> {
+            let (data, mut data_rx) = mpsc::channel::<Data>(setup.data_capacity);
+            let (control, mut control_rx) = mpsc::channel::<Control>(setup.control_capacity);
+            let (layer, deadline) = (setup.layer, setup.write_timeout);
+            let handle = match setup.runtime {
+                Runtime::World(handle) | Runtime::Own { world: handle, .. } => handle,
+            };
+            let task = handle.spawn(async move {
+                loop {
+                    let (to, frame) = tokio::select! {
+                        biased;
+                        Some((pinned, frame)) = control_rx.recv() => {
+                            if pinned.is_down() { continue; }
+                            (pinned, frame)
+                        }
+                        Some((node, frame)) = data_rx.recv() => match layer.get_connection(&node) {
+                            Some(to) => (to, frame),
+                            None => continue,
+                        },
+                        else => break,
+                    };
+                    let write = tokio::time::timeout(deadline, to.write_raw(&frame)).await;
+                    if write.is_err() {
+                        to.mark_down(DownReason::WriteTimeout);
+                    }
+                }
+            });
+            Ok(Box::new(Drain {
+                data,
+                control,
+                task,
+            }))
+        }
+    }
+    struct SenderOnly;
+    impl Targets for SenderOnly {
+        fn name(&self) -> &str {
+            "one-drain"
+        }
+        fn sender(&self) -> Option<&dyn SenderTarget> {
+            Some(&OneDrain)
+        }
+    }
+
+    let subject = Subject::user(Arc::new(SenderOnly));
+    let node = subject.node().expect("composed over lanesim's layer");
+    assert!(node.capabilities().accepts && !node.capabilities().drain);
+    let scenarios: Vec<Scenario> = shipped()
+        .into_iter()
+        .filter(|s| {
+            ["sender_fifo", "sender_wedged_peer", "sender_dead_peer"].contains(&s.name.as_str())
+        })
+        .collect();
+    let plan = Plan {
+        scenarios: &scenarios,
+        seeds: Some(SeedRange::new(0, 7).unwrap()),
+        shard: Shard::ALL,
+        wall: None,
+        jobs: 2,
+        subject,
+    };
+    let report = sweep(&plan, &mut Unwatched);
+    for tally in &report.scenarios {
+        assert!(
+            tally.failures.is_empty(),
+            "{}: {:?}",
+            tally.scenario,
+            tally.failures.first().map(|f| &f.violations)
+        );
+        assert_eq!(tally.verdicts.pass, 8, "{}", tally.scenario);
+        let undecided: Vec<Contract> = tally.undecided.iter().map(|n| n.what).collect();
+        assert!(undecided
+            .iter()
+            .all(|c| [Contract::S2, Contract::S4].contains(c)));
+    }
+}

@@ -259,6 +259,45 @@ pub const NODE_SITES: Sites = Sites {
     ],
 };
 
+/// The sites of [`NODE_SITES`] in the connection layer (`ConnectionManager`,
+/// `DistConnection`): what a node made of this layer and another sender
+/// reaches. The rest are the sender's (`DistSender`; the write deadline
+/// fires in its drain's `write_frame`).
+pub const LAYER_SITES: Sites = Sites {
+    marks: &[
+        Mark::DownPeerClosed.name(),
+        Mark::DownReadError.name(),
+        Mark::DownWriteError.name(),
+        Mark::DownWriteTimeout.name(),
+        Mark::DownManualDisconnect.name(),
+        Mark::DownHeartbeatTimeout.name(),
+        Mark::DownControlOverflow.name(),
+        Mark::DownRepeated.name(),
+        Mark::LateDownOfOldGeneration.name(),
+        Mark::RegisterIncumbentKept.name(),
+        Mark::RegisterDisplacedDown.name(),
+        Mark::WriteRefusedDown.name(),
+        Mark::WriteAbandonedOnDown.name(),
+        Mark::FrameBudgetRefused.name(),
+        Mark::SlotRemoved.name(),
+        Mark::KeepaliveSent.name(),
+        Mark::DialJoinedInFlight.name(),
+        Mark::DownBeforeReadLoop.name(),
+        Mark::DownWriteCancelled.name(),
+        Mark::RegisterTieBreakWon.name(),
+        Mark::RegisterTieBreakLost.name(),
+        Mark::DownSimultaneousConnect.name(),
+        Mark::DownHandlerPanicked.name(),
+        Mark::HelloRefused.name(),
+        Mark::StandbyRegistered.name(),
+    ],
+    points: &[
+        Point::ReadBeforeMarkDown.name(),
+        Point::ReadLoopStarting.name(),
+        Point::DialBeforeRegister.name(),
+    ],
+};
+
 /// The sites of [`NODE_SITES`] only a node that accepts reaches (the mesh
 /// world's).
 pub const ACCEPTOR_SITES: Sites = Sites {
@@ -294,14 +333,17 @@ pub(crate) fn inheritor() -> Option<std::sync::Arc<dyn Fn() + Send + Sync>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Mark, Point, ACCEPTOR_SITES, LANES_SITES, NODE_SITES};
+    use super::{Mark, Point, ACCEPTOR_SITES, LANES_SITES, LAYER_SITES, NODE_SITES};
 
     /// Every mark and point is in exactly one of the components' site
     /// lists; the acceptor's are the node's.
     #[test]
     fn every_site_is_declared_once() {
-        for mark in ACCEPTOR_SITES.marks {
+        for mark in ACCEPTOR_SITES.marks.iter().chain(LAYER_SITES.marks) {
             assert!(NODE_SITES.marks.contains(mark), "{mark}");
+        }
+        for point in LAYER_SITES.points {
+            assert!(NODE_SITES.points.contains(point), "{point}");
         }
         let lists = [LANES_SITES, NODE_SITES];
         for mark in Mark::ALL {

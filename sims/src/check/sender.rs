@@ -39,7 +39,8 @@
 //!   peer-side reason only once it was impaired, `ControlOverflow` only with
 //!   an overflow, `ManualDisconnect` only after a disconnect or shutdown was
 //!   asked for, `WriteCancelled` (a write dropped mid-frame) only after a
-//!   shutdown; a live generation is never displaced by a new one.
+//!   shutdown or as a deadline would (`WriteTimeout`'s causes); a live
+//!   generation is never displaced by a new one.
 //! - S8: with redial on, a node that went down is connected again within
 //!   the redial bound of its peer becoming reachable (not crashed, not
 //!   partitioned, and a round trip fits in the connect timeout).
@@ -1344,13 +1345,15 @@ fn s7(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
             Down::ManualDisconnect => {
                 asked(model.shutdown) || asked(model.disconnected.get(gen).copied())
             }
-            // The world gives up on no write of its own: only the drain's
-            // abort at a shutdown drops one.
-            Down::WriteCancelled => asked(model.shutdown),
+            // A write dropped mid-frame: by a shutdown's abort, or by a
+            // sender that bounds a write by dropping it, which is a
+            // deadline as good as a `WriteTimeout` (beamr's drain, over
+            // lanesim's connection layer, does: docs/examples.md).
+            Down::WriteCancelled if asked(model.shutdown) => true,
             // A deadline a healthy link cannot meet is its own cause
             // (found by the hunt: 12 KB controls over a 4-segment window
             // against a 100 ms deadline).
-            Down::WriteTimeout => {
+            Down::WriteTimeout | Down::WriteCancelled => {
                 context
                     .write_timeout
                     .is_some_and(|t| t <= context.write_bound)

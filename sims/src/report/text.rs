@@ -185,7 +185,11 @@ pub(super) fn listing(scenarios: &[Scenario]) -> String {
         .filter(|m| matches!(m, CoverMark::Preempted(_)))
         .map(ToString::to_string)
         .collect();
-    let _ = writeln!(out, "  code sites (lanesim's components and the target's): {}", code.join(" "));
+    let _ = writeln!(
+        out,
+        "  code sites (lanesim's components and the target's): {}",
+        code.join(" ")
+    );
     let _ = writeln!(out, "  worlds: {}", world.join(" "));
     let _ = writeln!(out, "  preemption points: {}", points.join(" "));
     if CATALOGUE.is_empty() {

@@ -7,6 +7,7 @@
 //! components, the planted bug they are built with (the catalogue is theirs:
 //! another target has none).
 
+pub mod composed;
 pub mod decide;
 pub mod lanesim;
 pub mod outside;
@@ -23,6 +24,9 @@ use lanesim_target::Targets;
 #[derive(Clone)]
 pub struct Subject {
     targets: Arc<dyn Targets>,
+    /// The node made of lanesim's connection layer and the target's
+    /// sender, for a target that offers a sender alone.
+    composed: Option<Arc<composed::Composed>>,
     planted: Planted,
     builtin: bool,
     /// The command a repro line starts with (`cargo run --` for lanesim's
@@ -41,6 +45,7 @@ impl Subject {
         };
         Self {
             targets: Arc::new(lanesim::LanesimTargets::new(planted)),
+            composed: None,
             planted,
             builtin: true,
             command: Arc::from(command),
@@ -63,9 +68,18 @@ impl Subject {
                 node.capabilities().sites,
             );
         }
+        if let Some(sender) = targets.sender() {
+            crate::coverage::register(
+                crate::scenario::WorldKind::Sender,
+                sender.capabilities().sites,
+            );
+        }
+        let composed = (targets.node().is_none() && targets.sender().is_some())
+            .then(|| Arc::new(composed::Composed::new(Arc::clone(&targets))));
         let command = Arc::from(format!("<the runner of {}>", targets.name()));
         Self {
             targets,
+            composed,
             planted: Planted::none(),
             builtin: false,
             command,
@@ -94,6 +108,7 @@ impl Subject {
             Arc::new(outside::OutsideTargets::new(Arc::clone(&self.targets)));
         Self {
             targets,
+            composed: self.composed.clone(),
             planted: self.planted,
             builtin: false,
             command: Arc::clone(&self.command),
@@ -150,10 +165,15 @@ impl Subject {
         self.targets.lanes()
     }
 
-    /// The node, if the target has one.
+    /// The node, if the target has one: its own, or its sender over
+    /// lanesim's connection layer.
     #[must_use]
     pub fn node(&self) -> Option<&dyn NodeTarget> {
-        self.targets.node()
+        self.targets.node().or_else(|| {
+            self.composed
+                .as_deref()
+                .map(|composed| composed as &dyn NodeTarget)
+        })
     }
 }
 

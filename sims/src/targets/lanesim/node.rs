@@ -1,6 +1,8 @@
 //! lanesim's `ConnectionManager` with a `DistSender` over it behind the
 //! public node target trait: the manager's up and down hooks, its frame
 //! callback and the sender's observer all turned into the trait's reports.
+//! The manager alone is also a `ConnectionLayer` ([`start_layer`]), for a
+//! user's sender to run over (`targets::composed`).
 
 use std::any::Any;
 use std::sync::{Arc, Mutex};
@@ -12,8 +14,11 @@ use lanesim::distribution::{
     WriteOutcome as Outcome,
 };
 use lanesim::planted::Planted;
+/// The connection layer's own sites (without the sender's).
+pub use lanesim::shim::probe::LAYER_SITES;
 use lanesim::shim::probe::NODE_SITES;
 use lanesim::shim::rt::{JoinHandle, RuntimeChoice};
+use lanesim_target::layer::{ConnectionLayer, LayerConn, LayerConnection};
 use lanesim_target::net::Listener;
 use lanesim_target::node::{
     BoxFuture, Conn, Connection, ControlOutcome, DataOutcome, DialFailure, Down, DownReason,
@@ -59,6 +64,51 @@ impl Connection for LanesimConn {
 
 fn conn(connection: Arc<DistConnection>) -> Conn {
     Arc::new(LanesimConn(connection))
+}
+
+impl LayerConnection for LanesimConn {
+    fn write_raw<'a>(&'a self, frame: &'a [u8]) -> BoxFuture<'a, std::io::Result<()>> {
+        Box::pin(self.0.write_raw(frame))
+    }
+
+    fn mark_down(&self, why: DownReason) {
+        self.0.mark_down(match why {
+            DownReason::PeerClosed => Reason::PeerClosed,
+            DownReason::ReadError => Reason::ReadError,
+            DownReason::WriteError => Reason::WriteError,
+            DownReason::WriteTimeout => Reason::WriteTimeout,
+            DownReason::ManualDisconnect => Reason::ManualDisconnect,
+            DownReason::HeartbeatTimeout => Reason::HeartbeatTimeout,
+            DownReason::ControlOverflow => Reason::ControlOverflow,
+            DownReason::SimultaneousConnect => Reason::SimultaneousConnect,
+            DownReason::HandlerPanicked => Reason::HandlerPanicked,
+            DownReason::WriteCancelled => Reason::WriteCancelled,
+        });
+    }
+
+    fn as_connection(self: Arc<Self>) -> Conn {
+        self
+    }
+}
+
+/// lanesim's connection manager as a sender's connection layer.
+struct Layer(ConnectionManager);
+
+impl ConnectionLayer for Layer {
+    fn get_connection(&self, node: &str) -> Option<LayerConn> {
+        self.0
+            .get_connection(&NodeName::from(node))
+            .map(|connection| Arc::new(LanesimConn(connection)) as LayerConn)
+    }
+}
+
+/// The layer's handle on a connection it handed out as a world's `Conn`.
+#[must_use]
+pub fn layer_conn(pinned: &Conn) -> Option<LayerConn> {
+    pinned
+        .as_any()
+        .downcast_ref::<LanesimConn>()
+        .map(|own| Arc::new(LanesimConn(Arc::clone(&own.0))) as LayerConn)
 }
 
 fn reason(reason: Reason) -> DownReason {
@@ -139,22 +189,26 @@ impl SenderObserver for Observer {
 
 /// A started node: the manager, the sender over it, its accept loop.
 struct Started {
-    manager: ConnectionManager,
+    layer: Started0,
     sender: DistSender,
+}
+
+/// The connection layer alone: the manager and its accept loop. What a
+/// composed node (a user's sender over it) runs on.
+pub struct Started0 {
+    manager: ConnectionManager,
     accepting: Mutex<Vec<JoinHandle<()>>>,
 }
 
-/// The generation `node`'s table slot holds, down or not.
-fn slot_of(manager: &ConnectionManager, node: &str) -> Option<(u64, bool)> {
-    manager
-        .slots()
-        .into_iter()
-        .find(|slot| slot.node.as_str() == node)
-        .and_then(|slot| slot.current)
-}
+impl Started0 {
+    /// Its connection layer, for a sender.
+    #[must_use]
+    pub fn layer(&self) -> Arc<dyn ConnectionLayer> {
+        Arc::new(Layer(self.manager.clone()))
+    }
 
-impl Node for Started {
-    fn dial<'a>(
+    /// Dials `node` at `addr`.
+    pub fn dial<'a>(
         &'a self,
         node: &'a str,
         addr: &'a str,
@@ -173,7 +227,8 @@ impl Node for Started {
         })
     }
 
-    fn serve(&self, listener: Box<dyn Listener>) {
+    /// Accepts on `listener`.
+    pub fn serve(&self, listener: Box<dyn Listener>) {
         let task = self.manager.serve(listener);
         self.accepting
             .lock()
@@ -181,12 +236,65 @@ impl Node for Started {
             .push(task);
     }
 
-    fn connection(&self, node: &str) -> Option<Conn> {
+    /// `node`'s live connection.
+    #[must_use]
+    pub fn connection(&self, node: &str) -> Option<Conn> {
         self.manager.get_connection(&NodeName::from(node)).map(conn)
     }
 
-    fn disconnect(&self, node: &str) {
+    /// Takes `node`'s live connection down.
+    pub fn disconnect(&self, node: &str) {
         self.manager.disconnect_node(&NodeName::from(node));
+    }
+
+    /// `node`'s table slot.
+    #[must_use]
+    pub fn slot(&self, node: &str) -> Option<(u64, bool)> {
+        slot_of(&self.manager, node)
+    }
+}
+
+impl Drop for Started0 {
+    fn drop(&mut self) {
+        for task in self
+            .accepting
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain(..)
+        {
+            task.abort();
+        }
+    }
+}
+
+/// The generation `node`'s table slot holds, down or not.
+fn slot_of(manager: &ConnectionManager, node: &str) -> Option<(u64, bool)> {
+    manager
+        .slots()
+        .into_iter()
+        .find(|slot| slot.node.as_str() == node)
+        .and_then(|slot| slot.current)
+}
+
+impl Node for Started {
+    fn dial<'a>(
+        &'a self,
+        node: &'a str,
+        addr: &'a str,
+    ) -> BoxFuture<'a, Result<Conn, DialFailure>> {
+        self.layer.dial(node, addr)
+    }
+
+    fn serve(&self, listener: Box<dyn Listener>) {
+        self.layer.serve(listener);
+    }
+
+    fn connection(&self, node: &str) -> Option<Conn> {
+        self.layer.connection(node)
+    }
+
+    fn disconnect(&self, node: &str) {
+        self.layer.disconnect(node);
     }
 
     fn enqueue(&self, node: &str, frame: Arc<[u8]>) -> DataOutcome {
@@ -234,20 +342,7 @@ impl Node for Started {
     }
 
     fn slot(&self, node: &str) -> Option<(u64, bool)> {
-        slot_of(&self.manager, node)
-    }
-}
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        for task in self
-            .accepting
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .drain(..)
-        {
-            task.abort();
-        }
+        self.layer.slot(node)
     }
 }
 
@@ -264,17 +359,52 @@ impl NodeTarget for LanesimNode {
     }
 
     fn start(&self, setup: NodeSetup) -> Result<Box<dyn Node>, String> {
-        let (manager_runtime, sender_runtime) = match setup.runtime {
-            Runtime::World(handle) => (
-                RuntimeChoice::Handle(handle.clone()),
-                RuntimeChoice::Handle(handle),
-            ),
-            // The sender owns its runtime, as production runs it; the
-            // connection layer's read loops stay on the world's.
-            Runtime::Own { thread_name, world } => (
-                RuntimeChoice::Handle(world),
-                RuntimeChoice::Dedicated { thread_name },
-            ),
+        let (sender_runtime, reports) = (sender_runtime(&setup.runtime), setup.reports.clone());
+        let (data_capacity, control_capacity, write_timeout) = (
+            setup.data_capacity,
+            setup.control_capacity,
+            setup.write_timeout,
+        );
+        let layer = self.start_layer(setup)?;
+        let sender = DistSender::new(
+            layer.manager.clone(),
+            SenderConfig {
+                data_capacity,
+                control_capacity,
+                write_timeout,
+                runtime: sender_runtime,
+                observer: Some(Arc::new(Observer(reports))),
+                planted: self.planted,
+            },
+        )
+        .map_err(|error| error.to_string())?;
+        Ok(Box::new(Started { layer, sender }))
+    }
+}
+
+/// Where the sender runs: the world's runtime, or (real mode) one of its
+/// own, as production runs it.
+fn sender_runtime(runtime: &Runtime) -> RuntimeChoice {
+    match runtime {
+        Runtime::World(handle) => RuntimeChoice::Handle(handle.clone()),
+        Runtime::Own { thread_name, .. } => RuntimeChoice::Dedicated {
+            thread_name: thread_name.clone(),
+        },
+    }
+}
+
+impl LanesimNode {
+    /// Starts lanesim's connection layer alone (no sender): the manager,
+    /// its hooks and frame callback turned into `setup.reports`. Its read
+    /// loops run on the world's runtime in both modes.
+    ///
+    /// # Errors
+    /// When the manager cannot start.
+    pub fn start_layer(&self, setup: NodeSetup) -> Result<Started0, String> {
+        let manager_runtime = match setup.runtime {
+            Runtime::World(handle) | Runtime::Own { world: handle, .. } => {
+                RuntimeChoice::Handle(handle)
+            }
         };
         let mut config = ManagerConfig::new(manager_runtime);
         config.connect_timeout = setup.connect_timeout;
@@ -308,7 +438,7 @@ impl NodeTarget for LanesimNode {
             });
         });
         let (downs, table): (NodeReports, WeakConnectionManager) =
-            (setup.reports.clone(), manager.downgrade());
+            (setup.reports, manager.downgrade());
         manager.register_connection_down(move |event| {
             let node = event.node.as_str();
             let table = table
@@ -322,22 +452,9 @@ impl NodeTarget for LanesimNode {
                 table,
             });
         });
-        let sender = DistSender::new(
-            manager.clone(),
-            SenderConfig {
-                data_capacity: setup.data_capacity,
-                control_capacity: setup.control_capacity,
-                write_timeout: setup.write_timeout,
-                runtime: sender_runtime,
-                observer: Some(Arc::new(Observer(setup.reports))),
-                planted: self.planted,
-            },
-        )
-        .map_err(|error| error.to_string())?;
-        Ok(Box::new(Started {
+        Ok(Started0 {
             manager,
-            sender,
             accepting: Mutex::new(Vec::new()),
-        }))
+        })
     }
 }

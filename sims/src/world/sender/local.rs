@@ -94,6 +94,15 @@ impl Local {
                 }
             };
             let event = match Tag::of_frame(frame) {
+                Some(tag) if tag.lane == Lane::Control => {
+                    tap_log.settled(Some(tag.seq), (0, 0));
+                    Event::FrameWriteBegun {
+                        socket,
+                        lane: tag.lane,
+                        seq: tag.seq,
+                        bytes: frame_len(frame).map_or(0, |len| len as u64),
+                    }
+                }
                 Some(tag) => Event::FrameWriteBegun {
                     socket,
                     lane: tag.lane,
@@ -328,6 +337,13 @@ impl Local {
                     let outcome: ControlOutcome = node.enqueue_control(&connection, frame).into();
                     if outcome == ControlOutcome::Queued {
                         shared.control_pending(peer, generation, 1);
+                        if !connection.is_down() {
+                            shared
+                                .unsettled
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .insert(control_seq, (peer, generation));
+                        }
                     }
                     shared.record(
                         LOCAL,
@@ -356,16 +372,29 @@ impl Local {
         shared.workload_done.store(true, Ordering::Release);
     }
 
-    /// Waits until the node's counters account for every frame it queued.
-    /// A target that keeps no counters is waited for by the quiet of
-    /// [`Local::settle`] alone, which then also covers a write held to its
-    /// deadline.
+    /// Waits until the node's counters account for every frame it queued,
+    /// or, for a node that keeps no counters, until every control it
+    /// accepted is seen settled from outside: begun on a socket, or its
+    /// pinned generation down (what a drain held up by a long deadline of
+    /// its own needs; the run's budget bounds the wait), or the sender was
+    /// shut down (a control it still holds then is one its shutdown lost,
+    /// for DC-1 to say once the log has gone quiet).
     async fn drain(&self) {
         let shared = &self.shared;
         for looks in 1.. {
             shared.at(EndStep::SenderDrain { looks });
             let Some(s) = self.node.stats() else {
-                break;
+                let settled = shared
+                    .unsettled
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .is_empty();
+                if settled || shared.shut_down.load(Ordering::Acquire) {
+                    break;
+                }
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(1), shared.drained.notified()).await;
+                continue;
             };
             let controls_done = s.control_queued
                 == s.control_written + s.control_skipped + s.control_failed + s.control_discarded;

@@ -121,6 +121,11 @@ pub(crate) struct Shared {
     /// Controls accepted and not yet disposed of by the drain, per pinned
     /// (peer, generation): what makes a redial "with controls queued".
     pub(crate) pending_controls: Mutex<BTreeMap<(u64, u64), u64>>,
+    /// Controls accepted whose fate the world has not seen from outside:
+    /// not yet begun on a socket, their pinned generation not down (seq →
+    /// (peer, generation)). What the end of a run waits for when the node
+    /// keeps no counters.
+    pub(crate) unsettled: Mutex<BTreeMap<u64, (u64, u64)>>,
     /// The step of its run the local node is in.
     pub(crate) step: Mutex<EndStep>,
     /// The local node, for [`Shared::stuck`]. Weak:
@@ -183,6 +188,7 @@ impl Shared {
             frozen: AtomicBool::new(false),
             order: super::Order::default(),
             pending_controls: Mutex::new(BTreeMap::new()),
+            unsettled: Mutex::new(BTreeMap::new()),
             step: Mutex::new(EndStep::SenderDialing { peer: 0 }),
             live: Mutex::new(Weak::new()),
         })
@@ -263,6 +269,23 @@ impl Shared {
         pending
             .range((peer, 0)..(peer, generation))
             .any(|(_, count)| *count > 0)
+    }
+
+    /// A control's fate was seen (`None`: every control pinned to
+    /// `pinned`, whose generation went down).
+    pub(crate) fn settled(&self, seq: Option<u64>, pinned: (u64, u64)) {
+        let mut unsettled = self
+            .unsettled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match seq {
+            Some(seq) => {
+                unsettled.remove(&seq);
+            }
+            None => unsettled.retain(|_, on| *on != pinned),
+        }
+        drop(unsettled);
+        self.drained.notify_one();
     }
 
     fn any_controls_pending(&self) -> bool {

@@ -46,6 +46,8 @@ impl Observer {
     fn control_done(&self, tag: &Tag, to: Generation<'_>) {
         self.shared
             .control_pending(peer_index(to.node), tag.generation, -1);
+        self.shared
+            .settled(Some(tag.seq), (peer_index(to.node), tag.generation));
     }
 
     fn record(&self, event: Event) {
@@ -94,6 +96,7 @@ impl NodeEvents for Observer {
         if let Some(wake) = self.downs.get(peer as usize) {
             wake.notify_one();
         }
+        self.shared.settled(None, (peer, down.generation));
         // After the down's record: the log shows a generation's down
         // before the noconnections it causes.
         self.links.down(down.node, down.generation);
