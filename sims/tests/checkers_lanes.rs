@@ -456,3 +456,22 @@ fn l2_l4_l5_detect_dispatcher_counters_that_disagree_with_the_log() {
         );
     }
 }
+
+#[test]
+fn l5_detects_a_lane_closed_by_a_drop_that_never_happened() {
+    let mut log = good();
+    let reaped = log
+        .iter()
+        .position(|r| matches!(r.event, Event::LaneClosed { .. }))
+        .unwrap();
+    log[reaped] = closed(13, 1, 1, Exit::Closed);
+    let found: Vec<(Contract, String)> = check(&ALL, &log, &finished())
+        .into_iter()
+        .map(|v| (v.contract, v.message))
+        .collect();
+    assert!(
+        found.iter().any(|(c, m)| *c == Contract::L5
+            && m.contains("ended as closed by the router's drop, but the router was not dropped")),
+        "{found:#?}"
+    );
+}

@@ -526,3 +526,33 @@ fn m6_detects_data_out_of_order_on_one_generation_and_a_frame_arriving_twice() {
         vec![Contract::M6]
     );
 }
+
+#[test]
+fn m1_detects_both_ends_of_a_socket_claiming_to_have_dialed_it() {
+    let mut log = healthy();
+    let accepted = log
+        .iter()
+        .position(|r| matches!(r.event, Event::MeshUp { node: 1, .. }))
+        .unwrap();
+    log[accepted] = at(
+        20,
+        Event::MeshUp {
+            node: 1,
+            peer: 0,
+            generation: 1,
+            origin: Side::Dialed,
+            socket: socket(5000),
+        },
+    );
+    let found: Vec<String> = check(&ALL, &log, &context())
+        .into_iter()
+        .map(|v| v.message)
+        .collect();
+    assert!(
+        found
+            .iter()
+            .any(|m| m.contains("both registered socket 192.168.0.1:5000 as Dialed")),
+        "{found:#?}"
+    );
+    assert!(!broken(&healthy()).contains(&Contract::M1));
+}

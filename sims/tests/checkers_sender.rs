@@ -1546,3 +1546,60 @@ fn s6_detects_a_lost_frame_unless_a_reset_discarded_it() {
         "a frame written after the close resets the stream"
     );
 }
+
+#[test]
+fn s4_detects_data_dropped_as_closed_with_no_shutdown() {
+    let mut log = good();
+    log.insert(
+        3,
+        at(
+            2,
+            Event::DataEnqueued {
+                peer: 0,
+                seq: 9,
+                outcome: DataOutcome::DroppedClosed,
+            },
+        ),
+    );
+    assert_has(
+        &log,
+        &context(),
+        Contract::S4,
+        "data frame 9 to peer0 was dropped as closed though no shutdown was asked for",
+    );
+    // After a shutdown was asked for, closed is the answer.
+    log.insert(3, at(2, Event::ShutdownRequested));
+    assert!(!found(&log, &context())
+        .iter()
+        .any(|(_, m)| m.contains("dropped as closed")));
+}
+
+#[test]
+fn s2_detects_a_write_its_deadline_ended_reported_as_failed() {
+    // Data frame 2's write is under way when its generation goes down as
+    // WriteTimeout, and its end says Failed.
+    let mut log = good();
+    let finished_2 = find(&log, |e| {
+        matches!(
+            e,
+            Event::WriteFinished {
+                lane: Lane::Data,
+                seq: 2,
+                ..
+            }
+        )
+    });
+    log[finished_2] = finished(7, 1, Lane::Data, 2, Written::Failed);
+    log.insert(finished_2, down(7, 1, Down::WriteTimeout, None));
+    assert_has(
+        &log,
+        &context(),
+        Contract::S2,
+        "was reported failed, not timed out",
+    );
+    // Reported as timed out, the same log says nothing of it.
+    log[finished_2 + 1] = finished(7, 1, Lane::Data, 2, Written::TimedOut);
+    assert!(!found(&log, &context())
+        .iter()
+        .any(|(_, m)| m.contains("reported failed")));
+}

@@ -641,6 +641,17 @@ impl Replay<'_> {
         }
         if exit == Exit::Closed {
             self.ended_late_after_drop(lane_id, at, index);
+            // `Closed` is the drop's death signal: a lane that says it
+            // ended so while the router lives ended for another reason
+            // (reaped, cancelled) reported wrongly, or ended for nothing.
+            if self.router_dropped.is_none() {
+                let created = self.lanes.get(&lane_id).map_or(index, |l| l.created);
+                self.violate(
+                    Contract::L5,
+                    format!("key {key}: lane {lane_id} ended as closed by the router's drop, but the router was not dropped"),
+                    &[created, index],
+                );
+            }
         }
         let Some(lane) = self.lanes.get_mut(&lane_id) else {
             return;

@@ -37,7 +37,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::{CheckContext, Collector, Violation};
-use crate::event::{Event, LinkMsg, LinkSide, MeshFaultApplied, Record};
+use crate::event::{Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side};
 use crate::scenario::Contract;
 
 /// (node, incarnation, peer, generation).
@@ -402,6 +402,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     let model = Model::build(records);
     let mut out = Collector::new(records);
     m1(&mut out, &model);
+    m1_origins(&mut out);
     m1_convergence(&mut out, &model, context);
     m2(&mut out, &model);
     m3(&mut out, &model);
@@ -432,6 +433,42 @@ fn m1(out: &mut Collector<'_>, model: &Model) {
                     describe(other)
                 ),
                 &[index, other_index],
+            );
+        }
+    }
+}
+
+/// M1: the two ends of one socket agree on which of them dialed it (a
+/// socket both call their own dial, or both an accept, is a pair that does
+/// not agree on what it holds). Only sockets seen up exactly once at each
+/// end are judged: a dialer address a restarted host reused names two
+/// connections.
+fn m1_origins(out: &mut Collector<'_>) {
+    let mut by_socket: BTreeMap<SocketAddr, Vec<(usize, u64, u64, Side)>> = BTreeMap::new();
+    for (index, record) in out.records().iter().enumerate() {
+        if let Event::MeshUp {
+            node,
+            peer,
+            origin,
+            socket,
+            ..
+        } = record.event
+        {
+            by_socket
+                .entry(socket)
+                .or_default()
+                .push((index, node, peer, origin));
+        }
+    }
+    for (socket, ups) in by_socket {
+        let [(a_index, a, a_peer, a_origin), (b_index, b, b_peer, b_origin)] = ups[..] else {
+            continue;
+        };
+        if a == b_peer && b == a_peer && a_origin == b_origin {
+            out.violate(
+                Contract::M1,
+                format!("node{a} and node{b} both registered socket {socket} as {a_origin:?}: the ends of one socket disagree on which of them dialed it"),
+                &[a_index, b_index],
             );
         }
     }

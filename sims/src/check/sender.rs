@@ -885,6 +885,21 @@ fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                     // or abandoned write saw) may be logged just after the
                     // write's end: excused within the race window (zero in
                     // simulation; `real_s3_excuses_only_a_down_racing_the_failed_write`).
+                    // A write its generation's deadline ended (the down
+                    // came while it was under way, as `WriteTimeout`) timed
+                    // out: the drain's account says so.
+                    Written::Failed
+                        if first_down.is_some_and(|(down, reason, _)| {
+                            reason == Down::WriteTimeout
+                                && open_started.is_some_and(|started| down > started)
+                        }) =>
+                    {
+                        out.violate(
+                            Contract::S2,
+                            format!("a write to peer{peer}/{generation} was ended by its deadline (its generation went down as WriteTimeout while it was under way) but was reported failed, not timed out"),
+                            &[index],
+                        );
+                    }
                     Written::Failed
                         if first_down.is_none_or(|down| {
                             down.0 > index && !context.may_precede(records[down.0].at, record.at)
@@ -1135,6 +1150,19 @@ fn s4(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                 out.violate(
                     Contract::S4,
                     format!("data frame {seq} arrived at peer{peer} but was never written"),
+                    &[index],
+                );
+            }
+            // `DroppedClosed` says the sender is shut down: only once a
+            // shutdown was asked for (a full lane is `DroppedFull`).
+            Event::DataEnqueued {
+                peer,
+                seq,
+                outcome: DataOutcome::DroppedClosed,
+            } if model.shutdown.is_none_or(|s| s > index) => {
+                out.violate(
+                    Contract::S4,
+                    format!("data frame {seq} to peer{peer} was dropped as closed though no shutdown was asked for"),
                     &[index],
                 );
             }

@@ -106,3 +106,96 @@ impl Links {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::any::Any;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+
+    struct Gen(&'static str, u64, AtomicBool);
+
+    impl Connection for Gen {
+        fn node(&self) -> &str {
+            self.0
+        }
+        fn generation(&self) -> u64 {
+            self.1
+        }
+        fn is_down(&self) -> bool {
+            self.2.load(Ordering::Acquire)
+        }
+        fn local_addr(&self) -> &str {
+            "127.0.0.1:1"
+        }
+        fn peer_addr(&self) -> &str {
+            "127.0.0.1:2"
+        }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    fn table() -> (Links, Arc<Mutex<Vec<(String, Link)>>>) {
+        let delivered = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&delivered);
+        let links = Links::new(move |node, link| {
+            sink.lock().unwrap().push((node.to_string(), link));
+        });
+        (links, delivered)
+    }
+
+    /// A down of G breaks the node's links of G and older, each once, and
+    /// keeps the links of a newer generation registered before G's report.
+    #[test]
+    fn a_down_breaks_its_generations_links_and_older_ones_once_and_no_newer() {
+        let (links, delivered) = table();
+        let old = Gen("a", 1, AtomicBool::new(false));
+        let down = Gen("a", 2, AtomicBool::new(false));
+        let newer = Gen("a", 3, AtomicBool::new(false));
+        let other = Gen("b", 2, AtomicBool::new(false));
+        links.link(&old, 10, 10).unwrap();
+        links.link(&down, 20, 20).unwrap();
+        links.link(&newer, 30, 30).unwrap();
+        links.link(&other, 40, 40).unwrap();
+        links.down("a", 2);
+        let broken: Vec<u64> = delivered
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, l)| l.local)
+            .collect();
+        assert_eq!(broken, [10, 20]);
+        links.down("a", 2);
+        assert_eq!(delivered.lock().unwrap().len(), 2, "each link is told once");
+        links.down("a", 3);
+        let broken: Vec<u64> = delivered
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, l)| l.local)
+            .collect();
+        assert_eq!(broken, [10, 20, 30]);
+        assert!(links.unlink(
+            "b",
+            &Link {
+                generation: 2,
+                local: 40,
+                remote: 40
+            }
+        ));
+    }
+
+    /// A link over a generation already down is told at once, and kept
+    /// nowhere.
+    #[test]
+    fn a_link_over_a_down_generation_is_told_at_once() {
+        let (links, delivered) = table();
+        let gone = Gen("a", 1, AtomicBool::new(true));
+        assert_eq!(links.link(&gone, 5, 5), None);
+        assert_eq!(delivered.lock().unwrap().len(), 1);
+        links.down("a", 1);
+        assert_eq!(delivered.lock().unwrap().len(), 1);
+    }
+}
