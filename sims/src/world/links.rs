@@ -137,7 +137,9 @@ mod tests {
         }
     }
 
-    fn table() -> (Links, Arc<Mutex<Vec<(String, Link)>>>) {
+    type Told = Arc<Mutex<Vec<(String, Link)>>>;
+
+    fn table() -> (Links, Told) {
         let delivered = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&delivered);
         let links = Links::new(move |node, link| {
