@@ -399,7 +399,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
                 out,
                 regressions,
             };
-            Ok(hunt(&config))
+            hunt(&config)
         }
         Command::Shrink {
             path,
@@ -448,7 +448,23 @@ fn parse_wall(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
-fn hunt(config: &HuntConfig) -> Outcome {
+fn hunt(config: &HuntConfig) -> Result<Outcome, String> {
+    let subject = &config.subject;
+    let (lanes, node) = (subject.lanes().is_some(), subject.node().is_some());
+    let lacking = match config.world {
+        HuntWorld::Lanes => (!lanes).then_some("a lanes router"),
+        HuntWorld::Sender => (!node).then_some("a node"),
+        HuntWorld::Mesh => (!subject.node().is_some_and(|n| n.capabilities().accepts))
+            .then_some("a node that accepts dials"),
+        HuntWorld::Both => (!lanes && !node).then_some("a lanes router or a node"),
+    };
+    if let Some(what) = lacking {
+        return Err(format!(
+            "hunt --world {}: the target `{}` has no {what}",
+            config.world.name(),
+            subject.name()
+        ));
+    }
     let guidance = if config.guided { "guided" } else { "unguided" };
     let limit = match (config.cases, config.wall) {
         (Some(cases), Some(wall)) => format!("{cases} cases or {wall:?}"),
@@ -483,10 +499,10 @@ fn hunt(config: &HuntConfig) -> Outcome {
         bar.set_message(format!("· {found} failure(s) · {marks} marks"));
     });
     bar.finish_and_clear();
-    Outcome::Hunt {
+    Ok(Outcome::Hunt {
         report,
         subject: config.subject.clone(),
-    }
+    })
 }
 
 fn detection_bench(seeds: SeedRange, wall: Duration) -> Result<Outcome, String> {

@@ -343,25 +343,17 @@ struct HuntFeed<'a> {
     stop: Option<Stop>,
 }
 
-impl Feed for HuntFeed<'_> {
-    type Job = Job;
-    type Done = Outcome;
+/// Draws of a case the target cannot run before one is taken anyway (and
+/// reported as the crash it then is: the hunt's world is one the target
+/// barely has).
+const MAX_REDRAWS: u32 = 100;
 
-    fn draw(&mut self, index: u64) -> Option<Job> {
-        if self.config.cases.is_some_and(|cases| index >= cases) {
-            return None;
-        }
-        // The corpus this case may be mutated from: as it stood `LAG`
-        // cases ago.
-        while self.snapshots.len() as u64 > LAG {
-            self.snapshots.pop_front();
-        }
-        if let Some(oldest) = self.snapshots.front() {
-            self.corpus.evict(oldest.start);
-        }
+impl HuntFeed<'_> {
+    /// One case: replayed, mutated from the corpus, or fresh.
+    fn draw_one(&mut self) -> (Origin, Option<[u8; 32]>, (Params, u64)) {
         let bytes = seed_bytes(&mut self.master);
         let pick = self.master.next_u64();
-        let (origin, persisted, (params, seed)) = if let Some(saved) = self.replay.pop_front() {
+        if let Some(saved) = self.replay.pop_front() {
             (
                 Origin::Replayed,
                 Some(saved),
@@ -378,6 +370,43 @@ impl Feed for HuntFeed<'_> {
             match parent {
                 Some((_, parent, _)) => (Origin::Mutated, None, mutate(parent, &bytes)),
                 None => (Origin::Fresh, Some(bytes), draw(self.config.world, &bytes)),
+            }
+        }
+    }
+
+    /// Whether the target can run `params` (it has the component and the
+    /// mode).
+    fn runnable(&self, params: &Params, seed: u64) -> bool {
+        self.config.subject.is_builtin()
+            || shrink::scenario_of(params, seed, HORIZON, "a generated case")
+            .is_ok_and(|scenario| self.config.subject.decidable(&scenario).refused.is_none())
+    }
+}
+
+impl Feed for HuntFeed<'_> {
+    type Job = Job;
+    type Done = Outcome;
+
+    fn draw(&mut self, index: u64) -> Option<Job> {
+        if self.config.cases.is_some_and(|cases| index >= cases) {
+            return None;
+        }
+        // The corpus this case may be mutated from: as it stood `LAG`
+        // cases ago.
+        while self.snapshots.len() as u64 > LAG {
+            self.snapshots.pop_front();
+        }
+        if let Some(oldest) = self.snapshots.front() {
+            self.corpus.evict(oldest.start);
+        }
+        // A case the target cannot run (a policy its lanes lack) is drawn
+        // again: a hunt spends its cases on what the target can decide.
+        let mut tries = 0;
+        let (origin, persisted, (params, seed)) = loop {
+            let drawn = self.draw_one();
+            tries += 1;
+            if tries >= MAX_REDRAWS || self.runnable(&drawn.2 .0, drawn.2 .1) {
+                break drawn;
             }
         };
         Some(Job {
