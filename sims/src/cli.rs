@@ -350,6 +350,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             &load_all(&paths)?,
             seeds,
             no_real,
+            base,
         ))),
         Command::Audit {
             paths,

@@ -379,7 +379,7 @@ impl HuntFeed<'_> {
     fn runnable(&self, params: &Params, seed: u64) -> bool {
         self.config.subject.is_builtin()
             || shrink::scenario_of(params, seed, HORIZON, "a generated case")
-            .is_ok_and(|scenario| self.config.subject.decidable(&scenario).refused.is_none())
+                .is_ok_and(|scenario| self.config.subject.decidable(&scenario).refused.is_none())
     }
 }
 

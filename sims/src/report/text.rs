@@ -323,6 +323,29 @@ pub(super) fn bench_table(bench: &BenchReport) -> String {
         );
     }
     out.push('\n');
+    if !bench.mesh.is_empty() {
+        table_header(
+            &mut out,
+            &[
+                "quiet mesh, nodes",
+                "pairs",
+                "seeds",
+                "seeds/s (1 core)",
+                "ms a seed",
+            ],
+        );
+        for (nodes, b) in &bench.mesh {
+            let _ = writeln!(
+                out,
+                "| {nodes} | {} | {} | {:.1} | {:.0} |",
+                nodes * (nodes - 1) / 2,
+                b.seeds,
+                b.seeds_per_sec,
+                1000.0 / b.seeds_per_sec
+            );
+        }
+        out.push('\n');
+    }
     for (tick, virtual_time, wall) in &bench.exchange {
         let _ = writeln!(out, "wedged exchange, turmoil tick {tick} ms: {virtual_time:?} virtual in {wall:?} wall (median of 7)");
     }

@@ -48,12 +48,16 @@ pub struct ScenarioBench {
 
 /// Runs `seeds` of `scenario` serially and times them.
 #[must_use]
-pub fn scenario(scenario: &Scenario, seeds: crate::scenario::SeedRange) -> ScenarioBench {
+pub fn scenario(
+    scenario: &Scenario,
+    seeds: crate::scenario::SeedRange,
+    subject: &Subject,
+) -> ScenarioBench {
     let count = seeds.len();
     let started = Instant::now(); // wall-clock: ok (benchmark)
     let mut simulated = Duration::ZERO;
     for seed in seeds {
-        simulated += execute(scenario, seed, &Subject::default()).elapsed;
+        simulated += execute(scenario, seed, subject).elapsed;
     }
     let wall = started.elapsed().as_secs_f64();
     ScenarioBench {
@@ -467,6 +471,28 @@ pub struct BenchReport {
     pub real: Option<Duration>,
     /// Per sender scenario, over 20 seeds.
     pub harness: Vec<HarnessBench>,
+    /// A quiet mesh (every pair connected, a few links and data frames,
+    /// no fault) by node count: (nodes, its bench).
+    pub mesh: Vec<(u64, ScenarioBench)>,
+}
+
+/// The mesh sizes `bench` measures, with the seeds it runs of each.
+const MESH_SIZES: [(u64, u64); 6] = [(2, 16), (4, 16), (8, 8), (16, 4), (32, 2), (64, 2)];
+
+/// A quiet mesh of `nodes` nodes: what `bench` times against node count.
+///
+/// # Panics
+/// Never for `nodes` within the mesh world's bound (the text is fixed).
+#[must_use]
+pub fn quiet_mesh(nodes: u64) -> Scenario {
+    let text = format!(
+        "description = \"A quiet mesh of {nodes} nodes.\"\nworld = \"mesh\"\nchecks = [\"M1\", \"M2\", \"M3\", \"M4\", \"M6\"]\n\n[mesh]\nnodes = {nodes}\nlinks = 2\ndata = 2\nworkload = \"1s\"\nhold = [\"10ms\", \"100ms\"]\n"
+    );
+    Scenario::parse(
+        std::path::Path::new(&format!("quiet_mesh_{nodes}.toml")),
+        &text,
+    )
+    .expect("a valid mesh scenario")
 }
 
 /// One sender scenario's harness against its baselines, over the same seeds.
@@ -492,8 +518,23 @@ pub fn report(
     scenarios: &[Scenario],
     seeds: crate::scenario::SeedRange,
     no_real: bool,
+    subject: &Subject,
 ) -> BenchReport {
-    let per_scenario = scenarios.iter().map(|s| scenario(s, seeds)).collect();
+    let per_scenario = scenarios
+        .iter()
+        .map(|s| scenario(s, seeds, subject))
+        .collect();
+    let mesh = if subject.node().is_some_and(|n| n.capabilities().accepts) {
+        MESH_SIZES
+            .iter()
+            .map(|&(nodes, runs)| {
+                let seeds = crate::scenario::SeedRange::new(0, runs - 1).expect("a range");
+                (nodes, scenario(&quiet_mesh(nodes), seeds, subject))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     // Medians of 7: these machines are shared and noisy.
     let exchange = [1, 10, 50, 100]
         .into_iter()
@@ -535,5 +576,6 @@ pub fn report(
         exchange,
         real,
         harness,
+        mesh,
     }
 }

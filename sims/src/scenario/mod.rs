@@ -475,7 +475,7 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
 }
 
 /// Most nodes a mesh world runs.
-pub const MAX_MESH_NODES: u64 = 7;
+pub const MAX_MESH_NODES: u64 = 64;
 /// Most links a mesh node makes.
 pub const MAX_MESH_LINKS: u64 = 10_000;
 /// Longest mesh workload window, and longest fault.

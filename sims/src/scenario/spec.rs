@@ -414,7 +414,7 @@ pub const TORN_FRAME_LEN: u64 = 40;
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeshSpec {
-    /// Production nodes (2 to 7).
+    /// Production nodes (2 to 64).
     pub nodes: Sampled<u64>,
     /// Links each node makes (each sends a LINK control, and an EXIT
     /// control `hold` later, pinned to the generation it was made over).

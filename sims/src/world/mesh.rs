@@ -1,4 +1,4 @@
-//! The mesh world: N production nodes (2 to 7) on turmoil hosts, every one
+//! The mesh world: N production nodes (2 to 64) on turmoil hosts, every one
 //! a `ConnectionManager` + `DistSender` + two `LinkTable`s that dials every
 //! other node and accepts their dials, so the bugs that live *between*
 //! production nodes (simultaneous dials, heartbeats, restarts, squatters)
@@ -191,6 +191,15 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
     let mut sim = turmoil::Builder::new()
         .simulation_duration(budget + Duration::from_secs(3600))
         .tick_duration(params.tick)
+        // turmoil's segment credit is also each listener's backlog, and
+        // more unaccepted connects than it panics: every other node may dial
+        // a node at once, twice in a cross-dial (64 up to 32 nodes, as
+        // always).
+        .tcp_capacity(
+            usize::try_from(params.nodes * 2)
+                .unwrap_or(usize::MAX)
+                .max(64),
+        )
         .rng_seed(seed)
         .build();
     let starts = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect::<Vec<_>>());
