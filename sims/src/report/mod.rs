@@ -318,6 +318,9 @@ pub fn print(outcome: &Outcome) {
                 print!("{text}");
             }
             println!("{reach}");
+            for not in &result.undecided {
+                println!("{} not decided: {}", not.what.id(), not.why);
+            }
             println!(
                 "event log hash: {:016x} ({} events)",
                 result.hash,

@@ -12,7 +12,9 @@
 //! its seeds run, and the whole scenario is reported as not decided.
 //!
 //! The table of what each contract needs is here and only here, pinned by
-//! `a_minimal_target_is_decided_only_where_it_can_be` (sims/tests/targets.rs).
+//! `outside_lanesim_passes_what_it_decides_on_every_shipped_scenario`
+//! (sims/tests/targets.rs): a target that reports nothing optional is left
+//! L5, S2 and S4, and nothing else, undecided.
 
 use lanesim_target::lanes::{LanesCapabilities, ModeKind};
 use lanesim_target::node::NodeCapabilities;

@@ -101,14 +101,16 @@ impl Subject {
     }
 
     /// The same target seen from outside only (`outside`), with the same
-    /// planted bug.
+    /// planted bug (a node made of its sender over lanesim's layer is seen
+    /// from outside as a whole).
     #[must_use]
     pub fn outside(&self) -> Self {
-        let targets: Arc<dyn Targets> =
-            Arc::new(outside::OutsideTargets::new(Arc::clone(&self.targets)));
+        let targets: Arc<dyn Targets> = Arc::new(outside::OutsideTargets::new(Arc::new(Resolved(
+            self.clone(),
+        ))));
         Self {
             targets,
-            composed: self.composed.clone(),
+            composed: None,
             planted: self.planted,
             builtin: false,
             command: Arc::clone(&self.command),
@@ -174,6 +176,24 @@ impl Subject {
                 .as_deref()
                 .map(|composed| composed as &dyn NodeTarget)
         })
+    }
+}
+
+/// A subject's components as a `Targets` (its node the composed one, when
+/// it has a sender alone).
+struct Resolved(Subject);
+
+impl Targets for Resolved {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn lanes(&self) -> Option<&dyn LanesTarget> {
+        self.0.lanes()
+    }
+
+    fn node(&self) -> Option<&dyn NodeTarget> {
+        self.0.node()
     }
 }
 

@@ -27,6 +27,11 @@ use crate::world::peer::{peer_name, PeerWorld, MAX_INBOUND};
 use crate::world::tag::{frame_len, Tag};
 use crate::world::EndStep;
 
+/// How long the end of a run waits for a node without counters to settle
+/// what it accepted (scenario time): a sender's own write deadline may be
+/// longer than the scenario's (beamr's is a fixed 5 s).
+const PATIENCE: Duration = Duration::from_secs(10);
+
 /// The local host's task: its steps, in order.
 pub(crate) async fn local_main(
     shared: Arc<Shared>,
@@ -376,11 +381,13 @@ impl Local {
     /// or, for a node that keeps no counters, until every control it
     /// accepted is seen settled from outside: begun on a socket, or its
     /// pinned generation down (what a drain held up by a long deadline of
-    /// its own needs; the run's budget bounds the wait), or the sender was
-    /// shut down (a control it still holds then is one its shutdown lost,
-    /// for DC-1 to say once the log has gone quiet).
+    /// its own needs: beamr's is a fixed 5 s), or the sender was shut down,
+    /// or [`PATIENCE`] has passed (a control it still holds then is one it
+    /// lost, for DC-1 to say once the log has gone quiet; waiting out the
+    /// budget instead turned a silent overflow into a liveness verdict).
     async fn drain(&self) {
         let shared = &self.shared;
+        let patience = tokio::time::Instant::now() + shared.clock.in_world(PATIENCE);
         for looks in 1.. {
             shared.at(EndStep::SenderDrain { looks });
             let Some(s) = self.node.stats() else {
@@ -389,7 +396,10 @@ impl Local {
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .is_empty();
-                if settled || shared.shut_down.load(Ordering::Acquire) {
+                if settled
+                    || shared.shut_down.load(Ordering::Acquire)
+                    || tokio::time::Instant::now() >= patience
+                {
                     break;
                 }
                 let _ =

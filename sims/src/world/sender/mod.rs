@@ -86,6 +86,15 @@ impl Clock {
         }
     }
 
+    /// `d` of the log's (the scenario's) time as the world's own: itself
+    /// in simulation, scaled in real mode.
+    pub(crate) fn in_world(&self, d: Duration) -> Duration {
+        match self {
+            Self::Sim => d,
+            Self::Real(real) => real.wall(d),
+        }
+    }
+
     /// How much longer to wait for `quiet` (virtual time in simulation,
     /// wall time in real mode, where the end's quiet is not scaled) to
     /// have passed since the log time `last`.
