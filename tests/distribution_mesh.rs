@@ -682,12 +682,12 @@ async fn hellos_with_invalid_names_are_refused_and_logged_escaped_and_the_node_s
         (
             "a newline",
             b"evil\nFAKE LOG LINE".to_vec(),
-            r"node name holds the control character '\n'",
+            r"node name holds '\n' (U+000A)",
         ),
         (
             "a carriage return and an escape sequence",
             b"evil\r\x1b[2J".to_vec(),
-            r"node name holds the control character '\r'",
+            r"node name holds '\r' (U+000D)",
         ),
         (
             "not UTF-8",
@@ -697,12 +697,12 @@ async fn hellos_with_invalid_names_are_refused_and_logged_escaped_and_the_node_s
         (
             "a line separator",
             "evil\u{2028}FAKE LOG LINE".as_bytes().to_vec(),
-            r"node name holds the invisible layout character '\u{2028}'",
+            r"node name holds '\u{2028}' (U+2028)",
         ),
         (
             "a right-to-left override",
             "peer\u{202E}tset@".as_bytes().to_vec(),
-            r"node name holds the invisible layout character '\u{202e}'",
+            r"node name holds '\u{202e}' (U+202E)",
         ),
         ("our own", b"server@test".to_vec(), "hello names this node"),
     ];
