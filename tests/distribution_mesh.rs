@@ -14,19 +14,20 @@
 
 mod common;
 
-use std::fmt::{self, Write as _};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::capture::Captured;
+use common::raw::{closed_by_the_other_end, hello, raw_peer};
 use common::{framed, log, record_downs, snapshot, wait_for, Log};
 use lanesim::distribution::frame::encode;
 use lanesim::distribution::{
     ConnectionManager, DistConnection, DownEvent, DownReason, InboundFrame, ManagerConfig,
-    NodeName, HELLO, MAX_NODE_NAME,
+    NodeName, MAX_NODE_NAME,
 };
 use lanesim::shim::net::{BoxFuture, Connected, Listener, TokioTcp, Transport};
 use lanesim::shim::rt::RuntimeChoice;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
 
 /// Bound on any single wait: generous for a loaded CI machine, still only
@@ -128,107 +129,11 @@ fn describe(a: &Node, b: &Node) -> String {
     )
 }
 
-fn hello(name: &[u8]) -> Vec<u8> {
-    encode(HELLO, name).unwrap()
-}
-
-/// A raw socket to `addr` that has sent a hello announcing `name`.
-async fn raw_peer(addr: &str, name: &[u8]) -> TcpStream {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream.write_all(&hello(name)).await.unwrap();
-    stream
-}
-
-/// Waits until the other end closed `stream` (end of stream, or a reset),
-/// discarding whatever arrives before (keepalives).
-async fn closed_by_the_other_end(stream: &mut TcpStream, what: &str) {
-    tokio::time::timeout(BOUND, async {
-        let mut buf = [0u8; 4096];
-        loop {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{what}: the stream was never closed"));
-}
-
 /// The header of a frame with no control and a `len`-byte payload.
 fn header(len: usize) -> [u8; 8] {
     let mut header = [0u8; 8];
     header[4..].copy_from_slice(&u32::try_from(len).unwrap().to_be_bytes());
     header
-}
-
-// ---------------------------------------------------------------------------
-// Log capture
-
-/// Every tracing event on this thread, one rendered record per event, as a
-/// `fmt` subscriber prints it: level, message, then `name=value` fields
-/// (Display for `%`, Debug for `?` and for plain strings). A raw newline in
-/// a record is exactly what would forge a line in a real log.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<String>>>);
-
-impl Captured {
-    /// Captures this thread's events until the guard drops.
-    fn install(&self) -> tracing::subscriber::DefaultGuard {
-        tracing::subscriber::set_default(self.clone())
-    }
-
-    fn records(&self) -> Vec<String> {
-        self.0.lock().unwrap().clone()
-    }
-
-    /// Records containing every one of `needles`.
-    fn matching(&self, needles: &[&str]) -> Vec<String> {
-        self.records()
-            .into_iter()
-            .filter(|record| needles.iter().all(|needle| record.contains(needle)))
-            .collect()
-    }
-}
-
-#[derive(Default)]
-struct Render {
-    message: String,
-    fields: String,
-}
-
-impl tracing::field::Visit for Render {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn fmt::Debug) {
-        if field.name() == "message" {
-            let _ = write!(self.message, "{value:?}");
-        } else {
-            let _ = write!(self.fields, " {}={value:?}", field.name());
-        }
-    }
-}
-
-impl tracing::Subscriber for Captured {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        let mut render = Render::default();
-        event.record(&mut render);
-        let record = format!(
-            "{} {}{}",
-            event.metadata().level(),
-            render.message,
-            render.fields
-        );
-        self.0.lock().unwrap().push(record);
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 // ---------------------------------------------------------------------------

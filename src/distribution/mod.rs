@@ -20,9 +20,9 @@ mod sender;
 pub use connection::{DistConnection, DownEvent, DownReason};
 pub use links::{Link, LinkTable};
 pub use manager::{
-    ConnectionManager, DialError, InboundFrame, ManagerConfig, Origin, Registered, SlotView,
-    UpEvent, WeakConnectionManager, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FRAME_BUDGET, DEFAULT_TICK,
-    HELLO,
+    ConnectionManager, DialError, InboundCap, InboundFrame, InboundStats, ManagerConfig, Origin,
+    Registered, SlotView, UpEvent, WeakConnectionManager, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_FRAME_BUDGET, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES, DEFAULT_TICK, HELLO,
 };
 pub use node::{NameError, NodeName, MAX_NODE_NAME};
 pub use sender::{

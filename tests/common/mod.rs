@@ -5,6 +5,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub mod capture;
+pub mod raw;
+pub mod served;
+
 use lanesim::lanes::{LaneExit, LaneId, LaneObserver, LaneRouterConfig};
 use lanesim::shim::rt::RuntimeChoice;
 

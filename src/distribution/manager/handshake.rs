@@ -1,5 +1,5 @@
 //! The accept path: an inbound stream's hello, read within a deadline and
-//! checked, then registered; and the loop that accepts streams.
+//! checked, then registered.
 
 use super::{ConnectionManager, DialError, Origin};
 use crate::distribution::connection::DistConnection;
@@ -7,7 +7,6 @@ use crate::distribution::frame::{read_frame, Frame};
 use crate::distribution::node::{NameError, NodeName};
 use crate::shim::net::{Connected, Listener};
 use crate::shim::probe::{mark, Mark};
-use crate::shim::rt::JoinHandle;
 use crate::shim::sync::Arc;
 use crate::shim::time::timeout;
 
@@ -31,18 +30,27 @@ impl ConnectionManager {
     /// redial (the mesh hunt found it: `hunt --world mesh --seed 41`,
     /// `scenarios/regressions/mesh_hello_slower_than_the_connect_timeout.toml`).
     ///
+    /// The stream takes its places under the caps as in
+    /// [`serve`](Self::serve).
+    ///
     /// # Errors
-    /// When accepting fails, or the hello is late or malformed.
+    /// When accepting fails, a cap is reached, or the hello is late or
+    /// malformed.
     pub async fn accept(
         &self,
         listener: &mut dyn Listener,
     ) -> Result<Arc<DistConnection>, DialError> {
         let stream = listener.accept().await.map_err(DialError::Io)?;
+        let places = self.shared.admit().map_err(DialError::Refused)?;
+        let (stream, _handshake) = super::serve::hold(stream, places);
         self.handshake(stream).await
     }
 
     /// Reads an inbound stream's hello and registers it.
-    async fn handshake(&self, mut stream: Connected) -> Result<Arc<DistConnection>, DialError> {
+    pub(super) async fn handshake(
+        &self,
+        mut stream: Connected,
+    ) -> Result<Arc<DistConnection>, DialError> {
         let max = self.shared.max_frame.min(1024);
         let hello = timeout(
             self.shared.connect_timeout.saturating_mul(2),
@@ -80,41 +88,5 @@ impl ConnectionManager {
         Ok(self
             .register_as(node, stream, Origin::Accepted)
             .into_connection())
-    }
-
-    /// Accepts inbound connections on `listener` until it fails. Each
-    /// stream's hello is read in its own task, so a caller that never sends
-    /// one delays nobody else; a bad stream is dropped. The loop holds the
-    /// manager weakly: it ends when the manager is gone.
-    pub fn serve(&self, mut listener: Box<dyn Listener>) -> JoinHandle<()> {
-        let shared = Arc::downgrade(&self.shared);
-        let (transport, local) = (Arc::clone(&self.transport), self.local.clone());
-        self.shared.runtime.spawn(async move {
-            loop {
-                let stream = match listener.accept().await {
-                    Ok(stream) => stream,
-                    Err(error) => {
-                        tracing::warn!(%error, "accept loop stopped");
-                        return;
-                    }
-                };
-                let Some(shared) = shared.upgrade() else {
-                    return;
-                };
-                let manager = ConnectionManager {
-                    shared,
-                    transport: Arc::clone(&transport),
-                    local: local.clone(),
-                };
-                let runtime = Arc::clone(&manager.shared);
-                runtime.runtime.spawn(async move {
-                    if let Err(error) = manager.handshake(stream).await {
-                        // `error` quotes names with `{:?}`: a newline in
-                        // a hostile name cannot forge a log line.
-                        tracing::warn!(%error, "inbound connection refused");
-                    }
-                });
-            }
-        })
     }
 }

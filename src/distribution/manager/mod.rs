@@ -35,6 +35,8 @@
 //! - `table`: the slots, the tie-break as a pure decision (`decide`), the
 //!   registration that applies it under the table lock, and the stand-by of
 //!   refused streams;
+//! - `serve`: the accept loop (errors skipped or backed off, never fatal)
+//!   and the caps on inbound streams;
 //! - `handshake`: the accept path, from `accept()` to a registered stream;
 //! - `read_loop`: a generation's read loop, its keepalives and its silence
 //!   clock.
@@ -57,11 +59,13 @@ use crate::shim::time::{timeout, Duration};
 
 mod handshake;
 mod read_loop;
+mod serve;
 mod table;
 #[cfg(test)]
 mod tests;
 
 pub use handshake::HELLO;
+pub use serve::{InboundCap, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES};
 use table::Table;
 
 /// Default bound on a dial (connect plus hello).
@@ -161,13 +165,20 @@ pub struct ManagerConfig {
     pub tick: Option<Duration>,
     /// Bytes all partly read frame bodies together may hold.
     pub frame_budget: u64,
+    /// Inbound streams whose hello has not been read yet, at most; a newer
+    /// one is closed at once (see [`ConnectionManager::serve`]).
+    pub max_handshakes: u64,
+    /// Inbound streams open at once (in their handshake, registered or
+    /// standing by), at most; a newer one is closed at once.
+    pub max_connections: u64,
     /// Planted bug, if any.
     pub planted: Planted,
 }
 
 impl ManagerConfig {
     /// Defaults: 5 s connect timeout, 64 MiB frames, a 60 s heartbeat
-    /// tick, a 256 MiB frame budget, no frame callback.
+    /// tick, a 256 MiB frame budget, 256 inbound handshakes and 1,024
+    /// inbound connections at once, no frame callback.
     #[must_use]
     pub fn new(runtime: RuntimeChoice) -> Self {
         Self {
@@ -177,6 +188,8 @@ impl ManagerConfig {
             on_frame: None,
             tick: Some(DEFAULT_TICK),
             frame_budget: DEFAULT_FRAME_BUDGET,
+            max_handshakes: DEFAULT_MAX_HANDSHAKES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
             planted: Planted::none(),
         }
     }
@@ -193,6 +206,8 @@ pub enum DialError {
     BadHello(String),
     /// The hello named a node this node will not accept.
     BadName(NameError),
+    /// An inbound stream met a cap and was closed.
+    Refused(InboundCap),
 }
 
 impl fmt::Display for DialError {
@@ -202,11 +217,30 @@ impl fmt::Display for DialError {
             Self::Io(error) => write!(f, "connect failed: {error}"),
             Self::BadHello(why) => write!(f, "bad hello: {why}"),
             Self::BadName(why) => write!(f, "bad hello: {why}"),
+            Self::Refused(cap) => write!(f, "refused: {} reached", cap.knob()),
         }
     }
 }
 
 impl std::error::Error for DialError {}
+
+/// What the accept path has done: gauges now, and counts since the manager
+/// started ([`ConnectionManager::inbound`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InboundStats {
+    /// Inbound streams whose hello has not been read yet.
+    pub handshaking: u64,
+    /// Inbound streams open (in their handshake, registered or standing by).
+    pub open: u64,
+    /// Streams admitted under the caps.
+    pub accepted: u64,
+    /// Streams closed at once because a cap was reached.
+    pub refused: u64,
+    /// Accept errors that belonged to one connection, skipped.
+    pub skipped: u64,
+    /// Accept errors waited out (resources exhausted, or unknown).
+    pub backed_off: u64,
+}
 
 /// One node's slot in the table, as [`ConnectionManager::slots`] reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -233,6 +267,9 @@ struct ManagerShared {
     max_frame: u64,
     tick: Option<Duration>,
     budget: Arc<FrameBudget>,
+    max_handshakes: u64,
+    max_connections: u64,
+    admission: serve::Admission,
     planted: Planted,
     runtime: TaskRuntime,
 }
@@ -276,6 +313,9 @@ impl ConnectionManager {
                 max_frame: config.max_frame,
                 tick: config.tick,
                 budget: Arc::new(FrameBudget::new(config.frame_budget)),
+                max_handshakes: config.max_handshakes,
+                max_connections: config.max_connections,
+                admission: serve::Admission::default(),
                 planted: config.planted,
                 runtime: TaskRuntime::start(config.runtime, config.planted)?,
             }),
@@ -341,6 +381,12 @@ impl ConnectionManager {
                     .map(|(c, _)| (c.generation(), c.is_down())),
             })
             .collect()
+    }
+
+    /// What the accept path has done so far.
+    #[must_use]
+    pub fn inbound(&self) -> InboundStats {
+        self.shared.admission.stats()
     }
 
     /// Nodes with a live connection, sorted.

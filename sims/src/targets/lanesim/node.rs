@@ -220,7 +220,8 @@ impl Started0 {
                 .map(conn)
                 .map_err(|error| match error {
                     DialError::Timeout => DialFailure::Timeout,
-                    DialError::Io(_) => DialFailure::Io,
+                    // `Refused` comes only from the accept side.
+                    DialError::Io(_) | DialError::Refused(_) => DialFailure::Io,
                     DialError::BadHello(_) => DialFailure::BadHello,
                     DialError::BadName(_) => DialFailure::BadName,
                 })

@@ -1,0 +1,63 @@
+//! A real node serving loopback, and the well-behaved peer every hostile
+//! test ends with.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{log, snapshot, wait_for, Log};
+use lanesim::distribution::frame::encode;
+use lanesim::distribution::{ConnectionManager, InboundFrame, ManagerConfig, NodeName};
+use lanesim::shim::net::{TokioTcp, Transport};
+use lanesim::shim::rt::RuntimeChoice;
+
+/// A manager serving a loopback listener, and the frames it received.
+pub struct Served {
+    pub manager: ConnectionManager,
+    pub addr: String,
+    pub frames: Log<InboundFrame>,
+}
+
+/// A node named `name` with `config` (its frame callback replaced by a log),
+/// serving 127.0.0.1.
+pub async fn served(name: &str, mut config: ManagerConfig) -> Served {
+    let frames = log();
+    let sink = Arc::clone(&frames);
+    config.on_frame = Some(Arc::new(move |frame| sink.lock().unwrap().push(frame)));
+    let manager =
+        ConnectionManager::new(NodeName::from(name), Arc::new(TokioTcp), config).expect("manager");
+    let listener = TokioTcp.bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    manager.serve(listener);
+    Served {
+        manager,
+        addr,
+        frames,
+    }
+}
+
+/// The node's default configuration on the test's runtime.
+pub fn config() -> ManagerConfig {
+    ManagerConfig::new(RuntimeChoice::current())
+}
+
+/// A well-behaved node dials `to`, sends one frame tagged `tag`, and `to`
+/// must receive it from that node.
+pub async fn an_honest_peer_is_delivered(to: &Served, from: &str, tag: &[u8]) {
+    let honest = served(from, config()).await;
+    let connection = honest
+        .manager
+        .dial(to.manager.local(), &to.addr)
+        .await
+        .unwrap_or_else(|error| panic!("{from} cannot dial {}: {error}", to.addr));
+    let frame = encode(tag, b"").unwrap();
+    connection
+        .write_frame(&frame, Some(Duration::from_secs(5)))
+        .await
+        .unwrap();
+    wait_for("the honest peer's frame", || {
+        snapshot(&to.frames)
+            .iter()
+            .any(|f| f.node.as_str() == from && f.control == tag)
+    })
+    .await;
+}
