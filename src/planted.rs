@@ -75,11 +75,16 @@ pub enum PlantedBug {
     /// EXITs dropped into it. Caught by the silent-generation check, pair
     /// agreement and the death-signal check (mesh world).
     NoHeartbeat,
+    /// #14: the accept loop ends on the first error `accept` returns.
+    /// Symptom: one stream reset before it was accepted, or one moment
+    /// without descriptors, and the node never accepts again: every peer
+    /// that needs to dial it is refused. Caught by M7 (mesh world).
+    AcceptLoopStopsOnError,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 14] = [
+    pub const ALL: [PlantedBug; 15] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -94,6 +99,7 @@ impl PlantedBug {
         Self::DownEntryTreatedAsConnected,
         Self::NoTieBreak,
         Self::NoHeartbeat,
+        Self::AcceptLoopStopsOnError,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -114,6 +120,7 @@ impl PlantedBug {
             Self::DownEntryTreatedAsConnected => "down-entry-treated-as-connected",
             Self::NoTieBreak => "no-tie-break",
             Self::NoHeartbeat => "no-heartbeat",
+            Self::AcceptLoopStopsOnError => "accept-loop-stops-on-error",
         }
     }
 
@@ -135,6 +142,7 @@ impl PlantedBug {
             Self::DownEntryTreatedAsConnected => "11",
             Self::NoTieBreak => "12",
             Self::NoHeartbeat => "13",
+            Self::AcceptLoopStopsOnError => "14",
         }
     }
 

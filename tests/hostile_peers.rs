@@ -145,3 +145,35 @@ async fn caps_refuse_the_newest_stream_and_say_which_cap() {
     assert_eq!(node.manager.inbound().refused, 3);
     assert_eq!(node.manager.connected_nodes().len(), 5);
 }
+
+/// Planted bug #14: the loop that ends on the first accept error. The same
+/// reset flood then takes the node off the network: a connect is refused.
+#[cfg(feature = "planted-bugs")]
+#[tokio::test]
+async fn with_planted_14_a_reset_flood_stops_the_listener() {
+    use lanesim::planted::{Planted, PlantedBug};
+    let mut planted = config();
+    planted.planted = Planted::bug(PlantedBug::AcceptLoopStopsOnError);
+    let node = served("z@test", planted).await;
+    let mut refused = None;
+    for resets in 0..4000 {
+        let socket = TcpSocket::new_v4().unwrap();
+        socket.set_zero_linger().unwrap();
+        match socket.connect(node.addr.parse().unwrap()).await {
+            Ok(stream) => drop(stream),
+            Err(error) => {
+                refused = Some((resets, error));
+                break;
+            }
+        }
+        if resets % 16 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let (resets, error) = refused.expect("the listener outlived 4000 resets");
+    assert_eq!(
+        error.kind(),
+        std::io::ErrorKind::ConnectionRefused,
+        "after {resets} resets"
+    );
+}

@@ -103,11 +103,20 @@ pub enum WorldMark {
     GenerationDown,
     /// ... with `HeartbeatTimeout`: a silence was read as death.
     HeartbeatDown,
+    /// Mesh: a node's inbound streams began to be reset before accept.
+    FaultResets,
+    /// Mesh: a node ran out of descriptors.
+    FaultExhaust,
+    /// Mesh: a stream was reset before its node accepted it (the node's
+    /// `accept` failed with the connection's own error).
+    AcceptReset,
+    /// Mesh: a node's `accept` failed with `EMFILE`.
+    AcceptExhausted,
 }
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 35] = [
+    pub const ALL: [WorldMark; 39] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -143,6 +152,10 @@ impl WorldMark {
         Self::WriteBlockedOnWindow,
         Self::GenerationDown,
         Self::HeartbeatDown,
+        Self::FaultResets,
+        Self::FaultExhaust,
+        Self::AcceptReset,
+        Self::AcceptExhausted,
     ];
 
     /// The name reports and scenario files use.
@@ -184,6 +197,10 @@ impl WorldMark {
             Self::WriteBlockedOnWindow => "write_blocked_on_window",
             Self::GenerationDown => "generation_down",
             Self::HeartbeatDown => "heartbeat_down",
+            Self::FaultResets => "fault_applied_resets",
+            Self::FaultExhaust => "fault_applied_exhaust",
+            Self::AcceptReset => "accept_reset",
+            Self::AcceptExhausted => "accept_exhausted",
         }
     }
 }

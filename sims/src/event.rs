@@ -310,6 +310,14 @@ pub enum MeshFaultApplied {
     Slow { node: u64, peer: u64, every_us: u64 },
     /// ... and at full speed again.
     SlowEnd { node: u64, peer: u64 },
+    /// Every stream dialed to `node` is reset before it is accepted.
+    Resets { node: u64 },
+    /// ... no longer; `reset` streams were.
+    ResetsEnd { node: u64, reset: u64 },
+    /// `node` has no descriptors: its accepts and dials fail with `EMFILE`.
+    Exhaust { node: u64 },
+    /// ... it has again; `refused` accepts and dials failed.
+    ExhaustEnd { node: u64, refused: u64 },
 }
 
 /// The sender's counters, as `SenderStats` reports them, in the units the
@@ -621,6 +629,16 @@ pub enum Event {
         peer: u64,
         generation: u64,
         bytes: u64,
+    },
+
+    // ---- mesh, newer ----
+    /// At the end, a fresh stream dialed `node` and said hello; `accepted`:
+    /// the node wrote to it (a keepalive) before the probe gave up, after
+    /// `attempts` dials.
+    MeshProbe {
+        node: u64,
+        accepted: bool,
+        attempts: u64,
     },
 }
 

@@ -1,4 +1,4 @@
-//! Each mesh checker (M1-M6) against a hand-made log that breaks exactly
+//! Each mesh checker (M1-M7) against a hand-made log that breaks exactly
 //! its contract (`*_detects_*`), the same log mended that breaks none, and
 //! the excuses each checker makes (a crashed maker, a fault on the pair).
 
@@ -9,13 +9,14 @@ use lanesim_sims::check::{check, CheckContext};
 use lanesim_sims::event::{Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side};
 use lanesim_sims::scenario::Contract;
 
-const ALL: [Contract; 6] = [
+const ALL: [Contract; 7] = [
     Contract::M1,
     Contract::M2,
     Contract::M3,
     Contract::M4,
     Contract::M5,
     Contract::M6,
+    Contract::M7,
 ];
 
 fn at(ms: u64, event: Event) -> Record {
@@ -555,4 +556,72 @@ fn m1_detects_both_ends_of_a_socket_claiming_to_have_dialed_it() {
         "{found:#?}"
     );
     assert!(!broken(&healthy()).contains(&Contract::M1));
+}
+
+fn probe(ms: u64, node: u64, accepted: bool) -> Record {
+    at(
+        ms,
+        Event::MeshProbe {
+            node,
+            accepted,
+            attempts: 3,
+        },
+    )
+}
+
+#[test]
+fn m7_detects_a_node_that_no_longer_accepts_a_fresh_stream() {
+    let mut log = healthy();
+    let len = log.len();
+    log.insert(len - 1, probe(4900, 0, true));
+    log.insert(len, probe(4900, 1, true));
+    assert_eq!(broken(&log), vec![]);
+    log[len] = probe(4900, 1, false);
+    let violations = check(&ALL, &log, &context());
+    assert_eq!(
+        violations.iter().map(|v| v.contract).collect::<Vec<_>>(),
+        vec![Contract::M7]
+    );
+    assert!(
+        violations[0].message.contains("node1 stopped accepting"),
+        "{violations:?}"
+    );
+}
+
+#[test]
+fn m1_excuses_a_cross_dial_while_either_end_is_out_of_descriptors() {
+    // Node 1 cannot accept or dial from 500 ms to 3 s: the cross-dial at
+    // 1 s cannot converge in its round trips, and is not held to it.
+    let log = |exhausted: bool| {
+        let mut log = vec![
+            started(0, 0, 0),
+            started(0, 1, 0),
+            up(10, 0, 1, 1, 5000),
+            up(20, 1, 0, 1, 5000),
+            fault(1000, MeshFaultApplied::CrossDial { a: 0, b: 1 }),
+            down(1000, 0, 1, 1),
+            down(1000, 1, 0, 1),
+            up(3500, 0, 1, 2, 5003),
+            up(3520, 1, 0, 2, 5003),
+            table(5000, 0, 1, Some(5003)),
+            table(5000, 1, 0, Some(5003)),
+            end(5000),
+        ];
+        if exhausted {
+            log.insert(4, fault(500, MeshFaultApplied::Exhaust { node: 1 }));
+            log.insert(
+                8,
+                fault(
+                    3000,
+                    MeshFaultApplied::ExhaustEnd {
+                        node: 1,
+                        refused: 9,
+                    },
+                ),
+            );
+        }
+        log
+    };
+    assert_eq!(broken(&log(false)), vec![Contract::M1]);
+    assert_eq!(broken(&log(true)), vec![]);
 }

@@ -282,6 +282,7 @@ impl Replay<'_> {
             | Event::MeshNoConnection { .. }
             | Event::MeshFault { .. }
             | Event::MeshSquat { .. }
+            | Event::MeshProbe { .. }
             | Event::MeshTableAtEnd { .. }
             | Event::MeshDialedTogether { .. }
             | Event::MeshDataSent { .. }

@@ -31,6 +31,10 @@
 //! - M5 a generation that can hear nothing from its peer (a partition, a
 //!   half-open link, a crashed peer, a silent squatter) goes down within the
 //!   heartbeat tick plus slack ([`silence_slack`]).
+//! - M7 a node accepts for its whole life: at the end, after every fault
+//!   (resets before accept, descriptors exhausted, ...), a fresh stream
+//!   that dials a live node and says hello is accepted: the node writes to
+//!   it (a keepalive) before the probe gives up (`MeshProbe`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -132,6 +136,11 @@ struct Model {
     bounced: Vec<(u64, Duration)>,
     /// Every fault: (record, time, nodes it touches).
     touches: Vec<(usize, Duration, u64, u64)>,
+    /// Faults on one node's accepts and dials: (node, start, end), the end
+    /// `None` while open.
+    accept_faults: Vec<(u64, Duration, Option<Duration>)>,
+    /// The end's probes: (record, node, accepted, attempts).
+    probes: Vec<(usize, u64, bool, u64)>,
     incarnation: BTreeMap<u64, u64>,
     ups: BTreeMap<Gen, (usize, SocketAddr, Duration)>,
     downs: BTreeMap<Gen, Vec<(usize, Duration)>>,
@@ -242,6 +251,11 @@ impl Model {
                 Event::MeshTableAtEnd { node, peer, socket } => {
                     m.table.insert((node, peer), (index, socket));
                 }
+                Event::MeshProbe {
+                    node,
+                    accepted,
+                    attempts,
+                } => m.probes.push((index, node, accepted, attempts)),
                 Event::RunEnd { finished } => {
                     m.finished = finished;
                     m.end = at;
@@ -256,7 +270,12 @@ impl Model {
 
     fn fault(&mut self, index: usize, at: Duration, fault: MeshFaultApplied) {
         let (a, b) = match fault {
-            MeshFaultApplied::Crash { node } | MeshFaultApplied::Bounce { node } => (node, node),
+            MeshFaultApplied::Crash { node }
+            | MeshFaultApplied::Bounce { node }
+            | MeshFaultApplied::Resets { node }
+            | MeshFaultApplied::ResetsEnd { node, .. }
+            | MeshFaultApplied::Exhaust { node }
+            | MeshFaultApplied::ExhaustEnd { node, .. } => (node, node),
             MeshFaultApplied::Partition { a, b }
             | MeshFaultApplied::Heal { a, b }
             | MeshFaultApplied::Kill { a, b }
@@ -324,6 +343,20 @@ impl Model {
             }
             MeshFaultApplied::CrossDial { a, b } => self.cross_dials.push((index, at, a, b)),
             MeshFaultApplied::Bounce { node } => self.bounced.push((node, at)),
+            MeshFaultApplied::Resets { node } | MeshFaultApplied::Exhaust { node } => {
+                self.accept_faults.push((node, at, None));
+            }
+            MeshFaultApplied::ResetsEnd { node, .. }
+            | MeshFaultApplied::ExhaustEnd { node, .. } => {
+                if let Some(open) = self
+                    .accept_faults
+                    .iter_mut()
+                    .rev()
+                    .find(|(n, _, end)| *n == node && end.is_none())
+                {
+                    open.2 = Some(at);
+                }
+            }
             MeshFaultApplied::Partition { .. }
             | MeshFaultApplied::Heal { .. }
             | MeshFaultApplied::HalfOpen { .. }
@@ -409,6 +442,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     m4(&mut out, &model);
     m5(&mut out, &model, context);
     m6(&mut out, &model);
+    m7(&mut out, &model);
     out.into_violations()
 }
 
@@ -503,6 +537,9 @@ fn m1_convergence(out: &mut Collector<'_>, model: &Model, context: &CheckContext
             // A partition, half-open link, latency, wedge or slow reader
             // between them over the window.
             pair(l.a, l.b) && l.start <= due && l.end.is_none_or(|end| end + bound >= at)
+        }) || model.accept_faults.iter().any(|&(node, start, end)| {
+            // Either end unable to accept or dial over the window.
+            (node == a || node == b) && start <= due && end.is_none_or(|end| end + bound >= at)
         }) || [a, b].iter().any(|&node| !model.alive_at(node, at));
         if disturbed {
             continue;
@@ -763,6 +800,21 @@ fn m6(out: &mut Collector<'_>, model: &Model) {
             );
         } else {
             seen.insert((peer, seq), index);
+        }
+    }
+}
+
+fn m7(out: &mut Collector<'_>, model: &Model) {
+    for &(index, node, accepted, attempts) in &model.probes {
+        if !accepted {
+            out.violate(
+                Contract::M7,
+                format!(
+                    "node{node} stopped accepting: {attempts} fresh dials at the end, each \
+                     with a hello, and none was accepted (nothing written back)"
+                ),
+                &[index],
+            );
         }
     }
 }

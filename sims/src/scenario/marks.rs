@@ -84,7 +84,11 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
         | WorldMark::FaultHalfOpen
         | WorldMark::FaultSquat
         | WorldMark::FaultCrossDial
-        | WorldMark::SimultaneousFirstDial => WorldKind::Mesh,
+        | WorldMark::SimultaneousFirstDial
+        | WorldMark::FaultResets
+        | WorldMark::FaultExhaust
+        | WorldMark::AcceptReset
+        | WorldMark::AcceptExhausted => WorldKind::Mesh,
     }
 }
 
@@ -97,6 +101,10 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
     // its downs, so these decide vacuity for any target alike.
     const DOWNS: &[CoverMark] = &[CoverMark::World(WorldMark::GenerationDown)];
     const HEARTBEAT: &[CoverMark] = &[CoverMark::World(WorldMark::HeartbeatDown)];
+    const ACCEPT_ERRORS: &[CoverMark] = &[
+        CoverMark::World(WorldMark::AcceptReset),
+        CoverMark::World(WorldMark::AcceptExhausted),
+    ];
     const REDIALS: &[CoverMark] = &[
         CoverMark::World(WorldMark::RedialOk),
         CoverMark::World(WorldMark::RedialFailed),
@@ -105,6 +113,7 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         Contract::S3 | Contract::M4 => Some(("took a generation down", DOWNS)),
         Contract::M5 => Some(("silenced a generation (a heartbeat fired)", HEARTBEAT)),
         Contract::S8 => Some(("redialed", REDIALS)),
+        Contract::M7 => Some(("made a node's accept fail", ACCEPT_ERRORS)),
         Contract::L1
         | Contract::L2
         | Contract::L3

@@ -19,7 +19,8 @@ use serde::Deserialize as _;
 use toml::de::{DeTable, DeValue};
 
 pub use params::{
-    LanesParams, MeshFault, MeshParams, Params, ScheduledFault, SenderParams, HALF_OPEN_MIN_TICKS,
+    LanesParams, MeshFault, MeshParams, Params, ScheduledFault, SenderParams, ACCEPT_RECOVERY,
+    HALF_OPEN_MIN_TICKS,
 };
 pub use seeds::{SeedRange, MAX_SEEDS};
 
@@ -628,7 +629,7 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
                 ));
             }
         }
-        if fault.kind != MeshFaultKind::Restart
+        if !fault.kind.one_node()
             && fault
                 .b
                 .as_ref()

@@ -38,6 +38,11 @@ pub struct MeshFault {
     pub lasting: Duration,
 }
 
+/// How long after an accept fault ends a node may take to accept again:
+/// the longest back-off between retries a node may use (hyper's and
+/// lanesim's, 1 s). M7 probes only after it.
+pub const ACCEPT_RECOVERY: Duration = Duration::from_secs(1);
+
 /// The mesh world, sampled.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MeshParams {
@@ -74,10 +79,36 @@ impl MeshParams {
         self.heartbeat * 2 + (self.redial_after + self.connect_timeout) * 2
     }
 
-    /// When the world stops and compares the tables.
+    /// When the world stops and compares the tables: after the settle
+    /// time, and after the probe of every node's accepts (M7) has had its
+    /// span from [`ACCEPT_RECOVERY`] past the last accept fault.
     #[must_use]
     pub fn end(&self) -> Duration {
-        (self.workload + self.hold.1).max(self.faults_end()) + self.settle()
+        let settled = (self.workload + self.hold.1).max(self.faults_end()) + self.settle();
+        let accepts = self
+            .faults
+            .iter()
+            .filter(|fault| fault.kind.on_accepts())
+            .map(|fault| fault.at + fault.lasting + ACCEPT_RECOVERY + self.probe_span())
+            .max()
+            .unwrap_or_default();
+        settled.max(accepts)
+    }
+
+    /// Whether the run ends with a probe of every node's accepts (M7): it
+    /// has a fault on accepts. (Only then: a probe is a host and a stream
+    /// more, and every other run keeps the steps it always took.)
+    #[must_use]
+    pub fn probes_accepts(&self) -> bool {
+        self.faults.iter().any(|fault| fault.kind.on_accepts())
+    }
+
+    /// How long before the end the probe of every node's accepts begins
+    /// (M7): two heartbeat ticks, room for a dial, its hello and the
+    /// keepalive that says the stream was accepted, and a retry.
+    #[must_use]
+    pub fn probe_span(&self) -> Duration {
+        self.heartbeat * 2
     }
 }
 
@@ -370,7 +401,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
             // node and itself would silently do nothing (validation refuses
             // only equal fixed values), so `b` moves to the next node. No
             // extra draw: the rest of the run samples as before.
-            let b = if b == a && fault.kind != MeshFaultKind::Restart {
+            let b = if b == a && !fault.kind.one_node() {
                 (a + 1) % nodes
             } else {
                 b
@@ -388,7 +419,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
     let kinds = spec
         .chaos_kinds
         .clone()
-        .unwrap_or_else(|| MeshFaultKind::ALL.to_vec());
+        .unwrap_or_else(|| MeshFaultKind::DRAWN.to_vec());
     let window = spec.workload.0.as_micros() as u64;
     for _ in 0..chaos {
         if kinds.is_empty() {

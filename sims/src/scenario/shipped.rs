@@ -26,6 +26,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "lanes_raw_panics.toml",
     "lanes_reap_race.toml",
     "lanes_stuck_key.toml",
+    "mesh_accept_faults.toml",
     "mesh_chaos.toml",
     "mesh_cross_dial.toml",
     "mesh_partition_half_open.toml",

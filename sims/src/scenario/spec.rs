@@ -123,6 +123,9 @@ pub enum Contract {
     /// Mesh: FIFO per connection: the data frames one node sent over one
     /// socket arrive in the order sent, each at most once.
     M6,
+    /// Mesh: a node accepts for its whole life: after every fault, a fresh
+    /// stream that dials it and says hello is accepted.
+    M7,
 }
 
 impl Contract {
@@ -154,11 +157,12 @@ impl Contract {
             Self::M4 => "M4",
             Self::M5 => "M5",
             Self::M6 => "M6",
+            Self::M7 => "M7",
         }
     }
 
     /// Every contract, in report order.
-    pub const ALL: [Contract; 24] = [
+    pub const ALL: [Contract; 25] = [
         Self::L1,
         Self::L2,
         Self::L3,
@@ -183,6 +187,7 @@ impl Contract {
         Self::M4,
         Self::M5,
         Self::M6,
+        Self::M7,
     ];
 
     /// Why no simulated world can decide this contract, if none can. A
@@ -208,7 +213,9 @@ impl Contract {
     pub fn world(self) -> WorldKind {
         match self {
             Self::L1 | Self::L2 | Self::L3 | Self::L4 | Self::L5 | Self::L6 => WorldKind::Lanes,
-            Self::M1 | Self::M2 | Self::M3 | Self::M4 | Self::M5 | Self::M6 => WorldKind::Mesh,
+            Self::M1 | Self::M2 | Self::M3 | Self::M4 | Self::M5 | Self::M6 | Self::M7 => {
+                WorldKind::Mesh
+            }
             _ => WorldKind::Sender,
         }
     }
@@ -319,7 +326,8 @@ pub struct SenderSpec {
     /// Extra random faults drawn from `chaos_kinds`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chaos: Option<Sampled<u64>>,
-    /// Fault kinds chaos may draw (default: all).
+    /// Fault kinds chaos may draw (default: every kind but resets and
+    /// exhaust).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chaos_kinds: Option<Vec<FaultKind>>,
     /// Shut the sender down at this time; absent = never (it is dropped at
@@ -453,7 +461,8 @@ pub struct MeshSpec {
     /// Extra random faults drawn from `chaos_kinds`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chaos: Option<Sampled<u64>>,
-    /// Fault kinds chaos may draw (default: all).
+    /// Fault kinds chaos may draw (default: every kind but resets and
+    /// exhaust).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chaos_kinds: Option<Vec<MeshFaultKind>>,
     /// Scripted faults.
@@ -490,11 +499,34 @@ pub enum MeshFaultKind {
     /// Node `a` reads what `b` sends one read per sixteenth of a tick,
     /// for `for`.
     Slow,
+    /// Every stream dialed to node `a` is reset before `a` accepts it, for
+    /// `for`: its `accept` fails with the connection's own error (a port
+    /// scanner's resets). `b` is ignored.
+    Resets,
+    /// Node `a` has no file descriptors left, for `for`: its `accept`
+    /// fails with `EMFILE` (streams wait in the backlog) and so does every
+    /// dial it makes. `b` is ignored.
+    Exhaust,
 }
 
 impl MeshFaultKind {
-    /// Every kind: what chaos and the hunt draw from.
-    pub const ALL: [MeshFaultKind; 9] = [
+    /// Every kind.
+    pub const ALL: [MeshFaultKind; 11] = [
+        Self::Restart,
+        Self::Partition,
+        Self::HalfOpen,
+        Self::Kill,
+        Self::Latency,
+        Self::Squat,
+        Self::CrossDial,
+        Self::Wedge,
+        Self::Slow,
+        Self::Resets,
+        Self::Exhaust,
+    ];
+
+    /// What chaos and the hunt draw from when a scenario does not say.
+    pub const DRAWN: [MeshFaultKind; 9] = [
         Self::Restart,
         Self::Partition,
         Self::HalfOpen,
@@ -515,9 +547,23 @@ impl MeshFaultKind {
             | Self::HalfOpen
             | Self::Latency
             | Self::Wedge
-            | Self::Slow => true,
+            | Self::Slow
+            | Self::Resets
+            | Self::Exhaust => true,
             Self::Kill | Self::Squat | Self::CrossDial => false,
         }
+    }
+
+    /// Whether the fault is on a node's accepts (and dials).
+    #[must_use]
+    pub fn on_accepts(self) -> bool {
+        matches!(self, Self::Resets | Self::Exhaust)
+    }
+
+    /// Whether the fault happens to node `a` alone (`b` is ignored).
+    #[must_use]
+    pub fn one_node(self) -> bool {
+        matches!(self, Self::Restart | Self::Resets | Self::Exhaust)
     }
 }
 
@@ -529,7 +575,7 @@ pub struct MeshFaultSpec {
     pub kind: MeshFaultKind,
     /// The node it happens to (index).
     pub a: Sampled<u64>,
-    /// The other node (index; ignored by restart).
+    /// The other node (index; ignored by restart, resets and exhaust).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub b: Option<Sampled<u64>>,
     /// When.

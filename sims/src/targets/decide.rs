@@ -114,6 +114,10 @@ fn node_contracts(caps: &NodeCapabilities, scenario: &Scenario) -> Vec<NotDecide
                 contract,
                 "the target runs no heartbeat (NodeCapabilities::heartbeat)",
             )),
+            Contract::M7 if !caps.heartbeat => out.push(not(
+                contract,
+                "a probe's stream is seen accepted by the keepalive written on it, and the target runs no heartbeat (NodeCapabilities::heartbeat)",
+            )),
             _ => {}
         }
     }

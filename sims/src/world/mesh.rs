@@ -46,7 +46,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::links::{Link, Links};
-use super::net::{ReadGate, TurmoilTcp};
+use super::net::{AcceptFault, AcceptGate, ReadGate, TurmoilTcp};
 use super::WorldRun;
 use crate::coverage::{self, PreemptPolicy, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, LinkMsg, LinkSide, MeshFaultApplied};
@@ -58,6 +58,9 @@ use crate::targets::Subject;
 const PORT: u16 = 9000;
 /// The squatter's host.
 const SQUATTER: &str = "squatter";
+/// The host that probes every node's accepts at the end (M7), and the
+/// name its streams announce (a valid node name that is no node's).
+const PROBER: &str = "prober";
 /// Largest inbound frame: links and exits are a few bytes, and a small cap
 /// turns a header garbled by a dropped segment into a prompt `ReadError`.
 const MAX_FRAME: u64 = 64 * 1024;
@@ -128,12 +131,14 @@ enum Order {
     CrossDial(u64),
 }
 
-/// A running node: the node, where its orders go, and its read gate.
-type NodeHandle = (
-    std::sync::Weak<dyn Node>,
-    mpsc::UnboundedSender<Order>,
-    Arc<ReadGate>,
-);
+/// A running node: the node, where its orders go, and the gates its
+/// transport obeys.
+struct NodeHandle {
+    node: std::sync::Weak<dyn Node>,
+    orders: mpsc::UnboundedSender<Order>,
+    reads: Arc<ReadGate>,
+    accepts: Arc<AcceptGate>,
+}
 
 /// What the hosts and the driver share (all on the simulation's thread).
 struct Shared {
@@ -170,6 +175,9 @@ impl Shared {
 }
 
 /// Runs one seed of the mesh world.
+///
+/// A run with accept faults ends with a prober host dialing every node
+/// (`prober_main`, for M7).
 pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) -> WorldRun {
     let probe = Arc::new(WorldProbe::new(seed, PreemptPolicy::default()));
     let installed = coverage::install(&probe);
@@ -214,6 +222,10 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         let shared = Arc::clone(&shared);
         sim.host(SQUATTER, move || squatter_main(Arc::clone(&shared)));
     }
+    if params.probes_accepts() {
+        let shared = Arc::clone(&shared);
+        sim.host(PROBER, move || prober_main(Arc::clone(&shared)));
+    }
     // The run's clock: the simulation is over when it returns.
     sim.client("clock", async move {
         tokio::time::sleep(end).await;
@@ -252,7 +264,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for (index, node) in nodes.iter().enumerate() {
-            let Some((live, _, _)) = node else {
+            let Some(NodeHandle { node: live, .. }) = node else {
                 continue;
             };
             if !shared.alive[index].load(Ordering::Acquire) {
@@ -310,7 +322,12 @@ struct Step {
 /// log says they did.
 fn occupies(applied: MeshFaultApplied) -> Option<(u64, u64)> {
     match applied {
-        MeshFaultApplied::Crash { node } | MeshFaultApplied::Bounce { node } => Some((node, node)),
+        MeshFaultApplied::Crash { node }
+        | MeshFaultApplied::Bounce { node }
+        | MeshFaultApplied::Resets { node }
+        | MeshFaultApplied::ResetsEnd { node, .. }
+        | MeshFaultApplied::Exhaust { node }
+        | MeshFaultApplied::ExhaustEnd { node, .. } => Some((node, node)),
         MeshFaultApplied::Partition { a, b }
         | MeshFaultApplied::Heal { a, b }
         | MeshFaultApplied::Latency { a, b, .. }
@@ -339,6 +356,8 @@ fn ends(applied: MeshFaultApplied) -> bool {
             | MeshFaultApplied::HalfOpenHealed { .. }
             | MeshFaultApplied::Unwedge { .. }
             | MeshFaultApplied::SlowEnd { .. }
+            | MeshFaultApplied::ResetsEnd { .. }
+            | MeshFaultApplied::ExhaustEnd { .. }
     )
 }
 
@@ -397,6 +416,21 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
                 );
                 push(end, MeshFaultApplied::SlowEnd { node: a, peer: b });
             }
+            MeshFaultKind::Resets => {
+                push(fault.at, MeshFaultApplied::Resets { node: a });
+                // The count is filled in when it ends (`apply`).
+                push(end, MeshFaultApplied::ResetsEnd { node: a, reset: 0 });
+            }
+            MeshFaultKind::Exhaust => {
+                push(fault.at, MeshFaultApplied::Exhaust { node: a });
+                push(
+                    end,
+                    MeshFaultApplied::ExhaustEnd {
+                        node: a,
+                        refused: 0,
+                    },
+                );
+            }
         }
     }
     // Stable: a start and an end at one instant keep their order.
@@ -405,10 +439,39 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
 }
 
 fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
+    let mark = |mark| shared.probe.world(mark);
+    let handle = |node: u64| {
+        let nodes = shared
+            .nodes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        nodes[node as usize]
+            .as_ref()
+            .map(|handle| (Arc::clone(&handle.reads), Arc::clone(&handle.accepts)))
+    };
+    let accepts =
+        |node: u64, fault: AcceptFault| handle(node).map_or(0, |(_, accepts)| accepts.set(fault));
+    // An accept fault's end says what it did: the gate's count.
+    let fault = match fault {
+        MeshFaultApplied::ResetsEnd { node, .. } => {
+            let reset = accepts(node, AcceptFault::None);
+            if reset > 0 {
+                mark(WorldMark::AcceptReset);
+            }
+            MeshFaultApplied::ResetsEnd { node, reset }
+        }
+        MeshFaultApplied::ExhaustEnd { node, .. } => {
+            let refused = accepts(node, AcceptFault::None);
+            if refused > 0 {
+                mark(WorldMark::AcceptExhausted);
+            }
+            MeshFaultApplied::ExhaustEnd { node, refused }
+        }
+        other => other,
+    };
     shared
         .log
         .push(sim.elapsed(), "driver", Event::MeshFault { fault });
-    let mark = |mark| shared.probe.world(mark);
     if sim.elapsed() < shared.params.workload {
         mark(WorldMark::FaultDuringWorkload);
     }
@@ -417,19 +480,11 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
             .nodes
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, orders, _)) = &nodes[node as usize] {
-            let _ = orders.send(order);
+        if let Some(handle) = &nodes[node as usize] {
+            let _ = handle.orders.send(order);
         }
     };
-    let gate = |node: u64| {
-        let nodes = shared
-            .nodes
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        nodes[node as usize]
-            .as_ref()
-            .map(|(_, _, gate)| Arc::clone(gate))
-    };
+    let gate = |node: u64| handle(node).map(|(reads, _)| reads);
     let name = node_name;
     match fault {
         MeshFaultApplied::Crash { node } => {
@@ -516,6 +571,16 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
                 gate.slow(remote, None);
             }
         }
+        MeshFaultApplied::Resets { node } => {
+            mark(WorldMark::FaultResets);
+            accepts(node, AcceptFault::Resets);
+        }
+        MeshFaultApplied::Exhaust { node } => {
+            mark(WorldMark::FaultExhaust);
+            accepts(node, AcceptFault::Exhausted);
+        }
+        // Ended above, where their counts were read.
+        MeshFaultApplied::ResetsEnd { .. } | MeshFaultApplied::ExhaustEnd { .. } => {}
     }
 }
 
@@ -696,10 +761,12 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
         learned: learned.clone(),
     };
     let gate = Arc::new(ReadGate::default());
+    let accepts = Arc::new(AcceptGate::default());
     let transport = Arc::new(TurmoilTcp {
         mss: MSS,
         tap: None,
         gate: Some(Arc::clone(&gate)),
+        accepts: Some(Arc::clone(&accepts)),
     });
     let target = shared
         .subject
@@ -729,8 +796,12 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
     shared
         .nodes
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)[index as usize] =
-        Some((Arc::downgrade(&node), orders_tx, gate));
+        .unwrap_or_else(std::sync::PoisonError::into_inner)[index as usize] = Some(NodeHandle {
+        node: Arc::downgrade(&node),
+        orders: orders_tx,
+        reads: gate,
+        accepts,
+    });
 
     let dial = {
         let node = Arc::clone(&node);
@@ -974,5 +1045,70 @@ async fn squatter_main(shared: Arc<Shared>) -> turmoil::Result {
             while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
         });
     }
+    Ok(())
+}
+
+/// The prober: from [`MeshParams::probe_span`] before the end, dials every
+/// node, says hello as `prober`, and waits for the node to write anything
+/// (a keepalive, a quarter tick after it registered the stream); a dial
+/// refused, reset, or answered by nothing is tried again until the span is
+/// nearly over. Logs one `MeshProbe` per node. Every node is up by then:
+/// faults end a settle time before the end.
+async fn prober_main(shared: Arc<Shared>) -> turmoil::Result {
+    let p = shared.params.clone();
+    let end = p.end();
+    let from = end.saturating_sub(p.probe_span());
+    // Before the driver logs the tables at the end.
+    let until = end.saturating_sub(p.tick * 4);
+    let now = turmoil::sim_elapsed().unwrap_or_default();
+    tokio::time::sleep(from.saturating_sub(now)).await;
+    let mut probes = tokio::task::JoinSet::new();
+    for node in 0..p.nodes {
+        let p = p.clone();
+        probes.spawn(async move {
+            let mut attempts = 0;
+            loop {
+                attempts += 1;
+                let left = until.saturating_sub(turmoil::sim_elapsed().unwrap_or_default());
+                let wait = (p.heartbeat + TURMOIL_MAX_LATENCY * 2).min(left);
+                let attempt = async {
+                    let mut stream =
+                        turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(node)))
+                            .await
+                            .ok()?;
+                    stream.write_all(&hello(PROBER)).await.ok()?;
+                    let mut byte = [0u8; 1];
+                    matches!(stream.read(&mut byte).await, Ok(n) if n > 0).then_some(())
+                };
+                let accepted = tokio::time::timeout(wait, attempt)
+                    .await
+                    .ok()
+                    .flatten()
+                    .is_some();
+                let pause = Duration::from_millis(100);
+                if accepted || turmoil::sim_elapsed().unwrap_or_default() + pause >= until {
+                    return (node, accepted, attempts);
+                }
+                tokio::time::sleep(pause).await;
+            }
+        });
+    }
+    let mut results = Vec::new();
+    while let Some(joined) = probes.join_next().await {
+        results.extend(joined.ok());
+    }
+    // In node order, whatever order the probes finished in.
+    results.sort_unstable();
+    for (node, accepted, attempts) in results {
+        shared.record(
+            PROBER,
+            Event::MeshProbe {
+                node,
+                accepted,
+                attempts,
+            },
+        );
+    }
+    std::future::pending::<()>().await;
     Ok(())
 }

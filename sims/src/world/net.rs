@@ -62,6 +62,9 @@ pub struct TurmoilTcp {
     /// What the read halves obey, if set: a production node made to stop
     /// reading a peer (wedged), or to read it slowly.
     pub gate: Option<Arc<ReadGate>>,
+    /// What the listener and the dials obey, if set: streams reset before
+    /// accept, descriptors exhausted.
+    pub accepts: Option<Arc<AcceptGate>>,
 }
 
 impl TurmoilTcp {
@@ -72,6 +75,7 @@ impl TurmoilTcp {
             mss,
             tap: None,
             gate: None,
+            accepts: None,
         }
     }
 
@@ -108,7 +112,12 @@ impl TurmoilTcp {
 
 impl Transport for TurmoilTcp {
     fn connect<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, io::Result<Connected>> {
-        Box::pin(async move { self.split(turmoil::net::TcpStream::connect(addr).await?) })
+        Box::pin(async move {
+            if let Some(accepts) = &self.accepts {
+                accepts.dial()?;
+            }
+            self.split(turmoil::net::TcpStream::connect(addr).await?)
+        })
     }
 
     fn bind<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, io::Result<Box<dyn Listener>>> {
@@ -120,6 +129,7 @@ impl Transport for TurmoilTcp {
                     mss: self.mss,
                     tap: self.tap.clone(),
                     gate: self.gate.clone(),
+                    accepts: self.accepts.clone(),
                 },
             }) as Box<dyn Listener>)
         })
@@ -235,13 +245,146 @@ struct TurmoilListener {
 impl Listener for TurmoilListener {
     fn accept(&mut self) -> BoxFuture<'_, io::Result<Connected>> {
         Box::pin(async move {
-            let (stream, _) = self.listener.accept().await?;
-            self.transport.split(stream)
+            let Some(gate) = self.transport.accepts.clone() else {
+                let (stream, _) = self.listener.accept().await?;
+                return self.transport.split(stream);
+            };
+            gate.accept(&self.listener, &self.transport).await
         })
     }
 
     fn local_addr(&self) -> io::Result<String> {
         Ok(self.listener.local_addr()?.to_string())
+    }
+}
+
+/// What goes wrong with a node's accepts and dials: the mesh world's
+/// `resets` and `exhaust` faults, made at the one place a production node's
+/// streams come from, its transport (turmoil's own `accept` never fails).
+///
+/// - Resets: each stream that arrives is taken and dropped before the node
+///   sees it (its dialer reads end of stream), and `accept` fails with
+///   `ENOTCONN`, as Linux's does when the peer address of a stream reset in
+///   the backlog is read.
+/// - Exhausted: `accept` fails with `EMFILE` and so does every dial. The
+///   streams that arrive wait, as in a kernel's backlog (kept here: turmoil
+///   panics past its own backlog), and are handed out in order once the
+///   node has descriptors again. An `accept` called again in the instant it
+///   last failed first waits a millisecond: a node that retries without
+///   pausing spins in real life, and would stop the simulated clock here.
+#[derive(Default)]
+pub struct AcceptGate {
+    state: Mutex<AcceptState>,
+    /// Told when the fault changes: an `accept` waiting for a stream under
+    /// the old fault starts over under the new one.
+    changed: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct AcceptState {
+    fault: AcceptFault,
+    /// Streams that arrived while exhausted, oldest first.
+    backlog: std::collections::VecDeque<TcpStream>,
+    /// When `accept` last failed with `EMFILE`.
+    failed_at: Option<tokio::time::Instant>,
+    /// Streams reset, and accepts and dials refused, since the fault began.
+    injected: u64,
+}
+
+/// The fault a node's accepts are under.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AcceptFault {
+    /// None.
+    #[default]
+    None,
+    /// Streams are reset before accept.
+    Resets,
+    /// No descriptors.
+    Exhausted,
+}
+
+/// `EMFILE` (24 on Linux and macOS, the hosts the simulation runs on).
+const EMFILE: i32 = 24;
+
+impl AcceptGate {
+    fn state(&self) -> MutexGuard<'_, AcceptState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Puts the node under `fault` (or none); how many streams, accepts or
+    /// dials the fault it ends made fail.
+    pub fn set(&self, fault: AcceptFault) -> u64 {
+        let mut state = self.state();
+        state.fault = fault;
+        state.failed_at = None;
+        self.changed.notify_waiters();
+        std::mem::take(&mut state.injected)
+    }
+
+    fn dial(&self) -> io::Result<()> {
+        let mut state = self.state();
+        if state.fault == AcceptFault::Exhausted {
+            state.injected += 1;
+            return Err(io::Error::from_raw_os_error(EMFILE));
+        }
+        Ok(())
+    }
+
+    async fn accept(
+        &self,
+        listener: &turmoil::net::TcpListener,
+        transport: &TurmoilTcp,
+    ) -> io::Result<Connected> {
+        use futures_util::FutureExt as _;
+        loop {
+            // Armed before the fault is read, so a change in between is seen.
+            let changed = self.changed.notified();
+            let mut changed = std::pin::pin!(changed);
+            changed.as_mut().enable();
+            let fault = self.state().fault;
+            match fault {
+                AcceptFault::None => {
+                    let waiting = self.state().backlog.pop_front();
+                    if let Some(stream) = waiting {
+                        return transport.split(stream);
+                    }
+                    tokio::select! {
+                        biased;
+                        () = &mut changed => continue,
+                        accepted = listener.accept() => return transport.split(accepted?.0),
+                    }
+                }
+                AcceptFault::Resets => {
+                    tokio::select! {
+                        biased;
+                        () = &mut changed => continue,
+                        accepted = listener.accept() => drop(accepted?.0),
+                    }
+                    self.state().injected += 1;
+                    return Err(io::Error::from(io::ErrorKind::NotConnected));
+                }
+                AcceptFault::Exhausted => {
+                    let spinning = self
+                        .state()
+                        .failed_at
+                        .is_some_and(|at| at == tokio::time::Instant::now());
+                    if spinning {
+                        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                        continue;
+                    }
+                    // Take what arrived into the backlog, without waiting.
+                    while let Some(Ok((stream, _))) = listener.accept().now_or_never() {
+                        self.state().backlog.push_back(stream);
+                    }
+                    let mut state = self.state();
+                    state.injected += 1;
+                    state.failed_at = Some(tokio::time::Instant::now());
+                    return Err(io::Error::from_raw_os_error(EMFILE));
+                }
+            }
+        }
     }
 }
 

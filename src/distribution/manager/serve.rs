@@ -27,6 +27,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::{ConnectionManager, InboundStats, ManagerShared};
+use crate::planted::PlantedBug;
 use crate::shim::net::{accept_failure, AcceptFailure, BoxRead, Connected, Listener};
 use crate::shim::rt::JoinHandle;
 use crate::shim::sync::{Arc, Counter};
@@ -190,6 +191,10 @@ impl ConnectionManager {
                 };
                 let stream = match accepted {
                     Ok(stream) => stream,
+                    Err(error) if shared.planted.has(PlantedBug::AcceptLoopStopsOnError) => {
+                        tracing::warn!(%error, "accept loop stopped");
+                        return;
+                    }
                     Err(error) => match accept_failure(&error) {
                         AcceptFailure::Connection => {
                             shared.admission.skipped.add_within(1, u64::MAX);

@@ -125,6 +125,7 @@ impl Local {
                     mss: p.mss as usize,
                     tap: Some(tap),
                     gate: None,
+                    accepts: None,
                 }),
                 Runtime::World(world),
             ),
