@@ -11,7 +11,7 @@ use lanesim::distribution::{
     ConnectionManager, DialError, DownReason, InboundFrame, Link, LinkTable, ManagerConfig,
     NodeName,
 };
-use lanesim::shim::net::{TokioTcp, Transport};
+use lanesim::shim::net::{Connected, TokioTcp, Transport};
 use lanesim::shim::rt::RuntimeChoice;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -400,4 +400,55 @@ async fn a_write_dropped_mid_frame_takes_its_connection_down_before_another_writ
         ),
         "{refused:?}"
     );
+}
+
+/// A write queued behind another writer (a slow keepalive, a second
+/// producer) gets what is left of its deadline, not a fresh one: the
+/// lock wait and the write are bounded together. Here writer A (no
+/// deadline) holds the lock until 900 ms, then B's frame meets a reader
+/// that reads nothing more. B must fail at its 1 s deadline; with the wait
+/// and the write bounded apart it failed at 1.9 s.
+#[tokio::test(start_paused = true)]
+async fn one_deadline_covers_the_lock_wait_and_the_write() {
+    let mut config = ManagerConfig::new(RuntimeChoice::current());
+    config.tick = None;
+    let manager =
+        ConnectionManager::new(NodeName::from("local@test"), Arc::new(TokioTcp), config).unwrap();
+    let (ours, theirs) = tokio::io::duplex(1024);
+    let (read, write) = tokio::io::split(ours);
+    let connection = manager.register(
+        NodeName::from("peer@test"),
+        Connected {
+            read: Box::new(read),
+            write: Box::new(write),
+            peer: "peer".into(),
+            local: "local".into(),
+        },
+    );
+    let (mut reader, _their_write) = tokio::io::split(theirs);
+    let frame = lanesim::distribution::frame::encode(b"", &[7u8; 4096]).unwrap();
+    let a = tokio::spawn({
+        let (connection, frame) = (Arc::clone(&connection), frame.clone());
+        async move { connection.write_raw(&frame).await }
+    });
+    tokio::task::yield_now().await;
+    let deadline = Duration::from_secs(1);
+    let started = tokio::time::Instant::now();
+    let b = tokio::spawn({
+        let (connection, frame) = (Arc::clone(&connection), frame.clone());
+        async move { connection.write_frame(&frame, Some(deadline)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    // Exactly A's frame; then the reader stops.
+    let mut sink = vec![0u8; frame.len()];
+    reader.read_exact(&mut sink).await.unwrap();
+    a.await.unwrap().unwrap();
+    let error = b.await.unwrap().expect_err("B's frame cannot get through");
+    let took = started.elapsed();
+    assert_eq!(error.kind(), std::io::ErrorKind::TimedOut, "{error}");
+    assert!(
+        took <= deadline + Duration::from_millis(5),
+        "the write held its caller {took:?}, over its {deadline:?} deadline"
+    );
+    assert_eq!(connection.down_reason(), Some(DownReason::WriteTimeout));
 }

@@ -24,7 +24,7 @@ use crate::planted::{Planted, PlantedBug};
 use crate::shim::net::BoxWrite;
 use crate::shim::probe::{mark, Mark};
 use crate::shim::sync::{AsyncMutex, AtomicU8, Notify, Ordering, Weak};
-use crate::shim::time::timeout;
+use crate::shim::time::{timeout, Instant};
 
 /// Why a connection went down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -228,7 +228,10 @@ impl DistConnection {
     /// `a_write_dropped_mid_frame_takes_its_connection_down_before_another_writes`,
     /// which accepts either). An I/O error marks the connection down
     /// (`WriteError`). With a
-    /// `deadline`, a lock wait or a write that outlasts it marks the
+    /// `deadline`, one deadline covers the lock wait and the write together
+    /// (a write queued behind a slow keepalive gets what is left of it, not
+    /// a fresh one: `one_deadline_covers_the_lock_wait_and_the_write`); a
+    /// write that outlasts it marks the
     /// connection down (`WriteTimeout`, error kind `TimedOut`) *before* the
     /// writer lock is released, so no other writer ever appends to a
     /// stream a cut write left half a frame on. The same holds when the
@@ -244,6 +247,7 @@ impl DistConnection {
                 "connection went down during the write",
             )
         };
+        let started = Instant::now();
         let lock = async {
             tokio::select! {
                 biased;
@@ -282,7 +286,8 @@ impl DistConnection {
                 } => Some(written),
             }
         };
-        let outcome = bounded(deadline, write).await;
+        let left = deadline.map(|deadline| deadline.saturating_sub(started.elapsed()));
+        let outcome = bounded(left, write).await;
         // Ended on its own (written, failed, abandoned on a down, or out of
         // time, each handled below): not cut by a caller.
         cut.finished();
