@@ -380,11 +380,16 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
         } => {
             let subject = subject(base, bug.as_deref())?;
             let regressions = match regressions {
-                Some(path) => Some(path),
-                None if subject.planted().selected().is_none() => Some(PathBuf::from(format!(
-                    "proptest-regressions/hunt-{}.txt",
-                    world.name()
-                ))),
+                Some(path) => {
+                    check_regressions(&path, true)?;
+                    Some(path)
+                }
+                None if subject.planted().selected().is_none() => {
+                    let path =
+                        PathBuf::from(format!("proptest-regressions/hunt-{}.txt", world.name()));
+                    check_regressions(&path, false)?;
+                    Some(path)
+                }
                 None => None,
             };
             let config = HuntConfig {
@@ -610,6 +615,7 @@ fn run(args: &RunArgs, base: &Subject) -> Result<Outcome, String> {
         return run_real(args, &subject);
     }
     let scenarios = load_all(&args.paths)?;
+    sweep_memory(&scenarios, args.jobs)?;
     let plan = Plan {
         scenarios: &scenarios,
         seeds: args.seeds,
@@ -679,6 +685,7 @@ fn run_real(args: &RunArgs, subject: &Subject) -> Result<Outcome, String> {
         return Err("--real prints human text only: use --format human".into());
     }
     let scenarios = load_all(&args.paths)?;
+    refuse_bad_for_real(&scenarios)?;
     // `RUST_LOG=lanesim::event=debug` shows the events as they happen.
     init_tracing("warn");
     announce(Format::Human, report::REAL_NOTE);
@@ -755,20 +762,51 @@ fn merge(files: &[PathBuf], format: Format, junit: Option<&Path>) -> Result<Outc
 /// smaller.
 const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
 
-/// Reads `path` as UTF-8 text of at most `max` bytes.
-fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
-    use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.len() as u64 > max {
+/// The largest regressions file `hunt` reads: one line per saved failure,
+/// about 200 bytes each.
+const MAX_REGRESSIONS_BYTES: u64 = 1024 * 1024;
+
+/// Checks a regressions file before the hunt replays it (proptest's reader
+/// skips what it cannot parse, and reads anything whole): a regular file
+/// of at most [`MAX_REGRESSIONS_BYTES`], every line a comment, blank, or
+/// `cc <64 hex digits>` with an optional `# comment`. A path given on the
+/// command line must exist; the default one may not yet.
+fn check_regressions(path: &Path, explicit: bool) -> Result<(), String> {
+    let shown = path.display();
+    if !explicit && !path.exists() {
+        return Ok(());
+    }
+    if explicit && !path.exists() {
         return Err(format!(
-            "{}: larger than {max} bytes; not a shard report",
-            path.display()
+            "--regressions {shown}: no such file (create an empty one to start a new file)"
         ));
     }
+    let bytes = crate::input::read_bounded(path, MAX_REGRESSIONS_BYTES, "a regressions file")
+        .map_err(|e| format!("--regressions {shown}: {e}"))?;
+    let text =
+        String::from_utf8(bytes).map_err(|e| format!("--regressions {shown}: not UTF-8: {e}"))?;
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let seed = line
+            .strip_prefix("cc ")
+            .map(|rest| rest.split('#').next().unwrap_or_default().trim());
+        if !seed.is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit())) {
+            return Err(format!(
+                "{shown}:{}: not a saved case: a line is `cc <64 hex digits>`, blank, or a `#` comment",
+                index + 1
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reads `path` as UTF-8 text of at most `max` bytes.
+fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
+    let bytes = crate::input::read_bounded(path, max, "a shard report")
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8: {e}", path.display()))
 }
 
@@ -845,8 +883,40 @@ fn audit(paths: &[PathBuf], seeds: SeedRange, subject: &Subject) -> Result<Outco
 }
 
 /// `fidelity`: each scenario's seeds simulated and for real, compared.
+/// Refuses a sweep whose runs in flight could together allocate more than
+/// `limits::SWEEP_FRAME_BYTES` of frames: `jobs` runs of its largest.
+fn sweep_memory(scenarios: &[Scenario], jobs: usize) -> Result<(), String> {
+    use crate::scenario::limits::SWEEP_FRAME_BYTES;
+    let Some(largest) = scenarios.iter().max_by_key(|s| s.frame_bytes_bound()) else {
+        return Ok(());
+    };
+    let per_run = largest.frame_bytes_bound();
+    let all = per_run.saturating_mul(jobs as u64);
+    if all > SWEEP_FRAME_BYTES {
+        return Err(format!(
+            "--jobs {jobs} x up to {} MiB of frames a run ({}) = {} MiB, more than {} MiB: lower --jobs or the scenario's frame_bytes",
+            per_run >> 20,
+            largest.path.display(),
+            all >> 20,
+            SWEEP_FRAME_BYTES >> 20
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses, as bad input, a scenario real mode cannot take.
+fn refuse_bad_for_real(scenarios: &[Scenario]) -> Result<(), String> {
+    for scenario in scenarios {
+        if let Some(why) = real::bad_for_real(scenario) {
+            return Err(format!("{}: {why}", scenario.path.display()));
+        }
+    }
+    Ok(())
+}
+
 fn fidelity(paths: &[PathBuf], seeds: SeedRange, subject: &Subject) -> Result<Outcome, String> {
     let scenarios = load_all(paths)?;
+    refuse_bad_for_real(&scenarios)?;
     announce(Format::Human, report::REAL_NOTE);
     let mut found = Vec::new();
     for scenario in &scenarios {

@@ -25,6 +25,7 @@
 //! | [`hunt`] | bug hunting: proptest strategies for whole cases, a coverage-guided corpus, shrinking to exact scenario files, the detection benchmark |
 //! | [`real`] | real mode: a seed on a real runtime and loopback TCP, judged by the same checkers; its clock and lateness; `fidelity` |
 //! | [`report`] | everything shown: the typed outcome of each subcommand, the one printer, sweeps as human text, JSON, JSON lines and JUnit, the one exit code type |
+//! | [`input`] | every user-named file read bounded: regular files only, size checked before reading |
 //! | [`cli`] | the `lanesim` binary: arguments, one function per subcommand returning a typed outcome |
 //! | [`rng`] | the run's only randomness: seeded xoshiro256** |
 //! | [`guide`] | docs/your-implementation.md: testing your own implementation (its example is a doc test) |
@@ -41,6 +42,7 @@ pub mod event;
 pub mod fault;
 pub mod guide;
 pub mod hunt;
+pub mod input;
 pub mod real;
 pub mod report;
 pub mod rng;

@@ -620,6 +620,8 @@ fn hunt_refuses_budgets_it_cannot_honour_with_exit_2() {
 fn a_hunt_prints_its_seed_first_then_cases_marks_and_digest() {
     let scratch = tempfile::tempdir().unwrap();
     let regressions = scratch.path().join("hunt.txt");
+    // A regressions file named on the command line must exist.
+    std::fs::write(&regressions, "").unwrap();
     let run = || {
         lanesim(&[
             "hunt",
@@ -719,7 +721,8 @@ fn a_shrunk_file_round_trips_through_run_and_replay() {
 fn a_hunts_failure_is_saved_and_replayed_first_by_the_next_hunt() {
     let scratch = tempfile::tempdir().unwrap();
     let regressions = scratch.path().join("regressions.txt");
-    let _ = std::fs::remove_file(&regressions);
+    // Named on the command line, it must exist: empty, to start one.
+    std::fs::write(&regressions, "").unwrap();
     let hunt = |seed: &str| {
         lanesim(&[
             "hunt",

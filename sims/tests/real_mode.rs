@@ -294,7 +294,8 @@ fn a_planted_missing_exit_guard_is_caught_for_real_by_the_same_contract() {
 
 /// `fidelity` detects a disagreement: a seed whose real verdict differs
 /// from its simulated one makes the outcome exit 6 (diverged); agreement
-/// and a skipped real run do not.
+/// does not, and a scenario with no seed compared at all falls short
+/// (exit 5): it decided nothing.
 #[test]
 fn fidelity_detects_a_disagreement_and_exits_6() {
     use lanesim_sims::cli::Exit;
@@ -324,7 +325,18 @@ fn fidelity_detects_a_disagreement_and_exits_6() {
         outcome(vec![seed(Verdict::Pass, Some(Verdict::Pass))]).exit(),
         Exit::Pass
     );
-    assert_eq!(outcome(vec![seed(Verdict::Pass, None)]).exit(), Exit::Pass);
+    assert_eq!(
+        outcome(vec![seed(Verdict::Pass, None)]).exit(),
+        Exit::NotReached
+    );
+    assert_eq!(
+        outcome(vec![
+            seed(Verdict::Pass, None),
+            seed(Verdict::Pass, Some(Verdict::Pass))
+        ])
+        .exit(),
+        Exit::Pass
+    );
     assert_eq!(
         outcome(vec![
             seed(Verdict::Pass, Some(Verdict::Pass)),

@@ -412,7 +412,7 @@ fn a_file_larger_than_any_scenario_is_refused_unread() {
     let error = Scenario::load(&path).unwrap_err().to_string();
     let _ = std::fs::remove_file(&path);
     assert!(
-        error.ends_with(".toml: larger than 1048576 bytes: not a scenario file"),
+        error.ends_with(".toml: 2097152 bytes, larger than 1048576: not a scenario file"),
         "{error}"
     );
 }

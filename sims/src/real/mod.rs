@@ -80,6 +80,25 @@ pub fn scenario_refusal(scenario: &Scenario) -> Option<String> {
     })
 }
 
+/// The segment sizes Linux's `TCP_MAXSEG` takes: real mode sets the
+/// scenario's `mss` on every socket.
+pub const REAL_MSS: std::ops::RangeInclusive<u64> = 88..=32_767;
+
+/// Why `scenario` is bad input for real mode (exit 2), where the simulated
+/// worlds take it: an `mss` the kernel refuses as a segment size.
+#[must_use]
+pub fn bad_for_real(scenario: &Scenario) -> Option<String> {
+    let mss = scenario.file.sender.as_ref()?.mss.as_ref()?;
+    let (lo, hi) = mss.bounds();
+    (!REAL_MSS.contains(&lo) || !REAL_MSS.contains(&hi)).then(|| {
+        format!(
+            "sender.mss: real mode sets it as TCP_MAXSEG, which takes {}..={} (got {lo}..={hi})",
+            REAL_MSS.start(),
+            REAL_MSS.end()
+        )
+    })
+}
+
 /// Why seed `seed` of `scenario` cannot run for real, if it cannot.
 #[must_use]
 pub fn refusal(scenario: &Scenario, seed: u64) -> Option<String> {
@@ -236,6 +255,14 @@ pub struct Fidelity {
     pub skipped: Option<String>,
     /// Per mark, how many seeds reached it: `(simulated, real)`.
     pub marks: BTreeMap<CoverMark, (u64, u64)>,
+}
+
+impl Fidelity {
+    /// Whether any seed ran both ways.
+    #[must_use]
+    pub fn compared(&self) -> bool {
+        self.seeds.iter().any(|seed| seed.real.is_some())
+    }
 }
 
 /// Runs each of `seeds` of `scenario` in simulation and for real.

@@ -42,8 +42,9 @@ pub fn real_refusal(params: &SenderParams) -> Option<String> {
         .iter()
         .any(|fault| fault.kind == FaultKind::Partition)
         .then(|| {
-            "a partition cannot be made on loopback TCP without root (it needs packet \
-             filtering, e.g. nftables, to drop segments silently while both sockets stay open)"
+            "real mode cannot make a partition on loopback TCP: it would need packet \
+             filtering (e.g. nftables, as root) to drop segments silently while both sockets \
+             stay open, and it does none"
                 .into()
         })
 }

@@ -31,6 +31,31 @@ use text::{
     ScenarioReachLine,
 };
 
+/// Writes to stdout. A stdout that was closed (the reader of a pipe left:
+/// `lanesim run … | head -1`) ends the process quietly with 141, as a
+/// `SIGPIPE` would, instead of a panic (pinned by
+/// `a_closed_stdout_ends_the_run_quietly`).
+fn write_out(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(error) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(Exit::ClosedStdout as i32);
+        }
+        eprintln!("error: cannot write to stdout: {error}");
+        std::process::exit(Exit::Crash as i32);
+    }
+}
+
+macro_rules! out {
+    ($($arg:tt)*) => { write_out(format_args!($($arg)*)) };
+}
+
+macro_rules! outln {
+    () => { write_out(format_args!("\n")) };
+    ($($arg:tt)*) => { write_out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 /// `--help`'s list of [`Exit`] codes (pinned to the type by
 /// `help_lists_every_exit_code`).
 pub const EXIT_CODES: &str = "Exit codes:
@@ -39,9 +64,10 @@ pub const EXIT_CODES: &str = "Exit codes:
   2  bad input or usage (a scenario file, a flag, a shard report)
   3  liveness: a run outlived its virtual-time budget, no contract broken
   4  crash: the testbed itself panicked
-  5  a required coverage mark not reached (or a listed contract no seed could break)
+  5  fell short: a required coverage mark not reached, a listed contract no seed could break, or nothing decided (a scenario that ran no seed, every real run skipped, a fidelity scenario with no seed compared)
   6  audit: a seed's two runs diverged; fidelity: a seed's simulated and real verdicts differ
-  7  selftest: a planted bug a simulated world must catch escaped";
+  7  selftest: a planted bug a simulated world must catch escaped
+  141  stdout was closed under the run (a pipe's reader left): it ended quietly";
 
 /// The process exit codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,11 +89,13 @@ pub enum Exit {
     Diverged = 6,
     /// `selftest`: a planted bug a simulated world must catch escaped.
     Escaped = 7,
+    /// Stdout was closed under the run (as a `SIGPIPE` would end it).
+    ClosedStdout = 141,
 }
 
 impl Exit {
     /// Every code.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Pass,
         Self::Violated,
         Self::Usage,
@@ -76,6 +104,7 @@ impl Exit {
         Self::NotReached,
         Self::Diverged,
         Self::Escaped,
+        Self::ClosedStdout,
     ];
 
     /// The exit code of a run's verdict.
@@ -232,6 +261,10 @@ impl Outcome {
                     .any(FidelitySeed::disagrees)
                 {
                     Exit::Diverged
+                } else if found.iter().any(|f| !f.compared()) {
+                    // A scenario with no seed compared decided nothing:
+                    // "agree" would be a green that misleads.
+                    Exit::NotReached
                 } else {
                     Exit::Pass
                 }
@@ -243,7 +276,8 @@ impl Outcome {
                     RealOutcome::Skipped { .. } => None,
                 })
                 .max()
-                .map_or(Exit::Pass, Exit::of),
+                // Every run skipped: nothing was decided.
+                .map_or(Exit::NotReached, Exit::of),
         }
     }
 }
@@ -251,7 +285,7 @@ impl Outcome {
 /// Says what is about to run: on stdout for people, stderr for machines.
 pub fn announce(format: Format, line: &str) {
     match format {
-        Format::Human => println!("{line}"),
+        Format::Human => outln!("{line}"),
         Format::Json | Format::Jsonl => eprintln!("{line}"),
     }
 }
@@ -280,7 +314,7 @@ pub fn chase_done(bug: lanesim::planted::PlantedBug, chase: &crate::hunt::bench:
 
 /// Streams one run of a sweep (`--format jsonl`): one line on stdout.
 pub fn stream_run(result: &RunResult, subject: &Subject) {
-    println!("{}", sweep::jsonl(result, subject));
+    outln!("{}", sweep::jsonl(result, subject));
 }
 
 /// What every real-mode output says first.
@@ -289,21 +323,21 @@ pub const REAL_NOTE: &str = "note: real mode is not deterministic: the seed fixe
 /// One real run finished (or was skipped): its verdict line, and a failed
 /// run's violations.
 pub fn real_run(outcome: &RealOutcome) {
-    print!("{}", text::real_lines(outcome));
+    out!("{}", text::real_lines(outcome));
 }
 
 /// The one place outcomes are printed.
 pub fn print(outcome: &Outcome) {
     match outcome {
-        Outcome::List(scenarios) => print!("{}", listing(scenarios)),
+        Outcome::List(scenarios) => out!("{}", listing(scenarios)),
         Outcome::Run {
             report,
             format: Format::Human,
-        } => print!("{}", sweep::human(report)),
+        } => out!("{}", sweep::human(report)),
         Outcome::Run {
             report,
             format: Format::Json,
-        } => println!("{}", sweep::json(report, Exit::of_sweep(report) as u8)),
+        } => outln!("{}", sweep::json(report, Exit::of_sweep(report) as u8)),
         Outcome::Run {
             report,
             format: Format::Jsonl,
@@ -311,17 +345,17 @@ pub fn print(outcome: &Outcome) {
         Outcome::Replay { result, subject } => {
             let reach = ScenarioReachLine(result);
             if result.verdict == Verdict::Pass {
-                println!("PASS {} seed {}", result.scenario, result.seed);
+                outln!("PASS {} seed {}", result.scenario, result.seed);
             } else {
                 let mut text = String::new();
                 sweep::failure(&mut text, &Failure::of(result, subject));
-                print!("{text}");
+                out!("{text}");
             }
-            println!("{reach}");
+            outln!("{reach}");
             for not in &result.undecided {
-                println!("{} not decided: {}", not.what.id(), not.why);
+                outln!("{} not decided: {}", not.what.id(), not.why);
             }
-            println!(
+            outln!(
                 "event log hash: {:016x} ({} events)",
                 result.hash,
                 result.records.len()
@@ -330,17 +364,17 @@ pub fn print(outcome: &Outcome) {
         Outcome::Selftest {
             reports,
             format: Format::Human,
-        } => print!("{}", selftest_table(reports)),
+        } => out!("{}", selftest_table(reports)),
         Outcome::Selftest {
             reports,
             format: Format::Json | Format::Jsonl,
-        } => println!("{}", selftest_json(reports)),
-        Outcome::Bench(bench) => print!("{}", bench_table(bench)),
-        Outcome::Detection(chases, wall) => print!("{}", detection_table(chases, *wall)),
+        } => outln!("{}", selftest_json(reports)),
+        Outcome::Bench(bench) => out!("{}", bench_table(bench)),
+        Outcome::Detection(chases, wall) => out!("{}", detection_table(chases, *wall)),
         Outcome::Audit { audits, target } => {
             let mut total = 0;
             for (name, seeds, divergences) in audits {
-                println!(
+                outln!(
                     "{name}: {seeds} seeds x2, {} divergence(s)",
                     divergences.len()
                 );
@@ -349,32 +383,32 @@ pub fn print(outcome: &Outcome) {
                         r.as_ref()
                             .map_or("<end of log>".into(), ToString::to_string)
                     };
-                    println!("  seed {} diverges at event {}:", d.seed, d.index);
-                    println!("    first:  {}", show(&d.first));
-                    println!("    second: {}", show(&d.second));
+                    outln!("  seed {} diverges at event {}:", d.seed, d.index);
+                    outln!("    first:  {}", show(&d.first));
+                    outln!("    second: {}", show(&d.second));
                 }
                 total += divergences.len();
             }
-            println!("audit: {total} divergence(s)");
+            outln!("audit: {total} divergence(s)");
             if total > 0 {
-                println!("{}", text::audit_note(target.as_deref()));
+                outln!("{}", text::audit_note(target.as_deref()));
             }
         }
         Outcome::AuditProcesses { runs, difference } => match difference {
-            None => println!("audit across processes: {runs} runs, identical in both"),
+            None => outln!("audit across processes: {runs} runs, identical in both"),
             Some((index, first, second)) => {
-                println!("audit across processes: run {index} differs");
-                println!("  first process:  {first}");
-                println!("  second process: {second}");
+                outln!("audit across processes: run {index} differs");
+                outln!("  first process:  {first}");
+                outln!("  second process: {second}");
             }
         },
-        Outcome::Hunt { report, subject } => print!("{}", hunt_report(report, subject)),
+        Outcome::Hunt { report, subject } => out!("{}", hunt_report(report, subject)),
         Outcome::Shrink { found, subject } => {
             let mut text = String::new();
             found_lines(&mut text, found, subject);
-            print!("{text}");
+            out!("{text}");
         }
-        Outcome::Real(runs) => print!("{}", text::real_summary(runs)),
-        Outcome::Fidelity(found) => print!("{}", text::fidelity(found)),
+        Outcome::Real(runs) => out!("{}", text::real_summary(runs)),
+        Outcome::Fidelity(found) => out!("{}", text::fidelity(found)),
     }
 }

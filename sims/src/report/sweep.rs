@@ -109,6 +109,14 @@ pub fn human(report: &SweepReport) -> String {
 /// returns how many.
 fn missed_lines(out: &mut String, reaches: &[ScenarioReach]) -> usize {
     let mut missed = 0;
+    for reach in reaches.iter().filter(|r| r.starved) {
+        missed += 1;
+        let _ = writeln!(
+            out,
+            "NOT REACHED: {} ran none of its seeds (the sweep stopped first): nothing of it was decided",
+            reach.scenario
+        );
+    }
     for reach in reaches.iter().filter(|r| r.judged) {
         for (contract, what) in &reach.vacuous {
             missed += 1;
@@ -418,6 +426,7 @@ pub fn json(report: &SweepReport, exit: u8) -> String {
     if let Some(Value::Array(scenarios)) = document.get_mut("scenarios") {
         for (scenario, reach) in scenarios.iter_mut().zip(&reaches) {
             scenario["judged"] = json!(reach.judged);
+            scenario["starved"] = json!(reach.starved);
             scenario["reaches"] = reach
                 .marks
                 .iter()

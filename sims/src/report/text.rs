@@ -537,14 +537,18 @@ pub(super) fn real_summary(runs: &[RealOutcome]) -> String {
         .iter()
         .map(|(name, count)| format!("{count} {name}"))
         .collect();
-    format!(
+    let mut text = format!(
         "real: {ran} run(s) ({}), {skipped} skipped, {wall:.2} s wall\n",
         if counts.is_empty() {
             "none".into()
         } else {
             counts.join(", ")
         }
-    )
+    );
+    if ran == 0 {
+        text.push_str("real: no run was made for real, every one was skipped (above, why): nothing was decided\n");
+    }
+    text
 }
 
 /// `fidelity`'s table: per scenario, each seed's verdicts both ways, the
@@ -557,7 +561,12 @@ pub(super) fn fidelity(found: &[Fidelity]) -> String {
         let ran: Vec<_> = f.seeds.iter().filter(|s| s.real.is_some()).collect();
         if ran.is_empty() {
             let why = f.skipped.as_deref().unwrap_or("no seeds");
-            let _ = writeln!(text, "{}: skipped for real: {why}", f.scenario);
+            let _ = writeln!(
+                text,
+                "{}: no seed compared, skipped for real: {why}",
+                f.scenario
+            );
+            disagreements.push(format!("{} not compared", f.scenario));
             continue;
         }
         let agree = ran.iter().filter(|s| !s.disagrees()).count();
@@ -643,7 +652,7 @@ pub(super) fn fidelity(found: &[Fidelity]) -> String {
     } else {
         let _ = writeln!(
             text,
-            "fidelity: {} disagreement(s): {}",
+            "fidelity: {} disagreement(s) or scenarios not compared: {}",
             disagreements.len(),
             disagreements.join("; ")
         );

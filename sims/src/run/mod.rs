@@ -308,6 +308,9 @@ pub struct ScenarioReach {
     /// Contracts the scenario lists that no seed gave a chance to fail
     /// (see `scenario::marks::evidence`), with what was missing.
     pub vacuous: Vec<(Contract, String)>,
+    /// Runs were planned and none ran (a time-boxed sweep that stopped
+    /// before its first seed): nothing of the scenario was decided.
+    pub starved: bool,
 }
 
 impl ScenarioReach {
@@ -324,7 +327,7 @@ impl ScenarioReach {
     /// contract never given a chance to fail.
     #[must_use]
     pub fn fell_short(&self) -> bool {
-        self.judged && (!self.missed().is_empty() || !self.vacuous.is_empty())
+        self.starved || (self.judged && (!self.missed().is_empty() || !self.vacuous.is_empty()))
     }
 }
 

@@ -370,6 +370,7 @@ impl Tally {
                 .filter(|c| !c.given)
                 .map(|c| (c.contract, c.needs.clone()))
                 .collect(),
+            starved: self.planned > 0 && self.ran() == 0 && self.refused.is_none(),
         }
     }
 }
@@ -495,6 +496,8 @@ pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
     }
     let mut feed = SweepFeed {
         plan,
+        cursors: spans.iter().map(|(start, _, _)| *start).collect(),
+        turn: 0,
         spans,
         cursor: 0,
         tallies,
@@ -531,6 +534,10 @@ struct SweepFeed<'p, 'w> {
     spans: Vec<(u64, SeedRange, u64)>,
     /// The next job of the sweep to consider.
     cursor: u64,
+    /// A time-boxed sweep's per-scenario cursors (the next job of each
+    /// scenario to consider), and whose turn it is.
+    cursors: Vec<u64>,
+    turn: usize,
     tallies: Vec<Tally>,
     watch: &'w mut dyn Watch,
     started: Instant,
@@ -539,8 +546,35 @@ struct SweepFeed<'p, 'w> {
 }
 
 impl SweepFeed<'_, '_> {
-    /// The next job at or after the cursor that is this shard's.
+    /// The next job to run: in sweep order, or for a time-boxed sweep
+    /// (`--for`), one seed of each scenario in turn, so a budget that runs
+    /// out leaves every scenario some seeds instead of the last ones none
+    /// (`a_time_boxed_sweep_gives_every_scenario_seeds`). Either way the
+    /// jobs are the same, and so is which shard owns each: only their order
+    /// differs.
     fn next_job(&mut self) -> Option<(usize, u64)> {
+        if self.plan.wall.is_none() {
+            return self.next_in_order();
+        }
+        let shard = self.plan.shard;
+        for _ in 0..self.spans.len() {
+            let index = self.turn;
+            self.turn = (self.turn + 1) % self.spans.len();
+            let (start, seeds, len) = self.spans[index];
+            let cursor = self.cursors[index];
+            let offset = (shard.index + shard.count - cursor % shard.count) % shard.count;
+            let Some(g) = cursor.checked_add(offset).filter(|g| *g < start + len) else {
+                self.cursors[index] = start + len;
+                continue;
+            };
+            self.cursors[index] = g + 1;
+            return Some((index, seeds.first() + (g - start)));
+        }
+        None
+    }
+
+    /// The next job at or after the cursor that is this shard's.
+    fn next_in_order(&mut self) -> Option<(usize, u64)> {
         let shard = self.plan.shard;
         // The first index >= cursor in this shard.
         let offset = (shard.index + shard.count - self.cursor % shard.count) % shard.count;
@@ -585,6 +619,50 @@ impl<'p> Feed for SweepFeed<'p, '_> {
     }
 }
 
+/// Checks that a shard report's counts are ones its plan allows: each
+/// scenario's planned runs are this shard's share of its seeds (none for a
+/// scenario the target refused), its runs (summed without overflow) are at
+/// most those, and no more seeds reached a mark than ran.
+fn check_counts(name: &str, report: &SweepReport, shard: Shard) -> Result<(), String> {
+    let mut start = 0u64;
+    for tally in &report.scenarios {
+        let len = if tally.refused.is_some() {
+            0
+        } else {
+            tally.seeds.len()
+        };
+        let planned = shard.share(start, len);
+        start = start.saturating_add(len);
+        if tally.planned != planned {
+            return Err(format!(
+                "{name}: {} plans {} run(s), but shard {shard} of its {} seed(s) has {planned}",
+                tally.scenario, tally.planned, tally.seeds
+            ));
+        }
+        let v = tally.verdicts;
+        let ran = [v.pass, v.violated, v.liveness, v.crash]
+            .into_iter()
+            .try_fold(0u64, u64::checked_add);
+        match ran {
+            Some(ran) if ran <= planned => {
+                if let Some((mark, hits)) = tally.marks.iter().find(|(_, hits)| **hits > ran) {
+                    return Err(format!(
+                        "{name}: {} has {hits} seed(s) reaching {mark} of {ran} run",
+                        tally.scenario
+                    ));
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "{name}: {} claims more runs than its {planned} planned",
+                    tally.scenario
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Folds the reports of every shard of one sweep (each named by where it
 /// came from) into the report of the whole sweep.
 ///
@@ -614,6 +692,12 @@ pub fn merge(shards: Vec<(String, SweepReport)>) -> Result<SweepReport, String> 
                 "{name} is shard {shard}, of a different split than {first_name} ({count} shards)"
             ));
         }
+        if shard.index >= shard.count {
+            return Err(format!(
+                "{name} claims to be shard {shard}: a shard's index is below its count"
+            ));
+        }
+        check_counts(&name, &report, shard)?;
         let slot = &mut seen[usize::try_from(shard.index).unwrap_or(usize::MAX)];
         if std::mem::replace(slot, true) {
             return Err(format!("{name}: shard {shard} was given twice"));
@@ -652,6 +736,34 @@ pub fn merge(shards: Vec<(String, SweepReport)>) -> Result<SweepReport, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A scenario a time-boxed sweep stopped before: planned runs, none
+    /// run. It fell short (exit 5, a `NOT REACHED` line), not a pass.
+    #[test]
+    fn a_scenario_that_ran_no_seed_is_not_a_pass() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lanes_order.toml");
+        let scenario = Scenario::load(&path).unwrap();
+        let seeds = scenario.default_seeds();
+        let tally = Tally::new(&scenario, seeds, seeds.len(), &Decidable::default());
+        let report = SweepReport {
+            scenarios: vec![tally],
+            shard: None,
+            stopped: true,
+            planted: None,
+        };
+        let reach = &report.reaches()[0];
+        assert!(reach.starved && reach.fell_short(), "{reach:?}");
+        assert_eq!(
+            crate::report::Exit::of_sweep(&report),
+            crate::report::Exit::NotReached
+        );
+        let text = crate::report::sweep::human(&report);
+        assert!(
+            text.contains("NOT REACHED: lanes_order ran none of its seeds"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn every_job_of_a_sweep_is_in_exactly_one_shard() {

@@ -139,13 +139,25 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 impl Scenario {
+    /// The most bytes of frames one run of it may allocate (sender
+    /// scenarios; 0 for the others, whose runs allocate little).
+    #[must_use]
+    pub fn frame_bytes_bound(&self) -> u64 {
+        self.file.sender.as_ref().map_or(0, |sender| {
+            sender
+                .data_frames
+                .bounds()
+                .1
+                .saturating_mul(sender.frame_bytes.bounds().1)
+        })
+    }
+
     /// Reads, parses and validates `path`.
     ///
     /// # Errors
     /// Unreadable file, malformed TOML, unknown keys, wrong types or
     /// impossible values.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
-        use std::io::Read as _;
         let refuse = |message: String| ScenarioError {
             file: path.to_path_buf(),
             line: 0,
@@ -166,17 +178,10 @@ impl Scenario {
             )));
         }
         // A scenario is a page of TOML: a file far larger is a mistake (a
-        // log or a binary named .toml) and must not be read into memory.
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|file| file.take(limits::FILE_BYTES + 1).read_to_end(&mut bytes))
-            .map_err(|error| refuse(format!("cannot read: {error}")))?;
-        if bytes.len() as u64 > limits::FILE_BYTES {
-            return Err(refuse(format!(
-                "larger than {} bytes: not a scenario file",
-                limits::FILE_BYTES
-            )));
-        }
+        // log or a binary named .toml) and must not be read into memory; a
+        // FIFO or a device must not be opened at all.
+        let bytes = crate::input::read_bounded(path, limits::FILE_BYTES, "a scenario file")
+            .map_err(refuse)?;
         // Point at the first byte that is not UTF-8, not at 0:0.
         let source = String::from_utf8(bytes).map_err(|error| {
             let valid = error.utf8_error().valid_up_to();
@@ -247,6 +252,18 @@ impl Scenario {
                 |stem| stem.to_string_lossy().into_owned(),
             )
         });
+        // Printed at the start of report lines: a newline or an escape
+        // sequence in it would forge a line (`… 32/32 pass`).
+        if let Some(why) = name_problem(&name) {
+            let span = span_of(doc.get_ref(), "name");
+            let key = file.name.is_some().then(|| "name".to_string());
+            let whose = if key.is_some() {
+                ""
+            } else {
+                " (the file's stem)"
+            };
+            return Err(at(&span, key, &format!("the scenario's name{whose} {why}")));
+        }
         let reaches = file
             .reaches
             .iter()
@@ -297,6 +314,26 @@ impl Scenario {
 struct Problem {
     key: String,
     message: String,
+}
+
+/// Why `name` cannot name a scenario in a report, if it cannot: empty,
+/// over [`limits::NAME_CHARS`] characters, or holding a control character
+/// or a line or paragraph separator.
+fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("is empty".into());
+    }
+    if name.chars().count() > limits::NAME_CHARS {
+        return Some(format!("is longer than {} characters", limits::NAME_CHARS));
+    }
+    name.chars()
+        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+        .map(|c| {
+            format!(
+                "holds {c:?} (U+{:04X}): a name is printed in report lines",
+                c as u32
+            )
+        })
 }
 
 fn problem(key: impl Into<String>, message: impl Into<String>) -> Problem {
@@ -416,6 +453,12 @@ fn validate(file: &ScenarioFile) -> Vec<Problem> {
     let budget = file
         .budget
         .map_or(std::time::Duration::from_secs(120), |b| b.0);
+    if let Some(mesh) = &file.mesh {
+        mesh_timing(mesh, budget, &mut problems);
+    }
+    if let Some(sender) = &file.sender {
+        sender_timing(sender, &mut problems);
+    }
     let ats = file
         .sender
         .iter()
@@ -481,6 +524,84 @@ pub const MAX_MESH_NODES: u64 = 64;
 pub const MAX_MESH_LINKS: u64 = 10_000;
 /// Longest mesh workload window, and longest fault.
 pub const MAX_MESH_SPAN: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Mesh timings that can only fail for the testbed's own reasons: a
+/// simulation tick too coarse for the heartbeat (keepalives a quarter tick
+/// apart, quantised to a tick of 200 ms at a 250 ms heartbeat, failed M1
+/// with 2 nodes and no fault), and a run whose workload, holds, faults and
+/// settle time cannot end within its budget (every seed liveness).
+fn mesh_timing(mesh: &MeshSpec, budget: std::time::Duration, problems: &mut Vec<Problem>) {
+    use std::time::Duration;
+    let heartbeat = mesh.heartbeat.map_or(Duration::from_secs(1), |d| d.0);
+    let tick = mesh.tick.map_or(Duration::from_millis(1), |d| d.0);
+    if tick > heartbeat / MESH_TICKS_PER_HEARTBEAT {
+        problems.push(problem(
+            "mesh.tick",
+            format!(
+                "at most heartbeat / {MESH_TICKS_PER_HEARTBEAT} ({}): keepalives go out a quarter heartbeat apart, and a coarser tick delays them past the heartbeat",
+                Dur(heartbeat / MESH_TICKS_PER_HEARTBEAT)
+            ),
+        ));
+    }
+    let connect = mesh
+        .connect_timeout
+        .map_or(Duration::from_millis(500), |d| d.0);
+    let redial = mesh
+        .redial_after
+        .as_ref()
+        .map_or(Duration::from_millis(300), |r| r.bounds().1 .0);
+    let settle = heartbeat * 2 + (redial + connect) * 2;
+    let faults = mesh
+        .fault
+        .iter()
+        .map(|f| {
+            let lasting = f
+                .lasting
+                .as_ref()
+                .map_or(Duration::ZERO, |l| l.bounds().1 .0);
+            let recovery = if f.kind.on_accepts() {
+                params::ACCEPT_RECOVERY + heartbeat * 2
+            } else {
+                Duration::ZERO
+            };
+            f.at.bounds().1 .0 + lasting + recovery
+        })
+        .max()
+        .unwrap_or_default();
+    let end = (mesh.workload.0 + mesh.hold.bounds().1 .0).max(faults) + settle;
+    if end >= budget {
+        problems.push(problem(
+            "budget",
+            format!(
+                "a run may need {} of virtual time (the workload and its longest hold, or the last fault, then {} to settle) and the budget is {}: every such seed would run out of time",
+                Dur(end),
+                Dur(settle),
+                Dur(budget)
+            ),
+        ));
+    }
+}
+
+/// Mesh: the simulation ticks per heartbeat tick, at least.
+const MESH_TICKS_PER_HEARTBEAT: u32 = 8;
+
+/// Sender timings that can only fail for the testbed's own reasons: a
+/// simulation tick longer than the shortest write deadline it must time.
+fn sender_timing(sender: &SenderSpec, problems: &mut Vec<Problem>) {
+    let (Some(tick), Some(deadline)) = (sender.tick, sender.write_timeout.as_ref()) else {
+        return;
+    };
+    let deadline = deadline.bounds().0 .0;
+    if tick.0 > deadline {
+        problems.push(problem(
+            "sender.tick",
+            format!(
+                "at most the shortest write_timeout ({}): every host is polled once per tick, so a deadline shorter than a tick cannot be timed",
+                Dur(deadline)
+            ),
+        ));
+    }
+}
 
 fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
     count("mesh.nodes", &mesh.nodes, 2, problems);
@@ -685,6 +806,8 @@ pub mod limits {
 
     /// Largest scenario file, in bytes.
     pub const FILE_BYTES: u64 = 1024 * 1024;
+    /// Longest scenario name, in characters.
+    pub const NAME_CHARS: usize = 128;
     /// Most entries in `reaches`.
     pub const REACHES: usize = 256;
     /// Shortest mesh heartbeat tick (see `validate_mesh`).
@@ -707,6 +830,12 @@ pub mod limits {
     pub const FRAMES: u64 = 1_000_000;
     /// Sender: a frame's payload, well under the 64 MiB frame cap.
     pub const FRAME_BYTES: u64 = 16 * 1024 * 1024;
+    /// Sender: the frames one run may allocate in all (data frames x frame
+    /// bytes).
+    pub const RUN_FRAME_BYTES: u64 = 1 << 30;
+    /// A sweep: the frames its runs in flight may allocate together
+    /// (`--jobs` x the largest run's).
+    pub const SWEEP_FRAME_BYTES: u64 = 4 << 30;
     /// Sender: a lane's depth.
     pub const QUEUE: u64 = 1_000_000;
     /// Sender: the simulated socket's segment size and segment credit.
@@ -916,6 +1045,24 @@ fn validate_sender(sender: &SenderSpec, problems: &mut Vec<Problem>) {
         problems,
     );
     no_longer("sender.gap", &sender.gap, limits::SPAN, problems);
+    // Each frame's payload is allocated when it is enqueued, and a run may
+    // hold all of them at once (a wedged peer): bound their product, not
+    // only each, so no file inside the bounds exhausts the memory.
+    let frames = sender
+        .data_frames
+        .bounds()
+        .1
+        .saturating_mul(sender.frame_bytes.bounds().1);
+    if frames > limits::RUN_FRAME_BYTES {
+        problems.push(problem(
+            "sender.frame_bytes",
+            format!(
+                "data_frames x frame_bytes may reach {} MiB of frames in one run; at most {} MiB (lower either)",
+                frames >> 20,
+                limits::RUN_FRAME_BYTES >> 20
+            ),
+        ));
+    }
     for (key, value, max) in [
         ("sender.data_capacity", &sender.data_capacity, limits::QUEUE),
         (
