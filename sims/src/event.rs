@@ -316,8 +316,8 @@ pub enum MeshFaultApplied {
     ResetsEnd { node: u64, reset: u64 },
     /// `node` has no descriptors: its accepts and dials fail with `EMFILE`.
     Exhaust { node: u64 },
-    /// ... it has again; `refused` accepts and dials failed.
-    ExhaustEnd { node: u64, refused: u64 },
+    /// ... it has again; `accepts` accepts and `dials` dials failed.
+    ExhaustEnd { node: u64, accepts: u64, dials: u64 },
 }
 
 /// The sender's counters, as `SenderStats` reports them, in the units the

@@ -615,7 +615,8 @@ fn m1_excuses_a_cross_dial_while_either_end_is_out_of_descriptors() {
                     3000,
                     MeshFaultApplied::ExhaustEnd {
                         node: 1,
-                        refused: 9,
+                        accepts: 9,
+                        dials: 4,
                     },
                 ),
             );
@@ -624,4 +625,27 @@ fn m1_excuses_a_cross_dial_while_either_end_is_out_of_descriptors() {
     };
     assert_eq!(broken(&log(false)), vec![Contract::M1]);
     assert_eq!(broken(&log(true)), vec![]);
+}
+
+#[test]
+fn m7_detects_a_node_that_spins_on_emfile() {
+    let log = |accepts: u64| {
+        let mut log = healthy();
+        log.insert(4, fault(500, MeshFaultApplied::Exhaust { node: 1 }));
+        log.insert(
+            5,
+            fault(
+                2000,
+                MeshFaultApplied::ExhaustEnd {
+                    node: 1,
+                    accepts,
+                    dials: 0,
+                },
+            ),
+        );
+        log
+    };
+    // 1.5 s: a back-off makes about 12; 20 are allowed.
+    assert_eq!(broken(&log(14)), vec![]);
+    assert_eq!(broken(&log(150)), vec![Contract::M7]);
 }

@@ -34,7 +34,10 @@
 //! - M7 a node accepts for its whole life: at the end, after every fault
 //!   (resets before accept, descriptors exhausted, ...), a fresh stream
 //!   that dials a live node and says hello is accepted: the node writes to
-//!   it (a keepalive) before the probe gives up (`MeshProbe`).
+//!   it (a keepalive) before the probe gives up (`MeshProbe`); so is one
+//!   that dials a node 1 s after an accept fault on it ended; and a node
+//!   out of descriptors backs off instead of spinning on `EMFILE`
+//!   ([`exhausted_accepts_allowed`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -141,6 +144,8 @@ struct Model {
     accept_faults: Vec<(u64, Duration, Option<Duration>)>,
     /// The end's probes: (record, node, accepted, attempts).
     probes: Vec<(usize, u64, bool, u64)>,
+    /// Ended exhaustions: (record, node, how long, accepts that failed).
+    exhaustions: Vec<(usize, u64, Duration, u64)>,
     incarnation: BTreeMap<u64, u64>,
     ups: BTreeMap<Gen, (usize, SocketAddr, Duration)>,
     downs: BTreeMap<Gen, Vec<(usize, Duration)>>,
@@ -348,6 +353,15 @@ impl Model {
             }
             MeshFaultApplied::ResetsEnd { node, .. }
             | MeshFaultApplied::ExhaustEnd { node, .. } => {
+                if let MeshFaultApplied::ExhaustEnd { accepts, .. } = fault {
+                    let start = self
+                        .accept_faults
+                        .iter()
+                        .rev()
+                        .find(|(n, _, end)| *n == node && end.is_none())
+                        .map_or(at, |(_, start, _)| *start);
+                    self.exhaustions.push((index, node, at - start, accepts));
+                }
                 if let Some(open) = self
                     .accept_faults
                     .iter_mut()
@@ -804,7 +818,28 @@ fn m6(out: &mut Collector<'_>, model: &Model) {
     }
 }
 
+/// Failed accepts a node may make while out of descriptors: a back-off
+/// from 1 ms doubling to at most 1 s fails about a dozen times in its first
+/// second, then once a second; this allows 16 and then two a second. A node
+/// that retries at once (or every tick) spins on `EMFILE`.
+fn exhausted_accepts_allowed(lasting: Duration) -> u64 {
+    16 + 2 * lasting.as_secs_f64().ceil() as u64
+}
+
 fn m7(out: &mut Collector<'_>, model: &Model) {
+    for &(index, node, lasting, accepts) in &model.exhaustions {
+        let allowed = exhausted_accepts_allowed(lasting);
+        if accepts > allowed {
+            out.violate(
+                Contract::M7,
+                format!(
+                    "node{node} spun on EMFILE: {accepts} failed accepts in {:.3}s without descriptors, more than the {allowed} a back-off to 1 s makes",
+                    lasting.as_secs_f64()
+                ),
+                &[index],
+            );
+        }
+    }
     for &(index, node, accepted, attempts) in &model.probes {
         if !accepted {
             out.violate(

@@ -46,12 +46,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::links::{Link, Links};
-use super::net::{AcceptFault, AcceptGate, ReadGate, TurmoilTcp};
+use super::net::{AcceptFault, AcceptGate, Injected, ReadGate, TurmoilTcp};
 use super::WorldRun;
 use crate::coverage::{self, PreemptPolicy, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, LinkMsg, LinkSide, MeshFaultApplied};
 use crate::rng::SimRng;
-use crate::scenario::{MeshFaultKind, MeshParams};
+use crate::scenario::{MeshFaultKind, MeshParams, ACCEPT_RECOVERY};
 use crate::targets::Subject;
 
 /// Every node listens here.
@@ -427,7 +427,8 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
                     end,
                     MeshFaultApplied::ExhaustEnd {
                         node: a,
-                        refused: 0,
+                        accepts: 0,
+                        dials: 0,
                     },
                 );
             }
@@ -449,23 +450,28 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
             .as_ref()
             .map(|handle| (Arc::clone(&handle.reads), Arc::clone(&handle.accepts)))
     };
-    let accepts =
-        |node: u64, fault: AcceptFault| handle(node).map_or(0, |(_, accepts)| accepts.set(fault));
-    // An accept fault's end says what it did: the gate's count.
+    let accepts = |node: u64, fault: AcceptFault| {
+        handle(node).map_or_else(Injected::default, |(_, accepts)| accepts.set(fault))
+    };
+    // An accept fault's end says what it did: the gate's counts.
     let fault = match fault {
         MeshFaultApplied::ResetsEnd { node, .. } => {
-            let reset = accepts(node, AcceptFault::None);
+            let reset = accepts(node, AcceptFault::None).accepts;
             if reset > 0 {
                 mark(WorldMark::AcceptReset);
             }
             MeshFaultApplied::ResetsEnd { node, reset }
         }
         MeshFaultApplied::ExhaustEnd { node, .. } => {
-            let refused = accepts(node, AcceptFault::None);
-            if refused > 0 {
+            let Injected { accepts, dials } = accepts(node, AcceptFault::None);
+            if accepts > 0 {
                 mark(WorldMark::AcceptExhausted);
             }
-            MeshFaultApplied::ExhaustEnd { node, refused }
+            MeshFaultApplied::ExhaustEnd {
+                node,
+                accepts,
+                dials,
+            }
         }
         other => other,
     };
@@ -573,11 +579,11 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
         }
         MeshFaultApplied::Resets { node } => {
             mark(WorldMark::FaultResets);
-            accepts(node, AcceptFault::Resets);
+            let _ = accepts(node, AcceptFault::Resets);
         }
         MeshFaultApplied::Exhaust { node } => {
             mark(WorldMark::FaultExhaust);
-            accepts(node, AcceptFault::Exhausted);
+            let _ = accepts(node, AcceptFault::Exhausted);
         }
         // Ended above, where their counts were read.
         MeshFaultApplied::ResetsEnd { .. } | MeshFaultApplied::ExhaustEnd { .. } => {}
@@ -1048,58 +1054,84 @@ async fn squatter_main(shared: Arc<Shared>) -> turmoil::Result {
     Ok(())
 }
 
-/// The prober: from [`MeshParams::probe_span`] before the end, dials every
-/// node, says hello as `prober`, and waits for the node to write anything
-/// (a keepalive, a quarter tick after it registered the stream); a dial
+/// The prober: 1 s ([`ACCEPT_RECOVERY`]) after each accept fault ends, it
+/// probes that node (unless another fault on the node, a restart or an
+/// accept fault, falls within the probe: it would have its own say), and
+/// from [`MeshParams::probe_span`] before the end it probes every node. A
+/// probe dials, says hello as `prober`, and waits for the node to write
+/// anything (a keepalive, sent when it registers the stream); a dial
 /// refused, reset, or answered by nothing is tried again until the span is
-/// nearly over. Logs one `MeshProbe` per node. Every node is up by then:
-/// faults end a settle time before the end.
+/// over. Each probe logs one `MeshProbe`, unless its node crashed or
+/// restarted meanwhile. Every node is up at the end: faults end a settle
+/// time before it.
 async fn prober_main(shared: Arc<Shared>) -> turmoil::Result {
     let p = shared.params.clone();
     let end = p.end();
-    let from = end.saturating_sub(p.probe_span());
+    let span = p.probe_span();
+    let mut probes = tokio::task::JoinSet::new();
+    for fault in p.faults.iter().filter(|f| f.kind.on_accepts()) {
+        let from = fault.at + fault.lasting + ACCEPT_RECOVERY;
+        let until = from + span;
+        let disturbed = p.faults.iter().any(|other| {
+            !std::ptr::eq(other, fault)
+                && other.a == fault.a
+                && (other.kind.on_accepts() || other.kind == MeshFaultKind::Restart)
+                && other.at <= until
+                && other.at + other.lasting >= fault.at
+        });
+        if disturbed || until + span >= end {
+            continue;
+        }
+        probes.spawn(probe(Arc::clone(&shared), fault.a, from, until));
+    }
     // Before the driver logs the tables at the end.
     let until = end.saturating_sub(p.tick * 4);
+    for node in 0..p.nodes {
+        probes.spawn(probe(
+            Arc::clone(&shared),
+            node,
+            end.saturating_sub(span),
+            until,
+        ));
+    }
+    while probes.join_next().await.is_some() {}
+    std::future::pending::<()>().await;
+    Ok(())
+}
+
+/// One probe of `node` from `from` to `until`, logged when it ends (not
+/// when the node's incarnation changed while it ran).
+async fn probe(shared: Arc<Shared>, node: u64, from: Duration, until: Duration) {
+    let p = &shared.params;
     let now = turmoil::sim_elapsed().unwrap_or_default();
     tokio::time::sleep(from.saturating_sub(now)).await;
-    let mut probes = tokio::task::JoinSet::new();
-    for node in 0..p.nodes {
-        let p = p.clone();
-        probes.spawn(async move {
-            let mut attempts = 0;
-            loop {
-                attempts += 1;
-                let left = until.saturating_sub(turmoil::sim_elapsed().unwrap_or_default());
-                let wait = (p.heartbeat + TURMOIL_MAX_LATENCY * 2).min(left);
-                let attempt = async {
-                    let mut stream =
-                        turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(node)))
-                            .await
-                            .ok()?;
-                    stream.write_all(&hello(PROBER)).await.ok()?;
-                    let mut byte = [0u8; 1];
-                    matches!(stream.read(&mut byte).await, Ok(n) if n > 0).then_some(())
-                };
-                let accepted = tokio::time::timeout(wait, attempt)
+    let incarnation = shared.incarnation[node as usize].load(Ordering::Acquire);
+    let mut attempts = 0;
+    let accepted = loop {
+        attempts += 1;
+        let left = until.saturating_sub(turmoil::sim_elapsed().unwrap_or_default());
+        let wait = (p.heartbeat + TURMOIL_MAX_LATENCY * 2).min(left);
+        let attempt = async {
+            let mut stream =
+                turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(node)))
                     .await
-                    .ok()
-                    .flatten()
-                    .is_some();
-                let pause = Duration::from_millis(100);
-                if accepted || turmoil::sim_elapsed().unwrap_or_default() + pause >= until {
-                    return (node, accepted, attempts);
-                }
-                tokio::time::sleep(pause).await;
-            }
-        });
-    }
-    let mut results = Vec::new();
-    while let Some(joined) = probes.join_next().await {
-        results.extend(joined.ok());
-    }
-    // In node order, whatever order the probes finished in.
-    results.sort_unstable();
-    for (node, accepted, attempts) in results {
+                    .ok()?;
+            stream.write_all(&hello(PROBER)).await.ok()?;
+            let mut byte = [0u8; 1];
+            matches!(stream.read(&mut byte).await, Ok(n) if n > 0).then_some(())
+        };
+        let accepted = tokio::time::timeout(wait, attempt)
+            .await
+            .ok()
+            .flatten()
+            .is_some();
+        let pause = Duration::from_millis(100);
+        if accepted || turmoil::sim_elapsed().unwrap_or_default() + pause >= until {
+            break accepted;
+        }
+        tokio::time::sleep(pause).await;
+    };
+    if shared.current(node, incarnation) {
         shared.record(
             PROBER,
             Event::MeshProbe {
@@ -1109,6 +1141,4 @@ async fn prober_main(shared: Arc<Shared>) -> turmoil::Result {
             },
         );
     }
-    std::future::pending::<()>().await;
-    Ok(())
 }

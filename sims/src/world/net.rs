@@ -287,8 +287,17 @@ struct AcceptState {
     backlog: std::collections::VecDeque<TcpStream>,
     /// When `accept` last failed with `EMFILE`.
     failed_at: Option<tokio::time::Instant>,
-    /// Streams reset, and accepts and dials refused, since the fault began.
-    injected: u64,
+    /// What the fault did since it began.
+    injected: Injected,
+}
+
+/// What an accept fault did while it lasted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Injected {
+    /// Accepts that failed (a stream reset before it, or `EMFILE`).
+    pub accepts: u64,
+    /// Dials that failed (`EMFILE`).
+    pub dials: u64,
 }
 
 /// The fault a node's accepts are under.
@@ -313,9 +322,8 @@ impl AcceptGate {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Puts the node under `fault` (or none); how many streams, accepts or
-    /// dials the fault it ends made fail.
-    pub fn set(&self, fault: AcceptFault) -> u64 {
+    /// Puts the node under `fault` (or none); what the fault it ends did.
+    pub fn set(&self, fault: AcceptFault) -> Injected {
         let mut state = self.state();
         state.fault = fault;
         state.failed_at = None;
@@ -326,7 +334,7 @@ impl AcceptGate {
     fn dial(&self) -> io::Result<()> {
         let mut state = self.state();
         if state.fault == AcceptFault::Exhausted {
-            state.injected += 1;
+            state.injected.dials += 1;
             return Err(io::Error::from_raw_os_error(EMFILE));
         }
         Ok(())
@@ -362,7 +370,7 @@ impl AcceptGate {
                         () = &mut changed => continue,
                         accepted = listener.accept() => drop(accepted?.0),
                     }
-                    self.state().injected += 1;
+                    self.state().injected.accepts += 1;
                     return Err(io::Error::from(io::ErrorKind::NotConnected));
                 }
                 AcceptFault::Exhausted => {
@@ -379,7 +387,7 @@ impl AcceptGate {
                         self.state().backlog.push_back(stream);
                     }
                     let mut state = self.state();
-                    state.injected += 1;
+                    state.injected.accepts += 1;
                     state.failed_at = Some(tokio::time::Instant::now());
                     return Err(io::Error::from_raw_os_error(EMFILE));
                 }
