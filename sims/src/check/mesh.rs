@@ -842,10 +842,11 @@ fn m7(out: &mut Collector<'_>, model: &Model) {
     }
     for &(index, node, accepted, attempts) in &model.probes {
         if !accepted {
+            let by = out.records()[index].at.as_secs_f64();
             out.violate(
                 Contract::M7,
                 format!(
-                    "node{node} stopped accepting: {attempts} fresh dials at the end, each \
+                    "node{node} stopped accepting: {attempts} fresh dial(s) up to {by:.3}s, each \
                      with a hello, and none was accepted (nothing written back)"
                 ),
                 &[index],
