@@ -380,7 +380,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
         prop_oneof![Just(1u64), Just(5), Just(10)],
         prop::collection::vec(
             (
-                0..MeshFaultKind::DRAWN.len(),
+                0..MeshFaultKind::ALL.len(),
                 0..8u64,
                 1..8u64,
                 0..=M_WORKLOAD_MS,
@@ -405,7 +405,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
             let mut faults: Vec<MeshFault> = faults
                 .into_iter()
                 .map(|(kind, a, step, at_ms, permille)| {
-                    let kind = MeshFaultKind::DRAWN[kind];
+                    let kind = MeshFaultKind::ALL[kind];
                     let a = a % nodes;
                     MeshFault {
                         kind,

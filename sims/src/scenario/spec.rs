@@ -525,7 +525,8 @@ impl MeshFaultKind {
         Self::Exhaust,
     ];
 
-    /// What chaos and the hunt draw from when a scenario does not say.
+    /// What chaos draws from when a scenario does not say (the hunt draws
+    /// from [`MeshFaultKind::ALL`]).
     pub const DRAWN: [MeshFaultKind; 9] = [
         Self::Restart,
         Self::Partition,
