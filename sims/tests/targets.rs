@@ -130,6 +130,7 @@ fn audit_names_the_first_event_a_target_that_is_not_replayable_changes() {
     struct Flaky(Box<dyn Lanes>);
     impl Lanes for Flaky {
         fn route(&self, item: Item, capacity: Option<usize>) -> Result<usize, Item> {
+            // wall-clock: ok (OS entropy on purpose: the nondeterministic target audit must catch)
             let coin = std::collections::hash_map::RandomState::new().hash_one(item.seq);
             if coin % 5 == 0 {
                 return Err(item);

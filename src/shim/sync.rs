@@ -95,6 +95,12 @@ impl Counter {
             .is_ok()
     }
 
+    /// Adds `amount` (wrapping: a count never reaches 2^64).
+    pub(crate) fn add(&self, amount: u64) {
+        self.0
+            .fetch_add(amount, std::sync::atomic::Ordering::AcqRel);
+    }
+
     pub(crate) fn sub(&self, amount: u64) {
         self.0
             .fetch_sub(amount, std::sync::atomic::Ordering::AcqRel);

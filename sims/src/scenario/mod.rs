@@ -550,7 +550,7 @@ fn mesh_timing(mesh: &MeshSpec, budget: std::time::Duration, problems: &mut Vec<
         .redial_after
         .as_ref()
         .map_or(Duration::from_millis(300), |r| r.bounds().1 .0);
-    let settle = heartbeat * 2 + (redial + connect) * 2;
+    let settle = params::settle_time(heartbeat, redial, connect);
     let faults = mesh
         .fault
         .iter()
@@ -560,7 +560,7 @@ fn mesh_timing(mesh: &MeshSpec, budget: std::time::Duration, problems: &mut Vec<
                 .as_ref()
                 .map_or(Duration::ZERO, |l| l.bounds().1 .0);
             let recovery = if f.kind.on_accepts() {
-                params::ACCEPT_RECOVERY + heartbeat * 2
+                params::accept_fault_tail(heartbeat)
             } else {
                 Duration::ZERO
             };

@@ -76,7 +76,7 @@ impl MeshParams {
     /// slack), then a redial and its connect, twice (a failed one first).
     #[must_use]
     pub fn settle(&self) -> Duration {
-        self.heartbeat * 2 + (self.redial_after + self.connect_timeout) * 2
+        settle_time(self.heartbeat, self.redial_after, self.connect_timeout)
     }
 
     /// When the world stops and compares the tables: after the settle
@@ -89,7 +89,7 @@ impl MeshParams {
             .faults
             .iter()
             .filter(|fault| fault.kind.on_accepts())
-            .map(|fault| fault.at + fault.lasting + ACCEPT_RECOVERY + self.probe_span())
+            .map(|fault| fault.at + fault.lasting + accept_fault_tail(self.heartbeat))
             .max()
             .unwrap_or_default();
         settled.max(accepts)
@@ -108,8 +108,28 @@ impl MeshParams {
     /// keepalive that says the stream was accepted, and a retry.
     #[must_use]
     pub fn probe_span(&self) -> Duration {
-        self.heartbeat * 2
+        probe_span(self.heartbeat)
     }
+}
+
+/// [`MeshParams::settle`] from its parts (validation bounds a file's
+/// worst case with it).
+#[must_use]
+pub fn settle_time(heartbeat: Duration, redial_after: Duration, connect: Duration) -> Duration {
+    heartbeat * 2 + (redial_after + connect) * 2
+}
+
+/// [`MeshParams::probe_span`] at `heartbeat`.
+#[must_use]
+pub fn probe_span(heartbeat: Duration) -> Duration {
+    heartbeat * 2
+}
+
+/// How long a run goes on after an accept fault ends: the recovery M7
+/// allows, then the probe's span.
+#[must_use]
+pub fn accept_fault_tail(heartbeat: Duration) -> Duration {
+    ACCEPT_RECOVERY + probe_span(heartbeat)
 }
 
 /// The lanes world, sampled.

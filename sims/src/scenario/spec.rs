@@ -510,21 +510,6 @@ pub enum MeshFaultKind {
 }
 
 impl MeshFaultKind {
-    /// Every kind.
-    pub const ALL: [MeshFaultKind; 11] = [
-        Self::Restart,
-        Self::Partition,
-        Self::HalfOpen,
-        Self::Kill,
-        Self::Latency,
-        Self::Squat,
-        Self::CrossDial,
-        Self::Wedge,
-        Self::Slow,
-        Self::Resets,
-        Self::Exhaust,
-    ];
-
     /// What chaos draws from when a scenario does not say (the hunt draws
     /// from [`MeshFaultKind::ALL`]).
     pub const DRAWN: [MeshFaultKind; 9] = [
@@ -538,6 +523,18 @@ impl MeshFaultKind {
         Self::Wedge,
         Self::Slow,
     ];
+
+    /// Every kind: the drawn ones and the faults on accepts.
+    pub const ALL: [MeshFaultKind; 11] = {
+        let mut all = [Self::Resets; 11];
+        let mut i = 0;
+        while i < Self::DRAWN.len() {
+            all[i] = Self::DRAWN[i];
+            i += 1;
+        }
+        all[10] = Self::Exhaust;
+        all
+    };
 
     /// Whether the fault takes a `for`.
     #[must_use]

@@ -112,15 +112,15 @@ impl ManagerShared {
     pub(super) fn admit(&self) -> Result<Places, InboundCap> {
         let admission = &self.admission;
         if !admission.handshaking.add_within(1, self.max_handshakes) {
-            admission.refused.add_within(1, u64::MAX);
+            admission.refused.add(1);
             return Err(InboundCap::Handshakes);
         }
         let handshake = Place(Arc::clone(&admission.handshaking));
         if !admission.open.add_within(1, self.max_connections) {
-            admission.refused.add_within(1, u64::MAX);
+            admission.refused.add(1);
             return Err(InboundCap::Connections);
         }
-        admission.accepted.add_within(1, u64::MAX);
+        admission.accepted.add(1);
         Ok(Places {
             handshake,
             open: Place(Arc::clone(&admission.open)),
@@ -197,12 +197,12 @@ impl ConnectionManager {
                     }
                     Err(error) => match accept_failure(&error) {
                         AcceptFailure::Connection => {
-                            shared.admission.skipped.add_within(1, u64::MAX);
+                            shared.admission.skipped.add(1);
                             tracing::debug!(%error, "inbound connection failed before its hello");
                             continue;
                         }
                         AcceptFailure::Resources => {
-                            shared.admission.backed_off.add_within(1, u64::MAX);
+                            shared.admission.backed_off.add(1);
                             if failing.starts() {
                                 tracing::warn!(%error, "accept failing; retrying with back-off");
                             }
