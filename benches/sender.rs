@@ -30,7 +30,10 @@ fn manager_with_downed_pin() -> (ConnectionManager, Arc<DistConnection>) {
     let manager = ConnectionManager::new(
         NodeName::from("local@bench"),
         Arc::new(TokioTcp),
-        ManagerConfig::new(RuntimeChoice::current()),
+        ManagerConfig::new(
+            RuntimeChoice::current(),
+            lanesim::distribution::Cookie::new("bench").unwrap(),
+        ),
     )
     .unwrap();
     let (ours, theirs) = tokio::io::duplex(64);

@@ -80,11 +80,16 @@ pub enum PlantedBug {
     /// without descriptors, and the node never accepts again: every peer
     /// that needs to dial it is refused. Caught by M7 (mesh world).
     AcceptLoopStopsOnError,
+    /// #15: the acceptor registers an inbound stream without checking its
+    /// proof. Symptom: a peer without the cookie registers under any
+    /// node's name, may displace that node's live connection, and is
+    /// written the frames meant for that node. Caught by M8 (mesh world).
+    HandshakeSkipsProof,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 15] = [
+    pub const ALL: [PlantedBug; 16] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -100,6 +105,7 @@ impl PlantedBug {
         Self::NoTieBreak,
         Self::NoHeartbeat,
         Self::AcceptLoopStopsOnError,
+        Self::HandshakeSkipsProof,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -121,6 +127,7 @@ impl PlantedBug {
             Self::NoTieBreak => "no-tie-break",
             Self::NoHeartbeat => "no-heartbeat",
             Self::AcceptLoopStopsOnError => "accept-loop-stops-on-error",
+            Self::HandshakeSkipsProof => "handshake-skips-proof",
         }
     }
 
@@ -143,6 +150,7 @@ impl PlantedBug {
             Self::NoTieBreak => "12",
             Self::NoHeartbeat => "13",
             Self::AcceptLoopStopsOnError => "14",
+            Self::HandshakeSkipsProof => "15",
         }
     }
 

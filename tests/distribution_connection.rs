@@ -205,7 +205,7 @@ async fn managers_with_inbox() -> (
 ) {
     let inbox = log::<InboundFrame>();
     let sink = Arc::clone(&inbox);
-    let mut config = ManagerConfig::new(RuntimeChoice::current());
+    let mut config = ManagerConfig::new(RuntimeChoice::current(), common::raw::cookie());
     config.on_frame = Some(Arc::new(move |frame| sink.lock().unwrap().push(frame)));
     let server =
         ConnectionManager::new(NodeName::from("server@test"), Arc::new(TokioTcp), config).unwrap();
@@ -249,7 +249,7 @@ async fn an_inbound_stream_without_a_hello_is_refused() {
 
 #[tokio::test]
 async fn a_dial_to_a_silent_address_times_out() {
-    let mut config = ManagerConfig::new(RuntimeChoice::current());
+    let mut config = ManagerConfig::new(RuntimeChoice::current(), common::raw::cookie());
     config.connect_timeout = Duration::from_millis(100);
     let manager = ConnectionManager::new(
         NodeName::from("local@test"),
@@ -410,7 +410,7 @@ async fn a_write_dropped_mid_frame_takes_its_connection_down_before_another_writ
 /// and the write bounded apart it failed at 1.9 s.
 #[tokio::test(start_paused = true)]
 async fn one_deadline_covers_the_lock_wait_and_the_write() {
-    let mut config = ManagerConfig::new(RuntimeChoice::current());
+    let mut config = ManagerConfig::new(RuntimeChoice::current(), common::raw::cookie());
     config.tick = None;
     let manager =
         ConnectionManager::new(NodeName::from("local@test"), Arc::new(TokioTcp), config).unwrap();

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::capture::Captured;
-use common::raw::{closed_by_the_other_end, hello, raw_peer};
+use common::raw::{closed_by_the_other_end, hello, prove, raw_peer, COOKIE};
 use common::{framed, log, record_downs, snapshot, wait_for, Log};
 use lanesim::distribution::frame::encode;
 use lanesim::distribution::{
@@ -67,7 +67,7 @@ impl Node {
 }
 
 fn config() -> ManagerConfig {
-    ManagerConfig::new(RuntimeChoice::current())
+    ManagerConfig::new(RuntimeChoice::current(), common::raw::cookie())
 }
 
 fn ticking(tick: Duration) -> ManagerConfig {
@@ -740,12 +740,12 @@ impl Listener for NarrowListener {
     }
 }
 
-/// A raw socket with a narrow send buffer that has sent a hello.
+/// A raw socket with a narrow send buffer that has done the handshake.
 async fn narrow_peer(addr: &str, name: &str) -> TcpStream {
     let socket = TcpSocket::new_v4().unwrap();
     socket.set_send_buffer_size(NARROW).unwrap();
     let mut stream = socket.connect(addr.parse().unwrap()).await.unwrap();
-    stream.write_all(&hello(name.as_bytes())).await.unwrap();
+    assert!(prove(&mut stream, name.as_bytes(), COOKIE).await.unwrap());
     stream
 }
 

@@ -14,9 +14,11 @@ use std::fs::File;
 use std::io;
 
 use common::capture::Captured;
-use common::raw::raw_peer;
+use common::raw::{answer_challenge, hello, COOKIE};
 use common::served::{an_honest_peer_is_delivered, config, served};
 use common::{snapshot, wait_for};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 
 /// The descriptors this process has open now.
 fn open_descriptors() -> u64 {
@@ -60,13 +62,15 @@ async fn descriptor_exhaustion_backs_off_and_the_node_serves_again() {
         assert!(ballast.len() < 64, "the lowered limit did not hold");
     }
     ballast.pop();
-    let peer = raw_peer(&node.addr, b"r@test");
-    let mut peer = Box::pin(peer);
     // The connect and hello complete (the peer's descriptor is the one given
     // back); the node's accept cannot take the stream.
-    let stream = tokio::time::timeout(std::time::Duration::from_secs(5), &mut peer)
-        .await
-        .expect("the peer connects");
+    let mut stream = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        let mut stream = TcpStream::connect(&node.addr).await.unwrap();
+        stream.write_all(&hello(b"r@test")).await.unwrap();
+        stream
+    })
+    .await
+    .expect("the peer connects");
     wait_for("accept to fail and back off a few times", || {
         node.manager.inbound().backed_off >= 3
     })
@@ -83,6 +87,9 @@ async fn descriptor_exhaustion_backs_off_and_the_node_serves_again() {
     drop(ballast);
     restore(before);
     // The stream that waited is accepted, and so is everyone after it.
+    assert!(answer_challenge(&mut stream, b"r@test", COOKIE)
+        .await
+        .unwrap());
     wait_for("the waiting peer to be registered", || {
         node.manager
             .connected_nodes()

@@ -46,7 +46,10 @@ fn runtime() -> RuntimeChoice {
 
 /// A manager counting down-hook calls.
 fn manager(planted: Planted) -> (ConnectionManager, Arc<AtomicUsize>) {
-    let mut config = ManagerConfig::new(runtime());
+    let mut config = ManagerConfig::new(
+        runtime(),
+        lanesim::distribution::Cookie::new("loom").unwrap(),
+    );
     // No clock in a model: no heartbeat.
     config.tick = None;
     config.planted = planted;

@@ -218,7 +218,7 @@ async fn runtime_dropped_in_place_panics_when_released_inside_async_code() {
 
 #[tokio::test]
 async fn down_hook_not_once_guarded_fires_per_mark_down() {
-    let mut config = ManagerConfig::new(RuntimeChoice::current());
+    let mut config = ManagerConfig::new(RuntimeChoice::current(), common::raw::cookie());
     config.planted = Planted::bug(PlantedBug::DownHookNotOnceGuarded);
     let manager =
         ConnectionManager::new(NodeName::from("local@test"), Arc::new(TokioTcp), config).unwrap();

@@ -9,6 +9,7 @@
 //! Nothing is planted in them: what the testbed finds in them is the
 //! result (docs/examples.md).
 
+mod handshake;
 pub mod lanes;
 pub mod node;
 

@@ -36,6 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use lanesim_target::handshake::Nonces;
 use lanesim_target::net::{BoxRead, BoxWrite, Connected, Listener, Transport};
 use lanesim_target::node::{
     BoxFuture, Conn, Connection, ControlOutcome, DataOutcome, DialFailure, Down, DownReason,
@@ -48,6 +49,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::runtime::Handle;
 use tokio::sync::{watch, Notify};
 use tokio::time::{self, Instant, Interval, MissedTickBehavior};
+
+use crate::handshake;
 
 /// How long the accept loop backs off after a failed accept.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
@@ -257,6 +260,8 @@ struct Shared {
     data_capacity: usize,
     control_capacity: usize,
     reports: NodeReports,
+    cookie: Vec<u8>,
+    nonces: Arc<dyn Nonces>,
     state: Mutex<State>,
     /// The sender is shut down: enqueues are refused.
     closed: AtomicBool,
@@ -317,6 +322,8 @@ impl Shared {
             data_capacity: setup.data_capacity,
             control_capacity: setup.control_capacity,
             reports: setup.reports,
+            cookie: setup.cookie,
+            nonces: setup.nonces,
             state: Mutex::new(State::default()),
             closed: AtomicBool::new(false),
             shutdown_signal: watch::channel(false).0,
@@ -558,25 +565,21 @@ impl Shared {
         if let Some(live) = self.live(node) {
             return Ok(live as Conn);
         }
-        let hello = wire::hello(&self.name);
+        let nonce = self.nonces.next();
         let connect = async {
             let mut connected = self
                 .transport
                 .connect(addr)
                 .await
                 .map_err(|_| DialFailure::Io)?;
-            connected
-                .write
-                .write_all(&hello)
-                .await
-                .map_err(|_| DialFailure::Io)?;
-            connected.write.flush().await.map_err(|_| DialFailure::Io)?;
-            Ok::<_, DialFailure>(connected)
+            let leftover =
+                handshake::dial(&mut connected, &self.name, node, &self.cookie, nonce).await?;
+            Ok::<_, DialFailure>((connected, leftover))
         };
-        let connected = time::timeout(self.connect_timeout, connect)
+        let (connected, leftover) = time::timeout(self.connect_timeout, connect)
             .await
             .map_err(|_| DialFailure::Timeout)??;
-        match self.install(node, Origin::Dialed, connected, Vec::new()) {
+        match self.install(node, Origin::Dialed, connected, leftover) {
             Ok(link) | Err(link) => Ok(link as Conn),
         }
     }
@@ -703,16 +706,18 @@ impl Shared {
         }
     }
 
-    /// Reads an accepted socket's hello and registers it under the name it
-    /// claims. A socket that does not say hello in time is closed.
+    /// Runs an accepted socket's handshake and registers it under the
+    /// name it proved. A socket that does not finish it in time, or whose
+    /// proof is wrong, is closed.
     async fn handshake(self: Arc<Self>, mut connected: Connected) {
         let mut stop = self.stop_signal.subscribe();
+        let nonce = self.nonces.next();
         let hello = tokio::select! {
             biased;
             () = raised(&mut stop) => return,
             hello = time::timeout(
                 self.connect_timeout,
-                read_hello(&mut connected.read, self.max_frame),
+                handshake::accept(&mut connected, &self.name, &self.cookie, nonce),
             ) => hello,
         };
         let Ok(Some((name, leftover))) = hello else {
@@ -776,28 +781,6 @@ impl Shared {
             };
             self.take_down(&link, reason);
             return;
-        }
-    }
-}
-
-/// Reads the first frame of an accepted socket: the claimed name and
-/// whatever bytes came after the hello. `None` if it is not a hello.
-async fn read_hello(read: &mut BoxRead, max_frame: u64) -> Option<(String, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut chunk = vec![0_u8; READ_CHUNK];
-    loop {
-        match wire::decode(&buf, max_frame) {
-            Ok(Some((frame, len))) => {
-                let name = wire::hello_name(&frame)?;
-                let name = std::str::from_utf8(name).ok()?.to_owned();
-                return Some((name, buf[len..].to_vec()));
-            }
-            Ok(None) => {}
-            Err(_) => return None,
-        }
-        match read.read(&mut chunk).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
     }
 }
@@ -1071,6 +1054,7 @@ impl Node for ExampleNodeHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lanesim_target::handshake::SeededNonces;
     use lanesim_target::node::NodeEvents;
     use tokio::net::{TcpListener, TcpStream};
 
@@ -1108,6 +1092,8 @@ mod tests {
     }
 
     type FrameRecord = (String, u64, Vec<u8>, Vec<u8>);
+
+    const COOKIE: &[u8] = b"example cookie";
 
     #[derive(Default)]
     struct Log {
@@ -1154,6 +1140,8 @@ mod tests {
                 data_capacity: 64,
                 control_capacity: controls,
                 reports: NodeReports::new(Arc::clone(log) as Arc<dyn NodeEvents>),
+                cookie: COOKIE.to_vec(),
+                nonces: Arc::new(SeededNonces::new(name.len() as u64)),
             })
             .expect("the node starts")
     }
@@ -1281,15 +1269,25 @@ mod tests {
         let a = start("a", &log, Some(Duration::from_millis(150)), 8);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let (conn, accepted) = tokio::join!(a.dial("peer", &addr), listener.accept());
+        let answer = async {
+            let (socket, _) = listener.accept().await.unwrap();
+            let mut connected = Connected::from_tcp(socket).unwrap();
+            let proved = crate::handshake::accept(&mut connected, "peer", COOKIE, [5; 16]).await;
+            (connected, proved)
+        };
+        let (conn, (mut socket, proved)) = tokio::join!(a.dial("peer", &addr), answer);
         let conn = conn.expect("dial");
-        let (mut socket, _) = accepted.unwrap();
+        let (name, leftover) = proved.expect("a proved the cookie");
+        assert_eq!(name, "a");
 
-        let hello = wire::hello("a");
-        let mut got = vec![0_u8; hello.len() + wire::HEADER_LEN];
-        socket.read_exact(&mut got).await.unwrap();
-        assert_eq!(&got[..hello.len()], &hello[..]);
-        assert_eq!(&got[hello.len()..], &wire::KEEPALIVE[..]);
+        // Its first keepalive, perhaps read with the proof already.
+        let mut got = leftover;
+        let mut byte = [0_u8; 1];
+        while got.len() < wire::HEADER_LEN {
+            socket.read.read_exact(&mut byte).await.unwrap();
+            got.push(byte[0]);
+        }
+        assert_eq!(&got[..wire::HEADER_LEN], &wire::KEEPALIVE[..]);
 
         eventually("the heartbeat timeout", || conn.is_down()).await;
         assert_eq!(

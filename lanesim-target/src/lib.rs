@@ -22,10 +22,12 @@
 //! | [`lanes`] | `LanesTarget`: build a router on the world's runtime; `Lanes::route`; lifecycle reports |
 //! | [`node`] | `NodeTarget`: a sender and its connection layer; dial, serve, enqueue, enqueue a control pinned to a generation; up/down/frame reports and the drain's account |
 //! | [`layer`] | `SenderTarget`: a sender alone, run over lanesim's connection layer (`ConnectionLayer`, `LayerConnection`) |
-//! | [`wire`] | the frame format and hello the worlds' peers speak |
+//! | [`wire`] | the frame format the worlds' peers speak |
+//! | [`handshake`] | the authenticated handshake on every new stream: hello, challenge, proof (HMAC-SHA256 over the cluster cookie) |
 //! | [`probe`] | `mark`, `preempt_point`, the `Probe` the testbed installs, `Sites` a target declares |
 //! | [`net`] | `Transport`, `Listener`, `Connected`: the sockets a world hands a node |
 
+pub mod handshake;
 pub mod lanes;
 pub mod layer;
 pub mod net;

@@ -30,13 +30,15 @@
 //!
 //! The wire: the worlds' peers speak lanesim's protocol ([`crate::wire`]):
 //! a node must write each enqueued frame's bytes to its socket as given
-//! (they are already framed), read frames in the same format, answer a
-//! dial with the hello, and treat 8 zero bytes as a keepalive.
+//! (they are already framed), read frames in the same format, start every
+//! stream with the authenticated handshake ([`crate::handshake`]) under
+//! [`NodeSetup::cookie`], and treat 8 zero bytes as a keepalive.
 //!
 //! Determinism: dial and listen only through [`NodeSetup::transport`],
 //! spawn only on [`NodeSetup::runtime`] (in simulation, the world's host
 //! runtime; build your own only for [`Runtime::Own`]), sleep and time out
-//! with `tokio::time`, and take no randomness but what the world gives.
+//! with `tokio::time`, and take no randomness but what the world gives
+//! (nonces from [`NodeSetup::nonces`]).
 
 use std::any::Any;
 use std::fmt;
@@ -45,6 +47,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::handshake::Nonces;
 use crate::net::{Listener, Transport};
 use crate::probe::Sites;
 
@@ -117,6 +120,9 @@ pub enum DialFailure {
     BadHello,
     /// The node name is not a valid name.
     BadName,
+    /// The peer's proof did not verify (it lacks the cookie), or it is
+    /// another node than the one dialed.
+    Unauthenticated,
 }
 
 /// What [`Node::enqueue`] did with a data frame.
@@ -328,6 +334,10 @@ pub struct NodeSetup {
     pub control_capacity: usize,
     /// Where to report.
     pub reports: NodeReports,
+    /// The cluster cookie: the handshake's shared secret.
+    pub cookie: Vec<u8>,
+    /// Where the handshake's nonces come from (seeded by the world).
+    pub nonces: Arc<dyn Nonces>,
 }
 
 impl fmt::Debug for NodeSetup {

@@ -3,9 +3,9 @@
 //!
 //! - A frame is `[u32 BE control_len][u32 BE payload_len][control][payload]`.
 //! - Eight zero bytes are a keepalive (a frame with both parts empty).
-//! - A dial's first frame is the hello: control [`HELLO`], payload the
-//!   dialing node's name. The acceptor answers nothing; the dialer may
-//!   write frames right after its hello.
+//! - A new stream starts with the handshake ([`crate::handshake`]): a
+//!   hello, a challenge and a proof, three frames in this format. Frames
+//!   after it are the nodes' own.
 //! - Frames the world enqueues ([`crate::node::Node::enqueue`]) are whole
 //!   frames already: write their bytes to the socket as given.
 //!
@@ -15,9 +15,6 @@
 
 /// Header size in bytes.
 pub const HEADER_LEN: usize = 8;
-
-/// The control part of a hello.
-pub const HELLO: &[u8] = b"lanesim/hello";
 
 /// The keepalive frame.
 pub const KEEPALIVE: [u8; HEADER_LEN] = [0; HEADER_LEN];
@@ -58,21 +55,6 @@ pub fn encode(control: &[u8], payload: &[u8]) -> Vec<u8> {
     frame.extend_from_slice(control);
     frame.extend_from_slice(payload);
     frame
-}
-
-/// The hello a node named `name` sends first on every dial.
-#[must_use]
-pub fn hello(name: &str) -> Vec<u8> {
-    encode(HELLO, name.as_bytes())
-}
-
-/// The node name a hello frame carries, if `frame` is a hello.
-#[must_use]
-pub fn hello_name<'a>(frame: &Frame<'a>) -> Option<&'a [u8]> {
-    match frame {
-        Frame::Data { control, payload } if *control == HELLO => Some(payload),
-        Frame::Data { .. } | Frame::Keepalive => None,
-    }
 }
 
 /// The body length a header claims (control + payload).
@@ -144,16 +126,5 @@ mod tests {
             })
         );
         assert!(decode(&frame, 65).unwrap().is_some());
-    }
-
-    #[test]
-    fn a_hello_carries_its_name_and_nothing_else_is_a_hello() {
-        let frame = hello("a@test");
-        let (decoded, _) = decode(&frame, 64).unwrap().unwrap();
-        assert_eq!(hello_name(&decoded), Some(&b"a@test"[..]));
-        let other = encode(b"lanesim/hell", b"a@test");
-        let (decoded, _) = decode(&other, 64).unwrap().unwrap();
-        assert_eq!(hello_name(&decoded), None);
-        assert_eq!(hello_name(&Frame::Keepalive), None);
     }
 }

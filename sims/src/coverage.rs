@@ -112,11 +112,16 @@ pub enum WorldMark {
     AcceptReset,
     /// Mesh: a node's `accept` failed with `EMFILE`.
     AcceptExhausted,
+    /// Mesh: an impostor (no cookie) dialed a node and wrote its proof.
+    FaultImpostor,
+    /// Mesh: a node closed an impostor's stream with nothing written after
+    /// its challenge.
+    ImpostorRefused,
 }
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 39] = [
+    pub const ALL: [WorldMark; 41] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -156,6 +161,8 @@ impl WorldMark {
         Self::FaultExhaust,
         Self::AcceptReset,
         Self::AcceptExhausted,
+        Self::FaultImpostor,
+        Self::ImpostorRefused,
     ];
 
     /// The name reports and scenario files use.
@@ -201,6 +208,8 @@ impl WorldMark {
             Self::FaultExhaust => "fault_applied_exhaust",
             Self::AcceptReset => "accept_reset",
             Self::AcceptExhausted => "accept_exhausted",
+            Self::FaultImpostor => "fault_applied_impostor",
+            Self::ImpostorRefused => "impostor_refused",
         }
     }
 }

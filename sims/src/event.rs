@@ -150,6 +150,7 @@ pub enum DialFailure {
     Io,
     BadHello,
     BadName,
+    Unauthenticated,
 }
 
 impl From<Failed> for DialFailure {
@@ -159,6 +160,7 @@ impl From<Failed> for DialFailure {
             Failed::Io => Self::Io,
             Failed::BadHello => Self::BadHello,
             Failed::BadName => Self::BadName,
+            Failed::Unauthenticated => Self::Unauthenticated,
         }
     }
 }
@@ -300,6 +302,8 @@ pub enum MeshFaultApplied {
     LatencyEnd { a: u64, b: u64 },
     /// A squatter dials `a` as `b`.
     Squat { a: u64, b: u64 },
+    /// An impostor without the cookie is to dial `a` as `b`.
+    Impostor { a: u64, b: u64 },
     /// `a` and `b` dropped their connection and redial each other now.
     CrossDial { a: u64, b: u64 },
     /// `node` stopped reading what `peer` sends.
@@ -479,9 +483,9 @@ pub enum Event {
         seq: u64,
         bytes: u64,
     },
-    /// The first byte of an untagged frame (the dialer's hello) reached a
-    /// socket: bytes a partition can drop like any other.
-    HelloWriteBegun { socket: u16 },
+    /// The first byte of an untagged frame (the dialer's hello or proof)
+    /// reached a socket: bytes a partition can drop like any other.
+    HandshakeWriteBegun { socket: u16 },
     /// A local link was made over a generation.
     Linked {
         peer: u64,
@@ -639,6 +643,17 @@ pub enum Event {
         node: u64,
         accepted: bool,
         attempts: u64,
+    },
+    /// The impostor's stream to `node`, claiming `claimed`, ended: `read`
+    /// bytes arrived after the node's challenge (0 unless the node
+    /// registered it), and whether the node closed it (else the impostor
+    /// gave up two ticks after its proof).
+    MeshImpostor {
+        node: u64,
+        claimed: u64,
+        socket: SocketAddr,
+        read: u64,
+        closed: bool,
     },
 }
 

@@ -1353,7 +1353,7 @@ fn s6_detects_a_loss_only_when_no_partition_cut_the_socket_before_it_registered(
             record.at += Duration::from_millis(300);
         }
         // Hello at 297 ms, the generation registers at 300 ms.
-        log.push(at(297, Event::HelloWriteBegun { socket: SOCKET }));
+        log.push(at(297, Event::HandshakeWriteBegun { socket: SOCKET }));
         log.push(fault(partition_ms, FaultApplied::Partition));
         log.push(fault(partition_ms, FaultApplied::Repair));
         log.sort_by_key(|r| r.at);

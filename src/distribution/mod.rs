@@ -10,6 +10,7 @@
 //! `links`; DC-5 FIFO from the single drain plus the per-connection writer
 //! mutex.
 
+mod auth;
 mod connection;
 pub mod frame;
 mod links;
@@ -17,12 +18,14 @@ mod manager;
 mod node;
 mod sender;
 
+pub use auth::{Cookie, CookieError, MAX_COOKIE};
 pub use connection::{DistConnection, DownEvent, DownReason};
 pub use links::{Link, LinkTable};
 pub use manager::{
     ConnectionManager, DialError, InboundCap, InboundFrame, InboundStats, ManagerConfig, Origin,
-    Registered, SlotView, UpEvent, WeakConnectionManager, DEFAULT_CONNECT_TIMEOUT,
+    Registered, SlotView, UpEvent, WeakConnectionManager, CHALLENGE, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_FRAME_BUDGET, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES, DEFAULT_TICK, HELLO,
+    PROOF,
 };
 pub use node::{NameError, NodeName, MAX_NODE_NAME};
 pub use sender::{

@@ -13,10 +13,12 @@
 //!   not a cfg, because one binary runs real TCP and simulated TCP side by side.
 //! - `rt`: where background tasks run ([`RuntimeChoice`](rt::RuntimeChoice)), chosen at
 //!   construction for the same reason.
+//! - `entropy`: the handshake's nonces, from the OS or (in a world) a seed.
 //! - `probe`: coverage marks and preemption points for the testbed; nothing
 //!   at all without the `testbed` feature.
 
 pub(crate) mod chan;
+pub mod entropy;
 pub(crate) mod map;
 #[cfg(any(loom, shuttle))]
 mod mc;

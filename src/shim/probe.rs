@@ -144,6 +144,9 @@ named! {
         DownHandlerPanicked => "down_handler_panicked",
         /// An inbound hello was refused (bad or forged node name).
         HelloRefused => "hello_refused",
+        /// An inbound stream's proof did not verify: its peer lacks the
+        /// cookie (or replayed another stream's proof).
+        ProofRefused => "proof_refused",
         /// A read was refused: the frame budget across connections was spent.
         FrameBudgetRefused => "frame_budget_refused",
         /// A node's table slot was removed: no live connection was left.
@@ -248,6 +251,7 @@ pub const NODE_SITES: Sites = Sites {
         Mark::DownSimultaneousConnect.name(),
         Mark::DownHandlerPanicked.name(),
         Mark::HelloRefused.name(),
+        Mark::ProofRefused.name(),
         Mark::StandbyRegistered.name(),
     ],
     points: &[
@@ -289,6 +293,7 @@ pub const LAYER_SITES: Sites = Sites {
         Mark::DownSimultaneousConnect.name(),
         Mark::DownHandlerPanicked.name(),
         Mark::HelloRefused.name(),
+        Mark::ProofRefused.name(),
         Mark::StandbyRegistered.name(),
     ],
     points: &[
@@ -307,6 +312,7 @@ pub const ACCEPTOR_SITES: Sites = Sites {
         Mark::DownSimultaneousConnect.name(),
         Mark::DownHandlerPanicked.name(),
         Mark::HelloRefused.name(),
+        Mark::ProofRefused.name(),
         Mark::StandbyRegistered.name(),
     ],
     points: &[],

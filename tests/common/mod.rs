@@ -85,7 +85,7 @@ pub fn manager() -> ConnectionManager {
     ConnectionManager::new(
         NodeName::from("local@test"),
         Arc::new(TokioTcp),
-        ManagerConfig::new(RuntimeChoice::current()),
+        ManagerConfig::new(RuntimeChoice::current(), raw::cookie()),
     )
     .expect("manager")
 }

@@ -37,7 +37,7 @@ pub async fn served(name: &str, mut config: ManagerConfig) -> Served {
 
 /// The node's default configuration on the test's runtime.
 pub fn config() -> ManagerConfig {
-    ManagerConfig::new(RuntimeChoice::current())
+    ManagerConfig::new(RuntimeChoice::current(), super::raw::cookie())
 }
 
 /// A well-behaved node dials `to`, sends one frame tagged `tag`, and `to`

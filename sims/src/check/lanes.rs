@@ -259,7 +259,7 @@ impl Replay<'_> {
             | Event::DataUnroutable { .. }
             | Event::DataDiscarded { .. }
             | Event::FrameWriteBegun { .. }
-            | Event::HelloWriteBegun { .. }
+            | Event::HandshakeWriteBegun { .. }
             | Event::Linked { .. }
             | Event::NoConnection { .. }
             | Event::PeerAccepted { .. }
@@ -283,6 +283,7 @@ impl Replay<'_> {
             | Event::MeshFault { .. }
             | Event::MeshSquat { .. }
             | Event::MeshProbe { .. }
+            | Event::MeshImpostor { .. }
             | Event::MeshTableAtEnd { .. }
             | Event::MeshDialedTogether { .. }
             | Event::MeshDataSent { .. }

@@ -1,4 +1,4 @@
-//! The mesh contracts (M1-M6), decided over the mesh world's log.
+//! The mesh contracts (M1-M8), decided over the mesh world's log.
 //!
 //! Model. A generation is named by (node, incarnation, peer, generation):
 //! a restarted node's manager counts generations afresh, so the
@@ -38,6 +38,9 @@
 //!   that dials a node 1 s after an accept fault on it ended; and a node
 //!   out of descriptors backs off instead of spinning on `EMFILE`
 //!   ([`exhausted_accepts_allowed`]).
+//! - M8 only proven peers: a stream whose peer did not prove the cookie
+//!   (the impostor's) is never registered (no `MeshUp` on its socket) and
+//!   is written nothing after the node's challenge (`MeshImpostor`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -123,6 +126,16 @@ impl Lasting {
     }
 }
 
+/// An impostor's stream (`MeshImpostor`).
+#[derive(Clone, Copy, Debug)]
+struct Impostor {
+    record: usize,
+    node: u64,
+    claimed: u64,
+    socket: SocketAddr,
+    read: u64,
+}
+
 #[derive(Default)]
 struct Model {
     /// Per (node, peer): (record, time, live socket after it).
@@ -159,6 +172,8 @@ struct Model {
     /// (node, incarnation, link, side) -> records.
     noconnections: BTreeMap<Delivery, Vec<(usize, Gen)>>,
     squats: BTreeMap<SocketAddr, usize>,
+    /// The impostors' streams, as each ended.
+    impostors: Vec<Impostor>,
     table: BTreeMap<(u64, u64), (usize, Option<SocketAddr>)>,
     end: Duration,
     finished: bool,
@@ -261,6 +276,19 @@ impl Model {
                     accepted,
                     attempts,
                 } => m.probes.push((index, node, accepted, attempts)),
+                Event::MeshImpostor {
+                    node,
+                    claimed,
+                    socket,
+                    read,
+                    ..
+                } => m.impostors.push(Impostor {
+                    record: index,
+                    node,
+                    claimed,
+                    socket,
+                    read,
+                }),
                 Event::RunEnd { finished } => {
                     m.finished = finished;
                     m.end = at;
@@ -287,6 +315,7 @@ impl Model {
             | MeshFaultApplied::Latency { a, b, .. }
             | MeshFaultApplied::LatencyEnd { a, b }
             | MeshFaultApplied::Squat { a, b }
+            | MeshFaultApplied::Impostor { a, b }
             | MeshFaultApplied::CrossDial { a, b } => (a, b),
             MeshFaultApplied::HalfOpen { from, to }
             | MeshFaultApplied::HalfOpenHealed { from, to } => (from, to),
@@ -379,6 +408,7 @@ impl Model {
             | MeshFaultApplied::Latency { .. }
             | MeshFaultApplied::LatencyEnd { .. }
             | MeshFaultApplied::Squat { .. }
+            | MeshFaultApplied::Impostor { .. }
             | MeshFaultApplied::Wedge { .. }
             | MeshFaultApplied::Unwedge { .. }
             | MeshFaultApplied::Slow { .. }
@@ -457,6 +487,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     m5(&mut out, &model, context);
     m6(&mut out, &model);
     m7(&mut out, &model);
+    m8(&mut out, &model);
     out.into_violations()
 }
 
@@ -854,5 +885,33 @@ fn m7(out: &mut Collector<'_>, model: &Model) {
                 &[index],
             );
         }
+    }
+}
+
+fn m8(out: &mut Collector<'_>, model: &Model) {
+    let by_socket: BTreeMap<SocketAddr, &Impostor> =
+        model.impostors.iter().map(|i| (i.socket, i)).collect();
+    for (&(node, _, peer, generation), &(up, socket, _)) in &model.ups {
+        if let Some(impostor) = by_socket.get(&socket) {
+            out.violate(
+                Contract::M8,
+                format!(
+                    "node{node} registered generation {generation} for node{peer} on the \
+                     impostor's stream {socket}, whose peer never proved the cookie"
+                ),
+                &[up, impostor.record],
+            );
+        }
+    }
+    for impostor in model.impostors.iter().filter(|i| i.read > 0) {
+        out.violate(
+            Contract::M8,
+            format!(
+                "node{} wrote {} bytes after its challenge to the impostor's stream {} (which \
+                 claimed to be node{} and never proved the cookie)",
+                impostor.node, impostor.read, impostor.socket, impostor.claimed
+            ),
+            &[impostor.record],
+        );
     }
 }

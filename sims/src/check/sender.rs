@@ -261,7 +261,7 @@ impl Model {
                         .or_default()
                         .push((index, socket));
                 }
-                Event::HelloWriteBegun { socket } => {
+                Event::HandshakeWriteBegun { socket } => {
                     socket_writes.entry(socket).or_default().push(record.at);
                 }
                 Event::PeerActed { socket, act, .. } if act.impairs() => {

@@ -31,7 +31,15 @@ use lanesim::shim::rt::RuntimeChoice;
 
 use super::execute;
 use crate::scenario::{Params, Scenario};
+use crate::world::handshake::{self, COOKIE};
 use crate::world::net::TurmoilTcp;
+use lanesim::distribution::Cookie;
+use lanesim_target::handshake::Nonces;
+
+/// The benchmarks' cluster cookie.
+fn bench_cookie() -> Cookie {
+    Cookie::new(COOKIE).expect("the world's cookie is a cookie")
+}
 
 /// One scenario's throughput.
 #[derive(Debug)]
@@ -92,7 +100,7 @@ pub fn wedged_exchange_real() -> Duration {
         let manager = ConnectionManager::new(
             NodeName::from("local"),
             Arc::new(TokioTcp),
-            ManagerConfig::new(RuntimeChoice::current()),
+            ManagerConfig::new(RuntimeChoice::current(), bench_cookie()),
         )
         .expect("manager");
         let wedged = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -175,7 +183,7 @@ pub fn wedged_exchange_sim(tick: Duration) -> (Duration, Duration) {
         let manager = ConnectionManager::new(
             NodeName::from("local"),
             Arc::new(TurmoilTcp::new(1460)),
-            ManagerConfig::new(RuntimeChoice::current()),
+            ManagerConfig::new(RuntimeChoice::current(), bench_cookie()),
         )?;
         for name in ["wedged", "healthy"] {
             manager.register(
@@ -263,7 +271,7 @@ fn traffic(records: &[crate::event::Record]) -> (Vec<(Duration, Replayed)>, Dura
     for record in records {
         end = end.max(record.at);
         let step = match record.event {
-            Event::HelloWriteBegun { socket } => peer_of
+            Event::HandshakeWriteBegun { socket } => peer_of
                 .get(&socket)
                 .map(|&peer| Replayed::Open { socket, peer }),
             Event::FrameWriteBegun { socket, bytes, .. } => Some(Replayed::Write {
@@ -288,11 +296,20 @@ fn traffic(records: &[crate::event::Record]) -> (Vec<(Duration, Replayed)>, Dura
 async fn bare_peer(controls: Arc<Vec<crate::fault::PeerControl>>, index: u64) -> turmoil::Result {
     use crate::fault::PeerControl;
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", 9000)).await?;
+    let nonces = handshake::nonces(0, &crate::world::peer::peer_name(index));
     loop {
         let (mut stream, _) = listener.accept().await?;
         let controls = Arc::clone(&controls);
+        let nonce = nonces.next();
         tokio::spawn(async move {
             let control = &controls[index as usize];
+            let name = crate::world::peer::peer_name(index);
+            if handshake::accept(&mut stream, &name, COOKIE, nonce)
+                .await
+                .is_err()
+            {
+                return;
+            }
             loop {
                 if PeerControl::take(&control.kill) {
                     return;
@@ -355,6 +372,7 @@ pub fn bare_turmoil(params: &Params, seed: u64, harness: &[crate::event::Record]
     let (mss, connect_timeout) = (p.mss.max(1) as usize, p.connect_timeout);
     sim.client("local", async move {
         use tokio::io::AsyncWriteExt;
+        let nonces = Arc::new(handshake::nonces(0, "local"));
         let start = tokio::time::Instant::now();
         let largest = steps.iter().map(|(_, step)| match step {
             Replayed::Write { bytes, .. } => *bytes,
@@ -370,6 +388,7 @@ pub fn bare_turmoil(params: &Params, seed: u64, harness: &[crate::event::Record]
                 Replayed::Open { socket, peer } => {
                     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
                     writers.insert(socket, tx);
+                    let nonces = Arc::clone(&nonces);
                     let task = tokio::spawn(async move {
                         let addr = format!("{}:9000", crate::world::peer::peer_name(peer));
                         let connect = turmoil::net::TcpStream::connect(addr);
@@ -378,8 +397,13 @@ pub fn bare_turmoil(params: &Params, seed: u64, harness: &[crate::event::Record]
                         else {
                             return;
                         };
-                        let hello = encode(lanesim::distribution::HELLO, b"local").unwrap();
-                        let _ = stream.write_all(&hello).await;
+                        let nonce = nonces.next();
+                        if handshake::dial(&mut stream, "local", COOKIE, nonce)
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
                         while let Some(frame) = rx.recv().await {
                             for segment in frame.chunks(mss) {
                                 if stream.write_all(segment).await.is_err() {

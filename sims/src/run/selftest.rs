@@ -19,7 +19,7 @@ use crate::targets::Subject;
 /// guard runs, within a simulated run's reach). The rest have no `.await`
 /// and no preemption point in their window (loom, shuttle) or exist only in
 /// real mode (#9, pinned by a real-runtime test).
-pub const TURMOIL_LAYER: [PlantedBug; 11] = [
+pub const TURMOIL_LAYER: [PlantedBug; 12] = [
     PlantedBug::PendingDecrementedAtDequeue,
     PlantedBug::ReapWithoutIdentityCheck,
     PlantedBug::NoExitGuard,
@@ -31,6 +31,7 @@ pub const TURMOIL_LAYER: [PlantedBug; 11] = [
     PlantedBug::NoTieBreak,
     PlantedBug::NoHeartbeat,
     PlantedBug::AcceptLoopStopsOnError,
+    PlantedBug::HandshakeSkipsProof,
 ];
 
 /// The contracts the catalogue says catch `bug`: only a violation of one
@@ -55,6 +56,7 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         // EXITs dropped into it with no noconnection to make up (M2).
         PlantedBug::NoHeartbeat => &[Contract::M5, Contract::M1, Contract::M2],
         PlantedBug::AcceptLoopStopsOnError => &[Contract::M7],
+        PlantedBug::HandshakeSkipsProof => &[Contract::M8],
     }
 }
 

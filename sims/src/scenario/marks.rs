@@ -88,7 +88,9 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
         | WorldMark::FaultResets
         | WorldMark::FaultExhaust
         | WorldMark::AcceptReset
-        | WorldMark::AcceptExhausted => WorldKind::Mesh,
+        | WorldMark::AcceptExhausted
+        | WorldMark::FaultImpostor
+        | WorldMark::ImpostorRefused => WorldKind::Mesh,
     }
 }
 
@@ -105,6 +107,7 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         CoverMark::World(WorldMark::AcceptReset),
         CoverMark::World(WorldMark::AcceptExhausted),
     ];
+    const IMPOSTORS: &[CoverMark] = &[CoverMark::World(WorldMark::FaultImpostor)];
     const REDIALS: &[CoverMark] = &[
         CoverMark::World(WorldMark::RedialOk),
         CoverMark::World(WorldMark::RedialFailed),
@@ -114,6 +117,7 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         Contract::M5 => Some(("silenced a generation (a heartbeat fired)", HEARTBEAT)),
         Contract::S8 => Some(("redialed", REDIALS)),
         Contract::M7 => Some(("made a node's accept fail", ACCEPT_ERRORS)),
+        Contract::M8 => Some(("sent an impostor", IMPOSTORS)),
         Contract::L1
         | Contract::L2
         | Contract::L3

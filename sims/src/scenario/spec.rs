@@ -126,6 +126,9 @@ pub enum Contract {
     /// Mesh: a node accepts for its whole life: after every fault, a fresh
     /// stream that dials it and says hello is accepted.
     M7,
+    /// Mesh: a stream whose peer did not prove the cookie is never
+    /// registered and is written nothing after the handshake.
+    M8,
 }
 
 impl Contract {
@@ -158,11 +161,12 @@ impl Contract {
             Self::M5 => "M5",
             Self::M6 => "M6",
             Self::M7 => "M7",
+            Self::M8 => "M8",
         }
     }
 
     /// Every contract, in report order.
-    pub const ALL: [Contract; 25] = [
+    pub const ALL: [Contract; 26] = [
         Self::L1,
         Self::L2,
         Self::L3,
@@ -188,6 +192,7 @@ impl Contract {
         Self::M5,
         Self::M6,
         Self::M7,
+        Self::M8,
     ];
 
     /// Why no simulated world can decide this contract, if none can. A
@@ -213,9 +218,14 @@ impl Contract {
     pub fn world(self) -> WorldKind {
         match self {
             Self::L1 | Self::L2 | Self::L3 | Self::L4 | Self::L5 | Self::L6 => WorldKind::Lanes,
-            Self::M1 | Self::M2 | Self::M3 | Self::M4 | Self::M5 | Self::M6 | Self::M7 => {
-                WorldKind::Mesh
-            }
+            Self::M1
+            | Self::M2
+            | Self::M3
+            | Self::M4
+            | Self::M5
+            | Self::M6
+            | Self::M7
+            | Self::M8 => WorldKind::Mesh,
             _ => WorldKind::Sender,
         }
     }
@@ -488,8 +498,13 @@ pub enum MeshFaultKind {
     /// The link between `a` and `b` gains an eighth of a heartbeat tick of
     /// latency for `for`.
     Latency,
-    /// A host dials `a`, says hello as node `b`, and stays silent.
+    /// A host that holds the cookie dials `a`, proves itself as node `b`,
+    /// and stays silent.
     Squat,
+    /// A host without the cookie dials `a`, says hello as node `b`, proves
+    /// another cookie, and reads what it is sent (for two ticks, writing
+    /// keepalives): it must never be registered nor written to.
+    Impostor,
     /// `a` and `b` disconnect each other and both redial at once: a
     /// simultaneous connect mid-run.
     CrossDial,
@@ -524,15 +539,16 @@ impl MeshFaultKind {
         Self::Slow,
     ];
 
-    /// Every kind: the drawn ones and the faults on accepts.
-    pub const ALL: [MeshFaultKind; 11] = {
-        let mut all = [Self::Resets; 11];
+    /// Every kind: the drawn ones, the faults on accepts and the impostor.
+    pub const ALL: [MeshFaultKind; 12] = {
+        let mut all = [Self::Resets; 12];
         let mut i = 0;
         while i < Self::DRAWN.len() {
             all[i] = Self::DRAWN[i];
             i += 1;
         }
         all[10] = Self::Exhaust;
+        all[11] = Self::Impostor;
         all
     };
 
@@ -548,7 +564,7 @@ impl MeshFaultKind {
             | Self::Slow
             | Self::Resets
             | Self::Exhaust => true,
-            Self::Kill | Self::Squat | Self::CrossDial => false,
+            Self::Kill | Self::Squat | Self::Impostor | Self::CrossDial => false,
         }
     }
 

@@ -37,14 +37,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use lanesim_target::handshake::{Nonces, SeededNonces};
 use lanesim_target::net::Transport;
 use lanesim_target::node::{
     Conn, Down, DownReason, Generation, Node, NodeEvents, NodeReports, NodeSetup, Runtime, Up,
 };
-use lanesim_target::wire::{encode, hello};
+use lanesim_target::wire::encode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use super::handshake::{self, COOKIE};
 use super::links::{Link, Links};
 use super::net::{AcceptFault, AcceptGate, Injected, ReadGate, TurmoilTcp};
 use super::WorldRun;
@@ -58,6 +60,8 @@ use crate::targets::Subject;
 const PORT: u16 = 9000;
 /// The squatter's host.
 const SQUATTER: &str = "squatter";
+/// The impostor's host.
+const IMPOSTOR: &str = "impostor";
 /// The host that probes every node's accepts at the end (M7), and the
 /// name its streams announce (a valid node name that is no node's).
 const PROBER: &str = "prober";
@@ -158,6 +162,9 @@ struct Shared {
     /// first step, so an order at time zero waits for the squatter host.
     squats: mpsc::UnboundedSender<(u64, u64)>,
     squat_orders: Mutex<Option<mpsc::UnboundedReceiver<(u64, u64)>>>,
+    /// Where impostor orders go, the same way.
+    impostors: mpsc::UnboundedSender<(u64, u64)>,
+    impostor_orders: Mutex<Option<mpsc::UnboundedReceiver<(u64, u64)>>>,
 }
 
 impl Shared {
@@ -183,6 +190,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
     let installed = coverage::install(&probe);
     let n = params.nodes as usize;
     let (squats, squat_orders) = mpsc::unbounded_channel();
+    let (impostors, impostor_orders) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         log: EventLog::default(),
         probe: Arc::clone(&probe),
@@ -194,6 +202,8 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         nodes: Mutex::new((0..n).map(|_| None).collect()),
         squats,
         squat_orders: Mutex::new(Some(squat_orders)),
+        impostors,
+        impostor_orders: Mutex::new(Some(impostor_orders)),
     });
     let end = params.end();
     let mut sim = turmoil::Builder::new()
@@ -221,6 +231,14 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
     if params.faults.iter().any(|f| f.kind == MeshFaultKind::Squat) {
         let shared = Arc::clone(&shared);
         sim.host(SQUATTER, move || squatter_main(Arc::clone(&shared)));
+    }
+    if params
+        .faults
+        .iter()
+        .any(|f| f.kind == MeshFaultKind::Impostor)
+    {
+        let shared = Arc::clone(&shared);
+        sim.host(IMPOSTOR, move || impostor_main(Arc::clone(&shared)));
     }
     if params.probes_accepts() {
         let shared = Arc::clone(&shared);
@@ -342,6 +360,7 @@ fn occupies(applied: MeshFaultApplied) -> Option<(u64, u64)> {
         | MeshFaultApplied::SlowEnd { node: a, peer: b } => Some((a.min(b), a.max(b))),
         MeshFaultApplied::Kill { .. }
         | MeshFaultApplied::Squat { .. }
+        | MeshFaultApplied::Impostor { .. }
         | MeshFaultApplied::CrossDial { .. } => None,
     }
 }
@@ -398,6 +417,7 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
                 push(end, MeshFaultApplied::LatencyEnd { a, b });
             }
             MeshFaultKind::Squat => push(fault.at, MeshFaultApplied::Squat { a, b }),
+            MeshFaultKind::Impostor => push(fault.at, MeshFaultApplied::Impostor { a, b }),
             MeshFaultKind::CrossDial => push(fault.at, MeshFaultApplied::CrossDial { a, b }),
             MeshFaultKind::Wedge => {
                 push(fault.at, MeshFaultApplied::Wedge { node: a, peer: b });
@@ -544,6 +564,9 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
         MeshFaultApplied::Squat { a, b } => {
             mark(WorldMark::FaultSquat);
             let _ = shared.squats.send((a, b));
+        }
+        MeshFaultApplied::Impostor { a, b } => {
+            let _ = shared.impostors.send((a, b));
         }
         MeshFaultApplied::CrossDial { a, b } => {
             mark(WorldMark::FaultCrossDial);
@@ -791,6 +814,11 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
                 data_capacity: DATA_CAPACITY,
                 control_capacity: CONTROL_CAPACITY,
                 reports: NodeReports::new(Arc::new(observer)),
+                cookie: COOKIE.to_vec(),
+                nonces: Arc::new(handshake::nonces(
+                    shared.seed,
+                    &format!("{host}.{incarnation}"),
+                )),
             })
             .map_err(|error| format!("the node target could not start: {error}"))?,
     );
@@ -1025,16 +1053,21 @@ async fn squatter_main(shared: Arc<Shared>) -> turmoil::Result {
     else {
         return Ok(());
     };
+    let nonces = handshake::nonces(shared.seed, SQUATTER);
     while let Some((target, claimed)) = orders.recv().await {
         let shared = Arc::clone(&shared);
+        let nonce = nonces.next();
         tokio::spawn(async move {
             let Ok(mut stream) =
                 turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(target))).await
             else {
                 return;
             };
-            let hello = hello(&node_name(claimed));
-            if stream.write_all(&hello).await.is_err() {
+            let claimed_name = node_name(claimed);
+            if handshake::dial(&mut stream, &claimed_name, COOKIE, nonce)
+                .await
+                .is_err()
+            {
                 return;
             }
             if let Ok(socket) = stream.local_addr() {
@@ -1054,6 +1087,88 @@ async fn squatter_main(shared: Arc<Shared>) -> turmoil::Result {
     Ok(())
 }
 
+/// The impostor: on each order, dials a node, says hello under another
+/// node's name and proves [`handshake::WRONG_COOKIE`]; then reads what the
+/// node sends and writes a keepalive every quarter tick (as a node would,
+/// so a node that registered it wrongly keeps it), until the node closes
+/// the stream or two ticks have passed. Logs `MeshImpostor` when it ends:
+/// a correct node closes it at once, with nothing written after its
+/// challenge (M8).
+async fn impostor_main(shared: Arc<Shared>) -> turmoil::Result {
+    let Some(mut orders) = shared
+        .impostor_orders
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+    else {
+        return Ok(());
+    };
+    let nonces = handshake::nonces(shared.seed, IMPOSTOR);
+    while let Some((target, claimed)) = orders.recv().await {
+        let shared = Arc::clone(&shared);
+        let nonce = nonces.next();
+        tokio::spawn(async move {
+            let Ok(mut stream) =
+                turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(target))).await
+            else {
+                return;
+            };
+            let Ok(socket) = stream.local_addr() else {
+                return;
+            };
+            let proved = handshake::dial(
+                &mut stream,
+                &node_name(claimed),
+                handshake::WRONG_COOKIE,
+                nonce,
+            )
+            .await;
+            if proved.is_err() {
+                return; // the node closed it before its challenge
+            }
+            shared.probe.world(WorldMark::FaultImpostor);
+            let p = &shared.params;
+            let until = tokio::time::Instant::now() + p.heartbeat * 2;
+            let mut keepalives = tokio::time::interval(p.heartbeat / 4);
+            let (mut read, mut closed) = (0_u64, false);
+            let mut sink = [0u8; 1024];
+            loop {
+                tokio::select! {
+                    biased;
+                    () = tokio::time::sleep_until(until) => break,
+                    got = stream.read(&mut sink) => match got {
+                        Ok(n) if n > 0 => read += n as u64,
+                        _ => {
+                            closed = true;
+                            break;
+                        }
+                    },
+                    _ = keepalives.tick() => {
+                        if stream.write_all(&lanesim_target::wire::KEEPALIVE).await.is_err() {
+                            closed = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if closed && read == 0 {
+                shared.probe.world(WorldMark::ImpostorRefused);
+            }
+            shared.record(
+                IMPOSTOR,
+                Event::MeshImpostor {
+                    node: target,
+                    claimed,
+                    socket,
+                    read,
+                    closed,
+                },
+            );
+        });
+    }
+    Ok(())
+}
+
 /// The prober: 1 s ([`ACCEPT_RECOVERY`]) after each accept fault ends, it
 /// probes that node (unless another fault on the node, a restart or an
 /// accept fault, falls within the probe: it would have its own say), and
@@ -1068,6 +1183,7 @@ async fn prober_main(shared: Arc<Shared>) -> turmoil::Result {
     let p = shared.params.clone();
     let end = p.end();
     let span = p.probe_span();
+    let nonces = Arc::new(handshake::nonces(shared.seed, PROBER));
     let mut probes = tokio::task::JoinSet::new();
     for fault in p.faults.iter().filter(|f| f.kind.on_accepts()) {
         let from = fault.at + fault.lasting + ACCEPT_RECOVERY;
@@ -1082,13 +1198,20 @@ async fn prober_main(shared: Arc<Shared>) -> turmoil::Result {
         if disturbed || until + span >= end {
             continue;
         }
-        probes.spawn(probe(Arc::clone(&shared), fault.a, from, until));
+        probes.spawn(probe(
+            Arc::clone(&shared),
+            Arc::clone(&nonces),
+            fault.a,
+            from,
+            until,
+        ));
     }
     // Before the driver logs the tables at the end.
     let until = end.saturating_sub(p.tick * 4);
     for node in 0..p.nodes {
         probes.spawn(probe(
             Arc::clone(&shared),
+            Arc::clone(&nonces),
             node,
             end.saturating_sub(span),
             until,
@@ -1101,7 +1224,13 @@ async fn prober_main(shared: Arc<Shared>) -> turmoil::Result {
 
 /// One probe of `node` from `from` to `until`, logged when it ends (not
 /// when the node's incarnation changed while it ran).
-async fn probe(shared: Arc<Shared>, node: u64, from: Duration, until: Duration) {
+async fn probe(
+    shared: Arc<Shared>,
+    nonces: Arc<SeededNonces>,
+    node: u64,
+    from: Duration,
+    until: Duration,
+) {
     let p = &shared.params;
     let now = turmoil::sim_elapsed().unwrap_or_default();
     tokio::time::sleep(from.saturating_sub(now)).await;
@@ -1116,7 +1245,8 @@ async fn probe(shared: Arc<Shared>, node: u64, from: Duration, until: Duration) 
                 turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(node)))
                     .await
                     .ok()?;
-            stream.write_all(&hello(PROBER)).await.ok()?;
+            let proved = handshake::dial(&mut stream, PROBER, COOKIE, nonces.next()).await;
+            (proved.ok()? == handshake::Dialed::Proved).then_some(())?;
             let mut byte = [0u8; 1];
             matches!(stream.read(&mut byte).await, Ok(n) if n > 0).then_some(())
         };

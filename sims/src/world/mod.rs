@@ -20,6 +20,7 @@
 //! the code under test still held, read at that instant, before anything
 //! is torn down. A liveness verdict is otherwise only "it did not finish".
 
+pub mod handshake;
 pub mod lanes;
 pub mod links;
 pub mod mesh;

@@ -29,10 +29,12 @@ use std::sync::Arc;
 
 use bytes::{Buf, BytesMut};
 use futures_util::StreamExt;
-use lanesim_target::wire::{decode, Frame, HEADER_LEN, HELLO};
+use lanesim_target::handshake::Nonce;
+use lanesim_target::wire::{decode, Frame, HEADER_LEN};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio_util::codec::{Decoder, FramedRead};
 
+use super::handshake::{self, COOKIE};
 use super::tag::Tag;
 use crate::coverage::WorldMark;
 use crate::event::{Event, PeerAct, SocketEnd};
@@ -68,8 +70,6 @@ impl PeerCodec {
 pub enum PeerFrame {
     /// Eight zero bytes.
     Keepalive,
-    /// The local node's hello.
-    Hello,
     /// A tagged frame whose payload is the filler the world wrote.
     Tagged(Tag),
     /// Not a frame the world wrote: an untagged control part, or a tagged
@@ -87,7 +87,6 @@ impl Decoder for PeerCodec {
             Ok(Some((frame, used))) => {
                 let frame = match frame {
                     Frame::Keepalive => PeerFrame::Keepalive,
-                    Frame::Data { control, .. } if control == HELLO => PeerFrame::Hello,
                     Frame::Data { control, payload } => match Tag::parse(control) {
                         Some(tag) if Tag::payload_intact(payload) => PeerFrame::Tagged(tag),
                         _ => PeerFrame::Garbled,
@@ -141,6 +140,8 @@ pub trait PeerWorld: Send + Sync + 'static {
     fn record(&self, host: &str, event: Event);
     /// Peer `index`'s fault controls.
     fn control(&self, index: u64) -> &PeerControl;
+    /// A fresh handshake nonce for peer `index` (from the run's seed).
+    fn nonce(&self, index: u64) -> Nonce;
     /// Counts a coverage mark.
     fn mark(&self, mark: WorldMark);
 }
@@ -200,13 +201,28 @@ fn accepted<W: PeerWorld>(shared: &W, index: u64, remote: &SocketAddr) -> u16 {
 /// comes back with the result.
 type Writing<S> = Pin<Box<dyn Future<Output = (WriteHalf<S>, io::Result<()>)> + Send>>;
 
-async fn read_socket<W, S>(shared: Arc<W>, peer: u64, stream: S, socket: u16)
+async fn read_socket<W, S>(shared: Arc<W>, peer: u64, mut stream: S, socket: u16)
 where
     W: PeerWorld,
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
     let host = peer_name(peer);
     let control: &PeerControl = shared.control(peer);
+    let ended = |how| Event::PeerSocketClosed { peer, socket, how };
+    // The handshake first, as any node accepts: the local node proves the
+    // cookie before it writes a frame. A stream that ends inside it is
+    // logged as ended; one whose proof fails as garbage (the world's node
+    // holds the cookie: a bad proof is its bug).
+    let nonce = shared.nonce(peer);
+    if let Err(error) = handshake::accept(&mut stream, &host, COOKIE, nonce).await {
+        let how = match error.kind() {
+            io::ErrorKind::InvalidData => SocketEnd::Garbage,
+            io::ErrorKind::UnexpectedEof => SocketEnd::Eof,
+            _ => SocketEnd::Error,
+        };
+        shared.record(&host, ended(how));
+        return;
+    }
     // Split, so a frame at the maximum (16 KiB through a window of a few
     // segments) is written while the peer goes on reading: a peer that
     // stopped reading to write would wedge the local node's writes (a
@@ -216,7 +232,6 @@ where
     let mut writing: Option<Writing<S>> = None;
     let mut frames = FramedRead::new(reader, PeerCodec::new(MAX_FRAME));
     let acted = |act| Event::PeerActed { peer, socket, act };
-    let ended = |how| Event::PeerSocketClosed { peer, socket, how };
     loop {
         if PeerControl::take(&control.kill) {
             shared.record(&host, acted(PeerAct::Killed));
@@ -319,7 +334,7 @@ where
                 );
                 continue;
             }
-            Some(Ok(PeerFrame::Hello | PeerFrame::Keepalive)) => continue,
+            Some(Ok(PeerFrame::Keepalive)) => continue,
             Some(Ok(PeerFrame::Garbled)) => SocketEnd::Garbage,
             // A header over the peer's maximum: not a frame the world wrote.
             Some(Err(error)) if error.kind() == io::ErrorKind::InvalidData => SocketEnd::Garbage,

@@ -26,9 +26,11 @@
 //! writes a keepalive every quarter tick, and a generation that reads
 //! nothing for a whole tick goes down `HeartbeatTimeout`, so a silent
 //! squatter or a half-open socket cannot hold a node's slot for longer than
-//! that. The accept path trusts nothing: a hello must arrive within twice
-//! the connect timeout and name a valid node other than this one, and every
-//! partly read frame body is charged to one budget across connections.
+//! that. The accept path trusts nothing: every stream starts with the
+//! cookie handshake (`handshake`: hello, challenge, proof), which must end
+//! within twice the connect timeout, name a valid node other than this one
+//! and prove the cookie before the stream is registered, and every partly
+//! read frame body is charged to one budget across connections.
 //!
 //! Start here: this file holds the public types and the manager's API
 //! (dial, lookups, hooks). The rest, one concept a file:
@@ -37,7 +39,8 @@
 //!   refused streams;
 //! - `serve`: the accept loop (errors skipped or backed off, never fatal)
 //!   and the caps on inbound streams;
-//! - `handshake`: the accept path, from `accept()` to a registered stream;
+//! - `handshake`: both ends of the cookie handshake, and the accept path
+//!   from `accept()` to a registered stream;
 //! - `read_loop`: a generation's read loop, its keepalives and its silence
 //!   clock.
 
@@ -45,12 +48,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 
-use tokio::io::AsyncWriteExt;
-
+use super::auth::Cookie;
 use super::connection::{DistConnection, DownEvent, DownReason};
-use super::frame::{encode, FrameBudget, DEFAULT_MAX_FRAME};
+use super::frame::{FrameBudget, DEFAULT_MAX_FRAME};
 use super::node::{NameError, NodeName};
 use crate::planted::{Planted, PlantedBug};
+use crate::shim::entropy::{Nonces, OsNonces};
 use crate::shim::net::Transport;
 use crate::shim::probe::{mark, preempt_point, Mark, Point};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
@@ -64,11 +67,11 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use handshake::HELLO;
+pub use handshake::{CHALLENGE, HELLO, PROOF};
 pub use serve::{InboundCap, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES};
 use table::Table;
 
-/// Default bound on a dial (connect plus hello).
+/// Default bound on a dial (connect and handshake).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default heartbeat tick: a generation that reads nothing for this long
 /// goes down `HeartbeatTimeout`; keepalives go out every quarter of it.
@@ -149,9 +152,16 @@ type FrameHook = Arc<dyn Fn(InboundFrame) + Send + Sync>;
 pub struct ManagerConfig {
     /// Where read loops run.
     pub runtime: RuntimeChoice,
-    /// Bound on a dial (connect and hello written); an inbound hello is
-    /// waited for twice as long (see [`ConnectionManager::accept`]).
+    /// Bound on a dial (connect, and the handshake up to our proof
+    /// written); an inbound handshake is waited for twice as long (see
+    /// [`ConnectionManager::accept`]).
     pub connect_timeout: Duration,
+    /// The cluster's shared secret: only a peer that proves it in the
+    /// handshake is registered.
+    pub cookie: Cookie,
+    /// Where the handshake's nonces come from: the OS by default; a
+    /// simulated world hands a seeded source.
+    pub nonces: Arc<dyn Nonces>,
     /// Largest inbound frame body; a larger header marks the connection down
     /// with `ReadError`.
     pub max_frame: u64,
@@ -176,14 +186,17 @@ pub struct ManagerConfig {
 }
 
 impl ManagerConfig {
-    /// Defaults: 5 s connect timeout, 64 MiB frames, a 60 s heartbeat
+    /// Defaults for a node of the cluster whose secret is `cookie`: 5 s
+    /// connect timeout, nonces from the OS, 64 MiB frames, a 60 s heartbeat
     /// tick, a 256 MiB frame budget, 256 inbound handshakes and 1,024
     /// inbound connections at once, no frame callback.
     #[must_use]
-    pub fn new(runtime: RuntimeChoice) -> Self {
+    pub fn new(runtime: RuntimeChoice, cookie: Cookie) -> Self {
         Self {
             runtime,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            cookie,
+            nonces: Arc::new(OsNonces),
             max_frame: DEFAULT_MAX_FRAME,
             on_frame: None,
             tick: Some(DEFAULT_TICK),
@@ -198,7 +211,8 @@ impl ManagerConfig {
 /// Why a dial or accept failed.
 #[derive(Debug)]
 pub enum DialError {
-    /// The transport did not connect (or send the hello) in time.
+    /// The transport did not connect, or the handshake did not end, in
+    /// time.
     Timeout,
     /// The transport failed.
     Io(io::Error),
@@ -208,6 +222,12 @@ pub enum DialError {
     BadName(NameError),
     /// An inbound stream met a cap and was closed.
     Refused(InboundCap),
+    /// The peer's proof did not verify: it does not hold the cookie (or
+    /// replayed another stream's proof). Nothing was registered.
+    BadProof,
+    /// The node that answered a dial is not the one dialed: it named
+    /// itself this.
+    WrongNode(String),
 }
 
 impl fmt::Display for DialError {
@@ -218,6 +238,8 @@ impl fmt::Display for DialError {
             Self::BadHello(why) => write!(f, "bad hello: {why}"),
             Self::BadName(why) => write!(f, "bad hello: {why}"),
             Self::Refused(cap) => write!(f, "refused: {} reached", cap.knob()),
+            Self::BadProof => f.write_str("handshake refused: the peer's proof does not verify"),
+            Self::WrongNode(name) => write!(f, "handshake refused: the node answered as {name:?}"),
         }
     }
 }
@@ -264,6 +286,8 @@ struct ManagerShared {
     standing_by: Mutex<BTreeMap<(NodeName, Origin), Arc<Notify>>>,
     on_frame: Option<FrameHook>,
     connect_timeout: Duration,
+    cookie: Cookie,
+    nonces: Arc<dyn Nonces>,
     max_frame: u64,
     tick: Option<Duration>,
     budget: Arc<FrameBudget>,
@@ -310,6 +334,8 @@ impl ConnectionManager {
                 standing_by: Mutex::new(BTreeMap::new()),
                 on_frame: config.on_frame,
                 connect_timeout: config.connect_timeout,
+                cookie: config.cookie,
+                nonces: config.nonces,
                 max_frame: config.max_frame,
                 tick: config.tick,
                 budget: Arc::new(FrameBudget::new(config.frame_budget)),
@@ -406,7 +432,9 @@ impl ConnectionManager {
     }
 
     /// The live connection to `node`, dialing `addr` if there is none. The
-    /// dial is bounded by the connect timeout and announces us with a hello.
+    /// dial, its connect and its handshake, is bounded by the connect
+    /// timeout; the stream is registered only if the node at `addr` proved
+    /// the cookie and is `node`.
     ///
     /// Dials of one node take turns: a dial that finds another in flight
     /// waits for it and returns its connection if it made one. Two sockets
@@ -418,7 +446,7 @@ impl ConnectionManager {
     /// `concurrent_dials_of_one_node_share_one_socket`.
     ///
     /// # Errors
-    /// When the connect or hello fails or times out.
+    /// When the connect or the handshake fails or times out.
     pub async fn dial(
         &self,
         node: &NodeName,
@@ -434,17 +462,14 @@ impl ConnectionManager {
             mark(Mark::DialJoinedInFlight);
             return Ok(connection);
         }
-        let hello = encode(HELLO, self.local.as_str().as_bytes()).expect("node names are short");
         let connect = async {
-            let mut stream = self.transport.connect(addr).await?;
-            stream.write.write_all(&hello).await?;
-            stream.write.flush().await?;
-            Ok::<_, io::Error>(stream)
+            let mut stream = self.transport.connect(addr).await.map_err(DialError::Io)?;
+            self.prove(&mut stream, node).await?;
+            Ok::<_, DialError>(stream)
         };
         let stream = timeout(self.shared.connect_timeout, connect)
             .await
-            .map_err(|_| DialError::Timeout)?
-            .map_err(DialError::Io)?;
+            .map_err(|_| DialError::Timeout)??;
         // Its own dial of us, a stream from a squatter, or a down of this
         // node's generation may land here: `register` decides under the
         // table lock.

@@ -144,6 +144,10 @@ impl ConnectionManager {
     /// Installs `stream`, which this node dialed, as `node`'s connection
     /// and starts its read loop; returns the node's live connection after
     /// the tie-break (see [`ConnectionManager::register_as`]).
+    ///
+    /// No handshake: the caller vouches for the stream's peer (a stream it
+    /// authenticated itself, or a test's). [`dial`](Self::dial) and the
+    /// accept path register only streams whose peer proved the cookie.
     pub fn register(&self, node: NodeName, stream: Connected) -> Arc<DistConnection> {
         self.register_as(node, stream, Origin::Dialed)
             .into_connection()

@@ -5,6 +5,8 @@ use std::sync::Mutex;
 
 use super::*;
 use crate::distribution::connection::DownListener;
+use crate::distribution::frame::encode;
+use crate::distribution::Cookie;
 use crate::shim::net::{Connected, TokioTcp};
 use crate::shim::rt::RuntimeChoice;
 use crate::shim::sync::Arc;
@@ -22,7 +24,7 @@ fn in_memory() -> Connected {
 }
 
 fn manager(planted: Planted) -> ConnectionManager {
-    let mut config = ManagerConfig::new(RuntimeChoice::current());
+    let mut config = ManagerConfig::new(RuntimeChoice::current(), Cookie::new("unit").unwrap());
     config.planted = planted;
     ConnectionManager::new(NodeName::from("local@test"), Arc::new(TokioTcp), config).unwrap()
 }
@@ -166,7 +168,7 @@ async fn a_newer_stream_supersedes_the_one_standing_by() {
     use tokio::io::AsyncWriteExt;
     let frames = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&frames);
-    let mut config = ManagerConfig::new(RuntimeChoice::current());
+    let mut config = ManagerConfig::new(RuntimeChoice::current(), Cookie::new("unit").unwrap());
     config.on_frame = Some(Arc::new(move |frame| sink.lock().unwrap().push(frame)));
     let manager = manager_with(config);
     let (node, incumbent) = stale_incumbent(&manager);
@@ -236,7 +238,7 @@ async fn a_stream_refused_again_after_standing_by_is_dropped() {
 /// other end hears nothing on the stream meanwhile.
 #[tokio::test(start_paused = true)]
 async fn a_stream_stands_by_at_most_half_a_tick() {
-    let mut config = ManagerConfig::new(RuntimeChoice::current());
+    let mut config = ManagerConfig::new(RuntimeChoice::current(), Cookie::new("unit").unwrap());
     config.tick = Some(Duration::from_secs(1));
     let manager = manager_with(config);
     let (_node, _incumbent, mut fresh_far) = stale_incumbent_and_losing_dial(&manager);

@@ -8,9 +8,9 @@ use std::any::Any;
 use std::sync::{Arc, Mutex};
 
 use lanesim::distribution::{
-    ConnectionManager, ControlEnqueueError, ControlOutbound, DialError, DistConnection, DistSender,
-    DownReason as Reason, Enqueued, InboundFrame, ManagerConfig, NodeName, Origin as Side,
-    SenderConfig, SenderLane as Lane, SenderObserver, WeakConnectionManager,
+    ConnectionManager, ControlEnqueueError, ControlOutbound, Cookie, DialError, DistConnection,
+    DistSender, DownReason as Reason, Enqueued, InboundFrame, ManagerConfig, NodeName,
+    Origin as Side, SenderConfig, SenderLane as Lane, SenderObserver, WeakConnectionManager,
     WriteOutcome as Outcome,
 };
 use lanesim::planted::Planted;
@@ -224,6 +224,7 @@ impl Started0 {
                     DialError::Io(_) | DialError::Refused(_) => DialFailure::Io,
                     DialError::BadHello(_) => DialFailure::BadHello,
                     DialError::BadName(_) => DialFailure::BadName,
+                    DialError::BadProof | DialError::WrongNode(_) => DialFailure::Unauthenticated,
                 })
         })
     }
@@ -407,7 +408,9 @@ impl LanesimNode {
                 RuntimeChoice::Handle(handle)
             }
         };
-        let mut config = ManagerConfig::new(manager_runtime);
+        let cookie = Cookie::new(setup.cookie).map_err(|error| error.to_string())?;
+        let mut config = ManagerConfig::new(manager_runtime, cookie);
+        config.nonces = setup.nonces;
         config.connect_timeout = setup.connect_timeout;
         config.tick = setup.heartbeat;
         config.max_frame = setup.max_frame;

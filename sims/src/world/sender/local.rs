@@ -21,6 +21,7 @@ use crate::fault::timeline;
 use crate::rng::SimRng;
 use crate::scenario::{FaultKind, SenderParams};
 use crate::targets::Subject;
+use crate::world::handshake::{self, COOKIE};
 use crate::world::links::Links;
 use crate::world::net::{RealTcp, Tapped, TurmoilTcp, WriteTap};
 use crate::world::peer::{peer_name, PeerWorld, MAX_INBOUND};
@@ -43,7 +44,7 @@ pub(crate) async fn local_main(
 ) -> turmoil::Result {
     let start = tokio::time::Instant::now();
     let mut rng = SimRng::new(seed).fork("sender");
-    let local = Local::start(&shared, p, &subject, net)?;
+    let local = Local::start(&shared, p, &subject, net, seed)?;
     // Running before the first dial: a disconnect applies at its instant
     // (to no generation, if there is none yet), never later.
     local.obey_disconnects(disconnects);
@@ -88,6 +89,7 @@ impl Local {
         p: SenderParams,
         subject: &Subject,
         net: LocalNet,
+        seed: u64,
     ) -> Result<Self, String> {
         let tap_log = Arc::clone(shared);
         let tap: WriteTap = Arc::new(move |socket, tapped| {
@@ -114,7 +116,7 @@ impl Local {
                     seq: tag.seq,
                     bytes: frame_len(frame).map_or(0, |len| len as u64),
                 },
-                None => Event::HelloWriteBegun { socket },
+                None => Event::HandshakeWriteBegun { socket },
             };
             tap_log.record(LOCAL, event);
         });
@@ -184,6 +186,8 @@ impl Local {
                     data_capacity: p.data_capacity as usize,
                     control_capacity: p.control_capacity as usize,
                     reports: NodeReports::new(Arc::new(observer)),
+                    cookie: COOKIE.to_vec(),
+                    nonces: Arc::new(handshake::nonces(seed, LOCAL)),
                 })
                 .map_err(|error| format!("the node target could not start: {error}"))?,
         );

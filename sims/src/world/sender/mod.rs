@@ -36,6 +36,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use lanesim_target::handshake::{Nonce, Nonces, SeededNonces};
 use lanesim_target::node::{Connection, Node};
 use tokio::sync::{mpsc, Notify};
 
@@ -43,6 +44,7 @@ mod dialer;
 mod local;
 mod observer;
 
+use super::handshake;
 use super::net::PortMap;
 use super::peer::{peer_main, peer_name, PeerWorld};
 use super::{EndStep, Stuck, WorldRun};
@@ -114,6 +116,8 @@ pub(crate) struct Shared {
     pub(crate) clock: Clock,
     pub(crate) log: EventLog,
     pub(crate) peers: Vec<PeerControl>,
+    /// Per peer, its handshake nonces (from the run's seed).
+    nonces: Vec<SeededNonces>,
     /// Signalled whenever the drain disposes of a frame, so the end of the
     /// run waits on events instead of polling: within one turmoil tick a
     /// host's timers all fire, so a 1 ms poll costs a wake-up per virtual
@@ -171,6 +175,10 @@ impl PeerWorld for Shared {
         &self.peers[index as usize]
     }
 
+    fn nonce(&self, index: u64) -> Nonce {
+        self.nonces[index as usize].next()
+    }
+
     fn mark(&self, mark: WorldMark) {
         if !self.frozen.load(Ordering::Acquire) {
             self.probe.world(mark);
@@ -179,17 +187,22 @@ impl PeerWorld for Shared {
 }
 
 impl Shared {
-    /// A run's shared state: its clock, its log, `peers` peers, the world's probe.
+    /// A run's shared state: its clock, its log, `peers` peers, the world's
+    /// probe, the seed the peers' nonces come from.
     pub(crate) fn new(
         clock: Clock,
         log: EventLog,
         peers: u64,
         probe: &Arc<WorldProbe>,
+        seed: u64,
     ) -> Arc<Self> {
         Arc::new(Self {
             clock,
             log,
             peers: (0..peers).map(|_| PeerControl::default()).collect(),
+            nonces: (0..peers)
+                .map(|peer| handshake::nonces(seed, &peer_name(peer)))
+                .collect(),
             drained: Notify::new(),
             probe: Arc::clone(probe),
             workload_done: AtomicBool::new(false),
@@ -352,7 +365,7 @@ fn run_logging(
 ) -> WorldRun {
     let probe = Arc::new(WorldProbe::new(seed, params.preempt));
     let installed = coverage::install(&probe);
-    let shared = Shared::new(Clock::Sim, log, params.peers, &probe);
+    let shared = Shared::new(Clock::Sim, log, params.peers, &probe, seed);
     let (disconnect_tx, disconnect_rx) = mpsc::unbounded_channel();
     let mut sim = turmoil::Builder::new()
         .simulation_duration(budget + Duration::from_secs(3600))
