@@ -1296,13 +1296,24 @@ mod tests {
         );
     }
 
+    /// A raw peer named `name` accepting one dial and answering its
+    /// handshake.
+    async fn answer(listener: &TcpListener, name: &str) -> Connected {
+        let (socket, _) = listener.accept().await.unwrap();
+        let mut connected = Connected::from_tcp(socket).unwrap();
+        crate::handshake::accept(&mut connected, name, COOKIE, [6; 16])
+            .await
+            .expect("the dialer proved the cookie");
+        connected
+    }
+
     #[tokio::test]
     async fn overflow_and_shutdown_take_pinned_generations_down() {
         let log = Arc::new(Log::default());
         let a = start("a", &log, None, 1);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let (first, _p1) = tokio::join!(a.dial("p", &addr), listener.accept());
+        let (first, _p1) = tokio::join!(a.dial("p", &addr), answer(&listener, "p"));
         let first = first.unwrap();
         // No await in between: the writer has not run yet.
         assert_eq!(
@@ -1319,7 +1330,7 @@ mod tests {
             vec![("p".to_owned(), 1, DownReason::ControlOverflow)]
         );
 
-        let (second, _p2) = tokio::join!(a.dial("p", &addr), listener.accept());
+        let (second, _p2) = tokio::join!(a.dial("p", &addr), answer(&listener, "p"));
         let second = second.unwrap();
         assert_eq!(second.generation(), 2);
         assert_eq!(

@@ -44,18 +44,22 @@ fn failed(result: Result<SweepReport, Failed>) -> SweepReport {
     }
 }
 
-/// The node loses a simultaneous connect when one of its own dials races
-/// another: both ends register different sockets of the pair, and they
-/// hold no common connection until a redial (M1). Seed 53 of
-/// `mesh_stale_hello` shows it; the repro line is this crate's.
+/// The node loses a simultaneous connect: both ends register their own
+/// dial and then close it, and they hold no common connection until a
+/// redial (M1). Found by the mesh hunt and shrunk to a file; the repro line
+/// is this crate's.
 #[test]
-fn the_node_loses_a_raced_simultaneous_connect() {
-    let report = failed(runner().check(&["@shipped/mesh_stale_hello.toml"], Some("53..54")));
+fn the_node_loses_a_simultaneous_connect() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/findings/mesh_crossed_dials.toml"
+    );
+    let report = failed(runner().check(&[path], None));
     let failure = &report.scenarios[0].failures[0];
     assert_eq!(failure.violations[0].contract, Contract::M1);
     assert_eq!(
         failure.repro,
-        "note: reproduce with: cargo test -p lanesim-examples --test lanesim -- replay @shipped/mesh_stale_hello.toml --seed 53"
+        format!("note: reproduce with: cargo test -p lanesim-examples --test lanesim -- replay {path} --seed 10382765287312948401")
     );
 }
 
@@ -76,19 +80,4 @@ fn the_node_keeps_the_sender_contracts() {
         )
         .unwrap();
     assert_eq!(report.verdicts().pass, 16);
-}
-
-/// The same failure shrunk to a file (`lanesim shrink`): two cross-dials,
-/// no links, no data, and still M1.
-#[test]
-fn the_shrunk_file_fails_the_same_way() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/findings/mesh_raced_dials.toml"
-    );
-    let report = failed(runner().check(&[path], None));
-    assert_eq!(
-        report.scenarios[0].failures[0].violations[0].contract,
-        Contract::M1
-    );
 }

@@ -74,7 +74,8 @@ pub enum WorldMark {
     FaultRestart,
     /// Mesh: one direction of a link began dropping segments.
     FaultHalfOpen,
-    /// Mesh: a squatter said hello under another node's name.
+    /// Mesh: a squatter (with the cookie) proved itself under another node's
+    /// name.
     FaultSquat,
     /// Mesh: two nodes dropped their connection and redialed each other
     /// at the same instant.

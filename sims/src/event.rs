@@ -590,7 +590,7 @@ pub enum Event {
     },
     /// The driver applied a mesh fault.
     MeshFault { fault: MeshFaultApplied },
-    /// A squatter said hello at `node` as node `claimed`, from `socket`.
+    /// A squatter proved itself to `node` as node `claimed`, from `socket`.
     MeshSquat {
         node: u64,
         claimed: u64,
@@ -636,7 +636,7 @@ pub enum Event {
     },
 
     // ---- mesh, newer ----
-    /// At the end, a fresh stream dialed `node` and said hello; `accepted`:
+    /// At the end, a fresh stream dialed `node` and proved the cookie; `accepted`:
     /// the node wrote to it (a keepalive) before the probe gave up, after
     /// `attempts` dials.
     MeshProbe {

@@ -206,8 +206,10 @@ mod planted {
             );
             let (shrunk, path) = found.shrunk.as_ref().expect("shrunk and written");
             let (keys, items, faults) = size(&shrunk.params);
+            // 64 items: a redial must fit inside the workload, and a dial is
+            // two round trips since the cookie handshake (#6 shrank to 51).
             assert!(
-                keys <= 8 && items <= 48 && faults <= 1,
+                keys <= 8 && items <= 64 && faults <= 1,
                 "{}: shrunk only to {keys} keys/peers, {items} items/frames, {faults} faults: {}",
                 bug.name(),
                 shrunk.params

@@ -33,7 +33,7 @@
 //!   heartbeat tick plus slack ([`silence_slack`]).
 //! - M7 a node accepts for its whole life: at the end, after every fault
 //!   (resets before accept, descriptors exhausted, ...), a fresh stream
-//!   that dials a live node and says hello is accepted: the node writes to
+//!   that dials a live node and proves the cookie is accepted: the node writes to
 //!   it (a keepalive) before the probe gives up (`MeshProbe`); so is one
 //!   that dials a node 1 s after an accept fault on it ended; and a node
 //!   out of descriptors backs off instead of spinning on `EMFILE`
@@ -68,7 +68,7 @@ pub fn silence_slack(context: &CheckContext) -> Duration {
 }
 
 /// How soon after a cross-dial both ends must hold the same live socket:
-/// a connect and its hello (each within the connect timeout), a few
+/// a connect and its handshake (within the connect timeout), a few
 /// segments at up to turmoil's largest latency, a few ticks. A missing
 /// tie-break tears both connections down and needs a redial to recover.
 #[must_use]
@@ -880,7 +880,7 @@ fn m7(out: &mut Collector<'_>, model: &Model) {
                 Contract::M7,
                 format!(
                     "node{node} stopped accepting: {attempts} fresh dial(s) up to {by:.3}s, each \
-                     with a hello, and none was accepted (nothing written back)"
+                     with the handshake, and none was accepted (nothing written back)"
                 ),
                 &[index],
             );

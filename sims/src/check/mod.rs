@@ -156,7 +156,7 @@ pub struct CheckContext {
     /// The sender's lane depths, `(data, control)`: a lane refuses only
     /// when full and never holds more.
     pub lane_capacity: Option<(u64, u64)>,
-    /// The connection layer's bound on a dial, a hello, and closing a
+    /// The connection layer's bound on a dial (its handshake too), and closing a
     /// socket after a down.
     pub connect_timeout: Duration,
     /// The production heartbeat tick, where the world runs one (M5).

@@ -104,7 +104,7 @@ impl MeshParams {
     }
 
     /// How long before the end the probe of every node's accepts begins
-    /// (M7): two heartbeat ticks, room for a dial, its hello and the
+    /// (M7): two heartbeat ticks, room for a dial, its handshake and the
     /// keepalive that says the stream was accepted, and a retry.
     #[must_use]
     pub fn probe_span(&self) -> Duration {

@@ -29,6 +29,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "mesh_accept_faults.toml",
     "mesh_chaos.toml",
     "mesh_cross_dial.toml",
+    "mesh_impostor.toml",
     "mesh_partition_half_open.toml",
     "mesh_many_nodes.toml",
     "mesh_restart.toml",

@@ -124,7 +124,7 @@ pub enum Contract {
     /// socket arrive in the order sent, each at most once.
     M6,
     /// Mesh: a node accepts for its whole life: after every fault, a fresh
-    /// stream that dials it and says hello is accepted.
+    /// stream that dials it and proves the cookie is accepted.
     M7,
     /// Mesh: a stream whose peer did not prove the cookie is never
     /// registered and is written nothing after the handshake.

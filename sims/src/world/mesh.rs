@@ -22,9 +22,11 @@
 //! new incarnation under the same name), partition (segments *held* and
 //! delivered on heal, as TCP retransmission would), half-open (one
 //! direction's segments dropped, for longer than a tick and a half), kill
-//! (a node disconnects a peer), latency, a squatter (a host that says hello
-//! under another node's name and stays silent), and cross-dial (two nodes
-//! drop their connection and redial each other in the same instant).
+//! (a node disconnects a peer), latency, a squatter (a host with the
+//! cookie that proves itself under another node's name and stays silent),
+//! an impostor (the same without the cookie: it must never get in), and
+//! cross-dial (two nodes drop their connection and redial each other in the
+//! same instant).
 //!
 //! The run ends at `MeshParams::end`: the workload and the faults are over
 //! and a settle time has passed, and the driver logs each live node's
@@ -1041,8 +1043,8 @@ fn offer(
     );
 }
 
-/// The squatter: on each order, dials a node, says hello under another
-/// node's name, and then only reads (so the node's writes never block it
+/// The squatter: on each order, dials a node, runs the handshake under
+/// another node's name with the cookie, and then only reads (so the node's writes never block it
 /// out) and never writes: a silent squatter.
 async fn squatter_main(shared: Arc<Shared>) -> turmoil::Result {
     let Some(mut orders) = shared
@@ -1173,7 +1175,7 @@ async fn impostor_main(shared: Arc<Shared>) -> turmoil::Result {
 /// probes that node (unless another fault on the node, a restart or an
 /// accept fault, falls within the probe: it would have its own say), and
 /// from [`MeshParams::probe_span`] before the end it probes every node. A
-/// probe dials, says hello as `prober`, and waits for the node to write
+/// probe dials, runs the handshake as `prober`, and waits for the node to write
 /// anything (a keepalive, sent when it registers the stream); a dial
 /// refused, reset, or answered by nothing is tried again until the span is
 /// over. Each probe logs one `MeshProbe`, unless its node crashed or
