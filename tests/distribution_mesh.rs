@@ -749,15 +749,17 @@ async fn narrow_peer(addr: &str, name: &str) -> TcpStream {
     stream
 }
 
-/// Two holders each sit 1.5 MiB into a 3 MiB frame (3 MiB of a 4 MiB
-/// budget); the offender's chunk that would take the total past 4 MiB is
-/// refused, the holders keep theirs, and every charge comes back: once the
-/// holders go, one frame the size of the whole budget is delivered.
+/// Two holders each sit 1 MiB into a 3 MiB frame (2 MiB of a 4 MiB
+/// budget); the offender's chunk that would take the total past 4 MiB
+/// comes when it holds 2 MiB, over its share of a third: it is refused,
+/// the holders (within theirs) keep theirs, and every charge comes back:
+/// once the holders go, one frame the size of the whole budget is
+/// delivered.
 #[tokio::test]
-async fn frame_budget_refuses_the_reader_that_would_cross_it() {
+async fn frame_budget_refuses_the_reader_over_its_share() {
     const BUDGET: usize = 4 * MIB;
     const CLAIM: usize = 3 * MIB;
-    const SENT: usize = 3 * MIB / 2;
+    const SENT: usize = MIB;
     let captured = Captured::default();
     let _log = captured.install();
     let inbox = log::<InboundFrame>();
@@ -785,7 +787,7 @@ async fn frame_budget_refuses_the_reader_that_would_cross_it() {
     let mut offender = narrow_peer(&server.addr, offender_name.as_str()).await;
     offender.write_all(&header(CLAIM)).await.unwrap();
     // Fails part-way once the server refuses the stream.
-    let _ = offender.write_all(&body).await;
+    let _ = offender.write_all(&vec![0u8; CLAIM]).await;
     closed_by_the_other_end(&mut offender, "the offender").await;
     wait_for("the offender's generation goes down", || {
         !server.downs().is_empty()
@@ -800,7 +802,7 @@ async fn frame_budget_refuses_the_reader_that_would_cross_it() {
     assert_eq!(
         captured
             .matching(&[
-                "WARN connection refused: frame budget spent",
+                "WARN connection refused: over its share of the frame budget",
                 "node=offender@test"
             ])
             .len(),

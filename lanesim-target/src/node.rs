@@ -98,6 +98,9 @@ pub enum DownReason {
     HandlerPanicked,
     /// A write was dropped partway through its frame.
     WriteCancelled,
+    /// A frame's body did not arrive within the frame deadline after its
+    /// header (a slowloris).
+    FrameTimeout,
 }
 
 /// Which end dialed a connection.

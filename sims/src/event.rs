@@ -85,6 +85,7 @@ pub enum Down {
     SimultaneousConnect,
     HandlerPanicked,
     WriteCancelled,
+    FrameTimeout,
 }
 
 impl From<DownReason> for Down {
@@ -100,6 +101,7 @@ impl From<DownReason> for Down {
             DownReason::SimultaneousConnect => Self::SimultaneousConnect,
             DownReason::HandlerPanicked => Self::HandlerPanicked,
             DownReason::WriteCancelled => Self::WriteCancelled,
+            DownReason::FrameTimeout => Self::FrameTimeout,
         }
     }
 }

@@ -53,10 +53,13 @@ pub enum DownReason {
     /// it, or its task was aborted): the stream holds part of a frame, so
     /// nothing more may be written on it.
     WriteCancelled,
+    /// A frame's body did not arrive within the frame deadline after its
+    /// header (`ManagerConfig::frame_timeout`): a slowloris.
+    FrameTimeout,
 }
 
 impl DownReason {
-    const ALL: [DownReason; 10] = [
+    const ALL: [DownReason; 11] = [
         Self::PeerClosed,
         Self::ReadError,
         Self::WriteError,
@@ -67,6 +70,7 @@ impl DownReason {
         Self::SimultaneousConnect,
         Self::HandlerPanicked,
         Self::WriteCancelled,
+        Self::FrameTimeout,
     ];
 
     fn from_code(code: u8) -> Option<Self> {
@@ -86,6 +90,7 @@ impl DownReason {
             Self::SimultaneousConnect => Mark::DownSimultaneousConnect,
             Self::HandlerPanicked => Mark::DownHandlerPanicked,
             Self::WriteCancelled => Mark::DownWriteCancelled,
+            Self::FrameTimeout => Mark::DownFrameTimeout,
         }
     }
 }

@@ -9,9 +9,13 @@
 use std::fmt;
 use std::io;
 
+use std::collections::BTreeMap;
+use std::time::Duration;
+
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::shim::sync::Counter;
+use crate::shim::sync::{Arc, Counter, Ledger, Notify};
+use crate::shim::time::timeout;
 
 /// Header size in bytes.
 pub const HEADER_LEN: usize = 8;
@@ -112,12 +116,23 @@ pub enum ReadFrameError {
     },
     /// The stream failed.
     Io(io::Error),
-    /// Growing this frame's body would take the bytes held in partly read
-    /// frames, across every connection sharing the [`FrameBudget`], over
-    /// its limit: this reader is the newest offender and is refused.
-    OverBudget {
+    /// The [`FrameBudget`] shared by every connection is contended and
+    /// this reader holds, or would hold, more than its share of it: it is
+    /// refused (or evicted, for a reader within its share that needed
+    /// room).
+    OverShare {
+        /// Its share in bytes when it was refused.
+        share: u64,
         /// The budget's limit in bytes.
         limit: u64,
+    },
+    /// The body did not arrive within the frame deadline after its header
+    /// (a slowloris: a trickle of bytes keeps the silence clock quiet).
+    Slow {
+        /// The deadline.
+        deadline: Duration,
+        /// Bytes the frame needed.
+        expected: u64,
     },
 }
 
@@ -135,9 +150,13 @@ impl fmt::Display for ReadFrameError {
                 )
             }
             Self::Io(error) => write!(f, "read failed: {error}"),
-            Self::OverBudget { limit } => write!(
+            Self::OverShare { share, limit } => write!(
                 f,
-                "partly read frames across all connections would exceed the {limit}-byte budget"
+                "over its share ({share} bytes) of the {limit}-byte budget for partly read frames, which others need"
+            ),
+            Self::Slow { deadline, expected } => write!(
+                f,
+                "a frame of {expected} bytes did not arrive within {deadline:?} of its header"
             ),
         }
     }
@@ -154,7 +173,7 @@ pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
     reader: &mut R,
     max: u64,
 ) -> Result<Frame, ReadFrameError> {
-    read_frame_within(reader, max, &FrameBudget::unlimited()).await
+    read_frame_within(reader, max, &FrameBudget::unlimited(), None).await
 }
 
 /// Bytes held in partly read frame bodies, shared by every connection of a
@@ -163,16 +182,49 @@ pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
 /// memory without bound (ten connections each sending 60 MB of a 60 MB
 /// body, less one byte, held 620 MB). A reader charges each chunk before it
 /// reads it and gives the whole frame's charge back once the frame is
-/// complete or abandoned; a chunk that would go over the limit refuses that
-/// reader (the newest offender), not the ones already holding bytes.
-/// Pinned by `frame_budget_refuses_the_reader_that_would_cross_it`.
+/// complete or abandoned.
 ///
-/// The count is a shim `Counter`: accounting, never a synchronisation
-/// point, so the model checkers need not explore it.
+/// Fair shares. When a chunk does not fit, the budget is contended and
+/// each reader holding bytes (the asking one included) is owed an equal
+/// share, `limit / holders`. A reader that would go over its share is
+/// refused (`OverShare`): it is the one spending others' memory. A reader
+/// within its share is never refused for what others hold: every holder
+/// over its share, largest first, is evicted (its read ends `OverShare` at
+/// once, woken if it was waiting for bytes) until their holdings cover the
+/// chunk, and the chunk is granted at once. Granted ahead of the evicted
+/// holders' release, the total may pass the limit for that moment, by at
+/// most what the evicted hold: never twice the limit. So an honest peer is
+/// never downed because twelve others each sent 60 MiB of a 64 MiB frame
+/// (`an_honest_peer_is_not_refused_for_what_others_hold`, and
+/// `frame_budget_refuses_the_reader_over_its_share` for the offender's
+/// side).
+///
+/// The count is a shim `Counter` and the table of holders a shim `Ledger`:
+/// accounting, never a synchronisation point, so the model checkers need
+/// not explore them.
 #[derive(Debug)]
 pub struct FrameBudget {
     used: Counter,
     limit: u64,
+    holders: Ledger<BTreeMap<u64, Holder>>,
+    next: Counter,
+}
+
+/// One reader holding bytes, as the budget sees it.
+#[derive(Debug)]
+struct Holder {
+    held: u64,
+    /// Set when it is evicted; `evict` wakes its read.
+    evicted: bool,
+    evict: Arc<Notify>,
+}
+
+/// What a contended budget decided for a chunk.
+enum Contended {
+    /// Granted: holders over their share were evicted to make room.
+    Granted,
+    /// The asking reader would go over its share.
+    OverShare(u64),
 }
 
 impl FrameBudget {
@@ -182,6 +234,8 @@ impl FrameBudget {
         Self {
             used: Counter::new(0),
             limit,
+            holders: Ledger::new(BTreeMap::new()),
+            next: Counter::new(0),
         }
     }
 
@@ -203,12 +257,81 @@ impl FrameBudget {
         self.limit
     }
 
-    fn try_charge(&self, bytes: u64) -> bool {
-        self.used.add_within(bytes, self.limit)
+    /// Readers now holding bytes.
+    #[must_use]
+    pub fn holders(&self) -> usize {
+        self.holders.lock().values().filter(|h| h.held > 0).count()
     }
 
-    fn release(&self, bytes: u64) {
+    /// Charges `bytes` to reader `id` (holding `held`), which `evict`
+    /// wakes: `Ok` when granted.
+    fn charge(&self, id: u64, held: u64, bytes: u64, evict: &Arc<Notify>) -> Result<(), u64> {
+        let mut holders = self.holders.lock();
+        if holders.get(&id).is_some_and(|h| h.evicted) {
+            return Err(self.limit);
+        }
+        if !self.used.add_within(bytes, self.limit) {
+            match self.contended(&mut holders, id, held, bytes) {
+                Contended::Granted => self.used.add(bytes),
+                Contended::OverShare(share) => return Err(share),
+            }
+        }
+        let holder = holders.entry(id).or_insert_with(|| Holder {
+            held: 0,
+            evicted: false,
+            evict: Arc::clone(evict),
+        });
+        holder.held += bytes;
+        Ok(())
+    }
+
+    fn contended(
+        &self,
+        holders: &mut BTreeMap<u64, Holder>,
+        id: u64,
+        held: u64,
+        bytes: u64,
+    ) -> Contended {
+        let others = holders
+            .iter()
+            .filter(|(other, h)| **other != id && h.held > 0 && !h.evicted)
+            .count() as u64;
+        let share = self.limit / (others + 1);
+        if held + bytes > share {
+            return Contended::OverShare(share);
+        }
+        // Every other holder holds at most `share` once those over it are
+        // evicted, so the sum fits: evict largest first until it does.
+        let need = (self.used.get() + bytes).saturating_sub(self.limit);
+        let mut over: Vec<(u64, u64)> = holders
+            .iter()
+            .filter(|(other, h)| **other != id && h.held > share && !h.evicted)
+            .map(|(other, h)| (h.held, *other))
+            .collect();
+        over.sort_unstable_by(|a, b| b.cmp(a));
+        let mut freed = 0;
+        for (amount, other) in over {
+            if freed >= need {
+                break;
+            }
+            let holder = holders.get_mut(&other).expect("listed just above");
+            holder.evicted = true;
+            holder.evict.notify_one();
+            freed += amount;
+        }
+        Contended::Granted
+    }
+
+    fn release(&self, id: u64, bytes: u64) {
         self.used.sub(bytes);
+        let mut holders = self.holders.lock();
+        if let Some(holder) = holders.get_mut(&id) {
+            holder.held = holder.held.saturating_sub(bytes);
+        }
+    }
+
+    fn forget(&self, id: u64) {
+        self.holders.lock().remove(&id);
     }
 }
 
@@ -216,41 +339,60 @@ impl FrameBudget {
 /// (whether the frame completed, failed or the read was cancelled).
 struct Charge<'a> {
     budget: &'a FrameBudget,
+    id: u64,
     held: u64,
+    evict: Arc<Notify>,
 }
 
-impl Charge<'_> {
-    fn grow(&mut self, bytes: u64) -> bool {
-        let ok = self.budget.try_charge(bytes);
-        if ok {
-            self.held += bytes;
+impl<'a> Charge<'a> {
+    fn new(budget: &'a FrameBudget) -> Self {
+        let id = budget.next.next();
+        Self {
+            budget,
+            id,
+            held: 0,
+            evict: Arc::new(Notify::new()),
         }
-        ok
+    }
+
+    fn grow(&mut self, bytes: u64) -> Result<(), ReadFrameError> {
+        self.budget
+            .charge(self.id, self.held, bytes, &self.evict)
+            .map_err(|share| ReadFrameError::OverShare {
+                share,
+                limit: self.budget.limit(),
+            })?;
+        self.held += bytes;
+        Ok(())
     }
 
     fn shrink(&mut self, bytes: u64) {
-        self.budget.release(bytes);
+        self.budget.release(self.id, bytes);
         self.held -= bytes;
     }
 }
 
 impl Drop for Charge<'_> {
     fn drop(&mut self) {
-        self.budget.release(self.held);
+        self.budget.release(self.id, self.held);
+        self.budget.forget(self.id);
     }
 }
 
 /// The most a reader charges and reads into a body at once.
 const CHUNK: u64 = 8 * 1024;
 
-/// [`read_frame`], charging the body's bytes to `budget` as they are read.
+/// [`read_frame`], charging the body's bytes to `budget` as they are read,
+/// and giving the body `deadline` from the moment its header is whole.
 ///
 /// # Errors
-/// As [`read_frame`], and [`ReadFrameError::OverBudget`].
+/// As [`read_frame`], [`ReadFrameError::OverShare`] and
+/// [`ReadFrameError::Slow`].
 pub async fn read_frame_within<R: AsyncRead + Unpin + ?Sized>(
     reader: &mut R,
     max: u64,
     budget: &FrameBudget,
+    deadline: Option<Duration>,
 ) -> Result<Frame, ReadFrameError> {
     let mut header = [0u8; HEADER_LEN];
     let mut filled = 0;
@@ -271,22 +413,55 @@ pub async fn read_frame_within<R: AsyncRead + Unpin + ?Sized>(
     let Some((control_len, len)) = body_len(&header, max)? else {
         return Ok(Frame::Keepalive);
     };
-    // Grows with what arrives (a chunk at a time), never to the claimed
-    // size up front, and every chunk is charged before it is read.
     let mut body = Vec::new();
-    let mut charge = Charge { budget, held: 0 };
+    let read_body = read_body(reader, len, budget, &mut body);
+    match deadline {
+        None => read_body.await?,
+        Some(deadline) => {
+            timeout(deadline, read_body)
+                .await
+                .map_err(|_| ReadFrameError::Slow {
+                    deadline,
+                    expected: HEADER_LEN as u64 + len,
+                })??
+        }
+    }
+    // `control_len <= len <= max`, and `max` bounds what we could allocate.
+    let payload = body.split_off(control_len as usize);
+    Ok(Frame::Data {
+        control: body,
+        payload,
+    })
+}
+
+/// Reads a body of `len` bytes into `body`. It grows with what arrives (a
+/// chunk at a time), never to the claimed size up front, and every chunk
+/// is charged before it is read.
+async fn read_body<R: AsyncRead + Unpin + ?Sized>(
+    reader: &mut R,
+    len: u64,
+    budget: &FrameBudget,
+    body: &mut Vec<u8>,
+) -> Result<(), ReadFrameError> {
+    let mut charge = Charge::new(budget);
     while (body.len() as u64) < len {
         let want = (len - body.len() as u64).min(CHUNK);
-        if !charge.grow(want) {
-            return Err(ReadFrameError::OverBudget {
-                limit: budget.limit(),
-            });
-        }
+        charge.grow(want)?;
         let start = body.len();
         // `want <= CHUNK`, and `len <= max` bounds the whole body.
         body.resize(start + want as usize, 0);
         let got = loop {
-            match reader.read(&mut body[start..]).await {
+            let read = tokio::select! {
+                biased;
+                () = charge.evict.notified() => {
+                    return Err(ReadFrameError::OverShare {
+                        share: budget.limit() / (budget.holders() as u64).max(1),
+                        limit: budget.limit(),
+                    });
+                }
+                read = reader.read(&mut body[start..]) => read,
+            };
+            match read {
                 Ok(n) => break n,
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                 Err(error) => return Err(ReadFrameError::Io(error)),
@@ -301,13 +476,7 @@ pub async fn read_frame_within<R: AsyncRead + Unpin + ?Sized>(
             });
         }
     }
-    drop(charge);
-    // `control_len <= len <= max`, and `max` bounds what we could allocate.
-    let payload = body.split_off(control_len as usize);
-    Ok(Frame::Data {
-        control: body,
-        payload,
-    })
+    Ok(())
 }
 
 /// What a header announces: `None` for a keepalive, else the control
@@ -349,4 +518,96 @@ pub fn decode(buf: &[u8], max: u64) -> Result<Option<(FrameRef<'_>, usize)>, Rea
     };
     let (control, payload) = body.split_at(control_len);
     Ok(Some((FrameRef::Data { control, payload }, end)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holding<'a>(budget: &'a FrameBudget, amounts: &[u64]) -> Vec<Charge<'a>> {
+        amounts
+            .iter()
+            .map(|&amount| {
+                let mut charge = Charge::new(budget);
+                charge.grow(amount).expect("room for the holders");
+                charge
+            })
+            .collect()
+    }
+
+    fn evicted(budget: &FrameBudget, charge: &Charge<'_>) -> bool {
+        budget
+            .holders
+            .lock()
+            .get(&charge.id)
+            .is_some_and(|h| h.evicted)
+    }
+
+    /// 60 and 30 of 100 held; a newcomer's 20 does not fit. Its share is a
+    /// third (33): it is granted, and the holder over its share (60) is
+    /// evicted, not the one within it (30).
+    #[test]
+    fn a_reader_within_its_share_evicts_the_holder_over_it() {
+        let budget = FrameBudget::new(100);
+        let held = holding(&budget, &[60, 30]);
+        let mut newcomer = Charge::new(&budget);
+        assert!(newcomer.grow(20).is_ok());
+        assert!(evicted(&budget, &held[0]) && !evicted(&budget, &held[1]));
+        assert_eq!(budget.used(), 110, "granted ahead of the release");
+        // The evicted holder's next chunk is refused; the other's is not
+        // refused for the newcomer's sake (its share is a third: 33).
+        let mut held = held;
+        assert!(matches!(
+            held[0].grow(1),
+            Err(ReadFrameError::OverShare { .. })
+        ));
+        drop(held.remove(0));
+        assert_eq!(budget.used(), 50);
+        assert!(held[0].grow(3).is_ok());
+    }
+
+    /// The reader that would go over its share is the one refused, and it
+    /// evicts nobody.
+    #[test]
+    fn a_reader_over_its_share_is_refused_and_evicts_nobody() {
+        let budget = FrameBudget::new(100);
+        let mut held = holding(&budget, &[60, 30]);
+        let refused = held[0].grow(20);
+        assert!(
+            matches!(
+                refused,
+                Err(ReadFrameError::OverShare {
+                    share: 50,
+                    limit: 100
+                })
+            ),
+            "{refused:?}"
+        );
+        assert!(!evicted(&budget, &held[1]));
+        assert_eq!(budget.used(), 90);
+    }
+
+    /// Largest first, and only as many as the chunk needs.
+    #[test]
+    fn evictions_take_the_largest_over_the_share_first_and_stop_when_enough() {
+        let budget = FrameBudget::new(100);
+        let held = holding(&budget, &[40, 35, 25]);
+        let mut newcomer = Charge::new(&budget);
+        assert!(newcomer.grow(10).is_ok());
+        let flags: Vec<bool> = held.iter().map(|c| evicted(&budget, c)).collect();
+        assert_eq!(flags, [true, false, false]);
+    }
+
+    /// Every charge comes back when its readers are gone, evicted or not.
+    #[test]
+    fn every_charge_comes_back() {
+        let budget = FrameBudget::new(100);
+        let held = holding(&budget, &[60, 30]);
+        let mut newcomer = Charge::new(&budget);
+        newcomer.grow(20).unwrap();
+        drop(held);
+        drop(newcomer);
+        assert_eq!((budget.used(), budget.holders()), (0, 0));
+        assert!(budget.holders.lock().is_empty());
+    }
 }

@@ -24,8 +24,8 @@ pub use links::{Link, LinkTable};
 pub use manager::{
     ConnectionManager, DialError, InboundCap, InboundFrame, InboundStats, ManagerConfig, Origin,
     Registered, SlotView, UpEvent, WeakConnectionManager, CHALLENGE, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_FRAME_BUDGET, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES, DEFAULT_TICK, HELLO,
-    PROOF,
+    DEFAULT_FRAME_BUDGET, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES,
+    DEFAULT_TICK, HELLO, PROOF,
 };
 pub use node::{NameError, NodeName, MAX_NODE_NAME};
 pub use sender::{

@@ -163,6 +163,8 @@ named! {
         /// A generation went down: a write was dropped partway through its
         /// frame.
         DownWriteCancelled => "down_write_cancelled",
+        /// A generation went down: a frame's body missed the frame deadline.
+        DownFrameTimeout => "down_frame_timeout",
         /// A stream refused in favour of a live incumbent was registered
         /// after all: the incumbent went down while the stream stood by (a
         /// stale hello had won the tie-break).
@@ -246,6 +248,7 @@ pub const NODE_SITES: Sites = Sites {
         Mark::DialJoinedInFlight.name(),
         Mark::DownBeforeReadLoop.name(),
         Mark::DownWriteCancelled.name(),
+        Mark::DownFrameTimeout.name(),
         Mark::RegisterTieBreakWon.name(),
         Mark::RegisterTieBreakLost.name(),
         Mark::DownSimultaneousConnect.name(),
@@ -288,6 +291,7 @@ pub const LAYER_SITES: Sites = Sites {
         Mark::DialJoinedInFlight.name(),
         Mark::DownBeforeReadLoop.name(),
         Mark::DownWriteCancelled.name(),
+        Mark::DownFrameTimeout.name(),
         Mark::RegisterTieBreakWon.name(),
         Mark::RegisterTieBreakLost.name(),
         Mark::DownSimultaneousConnect.name(),

@@ -65,6 +65,25 @@ mod imp {
 
 pub(crate) use imp::*;
 
+/// A table kept for accounting (who holds how much of the frame budget),
+/// never a synchronisation point: locked for a few instructions, never
+/// across an await, and nothing else is ordered by it, so it is std's mutex
+/// in every build, as [`Counter`] is std's atomic.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger<T>(std::sync::Mutex<T>);
+
+impl<T> Ledger<T> {
+    pub(crate) const fn new(value: T) -> Self {
+        Self(std::sync::Mutex::new(value))
+    }
+
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, T> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// A counter kept for accounting (bytes held in partly read frames, when a
 /// read half last delivered), never a synchronisation point: nothing waits
 /// on it or orders other memory by it, so the model checkers need not
@@ -93,6 +112,11 @@ impl Counter {
                 now.checked_add(amount).filter(|total| *total <= limit)
             })
             .is_ok()
+    }
+
+    /// Adds one; the value before (an id from a shared sequence).
+    pub(crate) fn next(&self) -> u64 {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::AcqRel)
     }
 
     /// Adds `amount` (wrapping: a count never reaches 2^64).

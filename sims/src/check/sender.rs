@@ -1387,9 +1387,13 @@ fn s7(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
                     .is_some_and(|t| t <= context.write_bound)
                     || impaired_at(model, out.records(), gen, index, context)
             }
-            Down::PeerClosed | Down::ReadError | Down::WriteError | Down::HeartbeatTimeout => {
-                impaired_at(model, out.records(), gen, index, context)
-            }
+            // A frame that trickles in past its deadline needs a peer
+            // that was cut off or slowed mid-frame.
+            Down::PeerClosed
+            | Down::ReadError
+            | Down::WriteError
+            | Down::HeartbeatTimeout
+            | Down::FrameTimeout => impaired_at(model, out.records(), gen, index, context),
             // The sender world has one production node and no frame
             // callback: neither can happen there.
             Down::SimultaneousConnect | Down::HandlerPanicked => false,

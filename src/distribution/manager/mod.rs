@@ -80,6 +80,9 @@ pub const DEFAULT_TICK: Duration = Duration::from_secs(60);
 /// Default budget for partly read frame bodies across all connections:
 /// four maximum-size frames.
 pub const DEFAULT_FRAME_BUDGET: u64 = 4 * DEFAULT_MAX_FRAME;
+/// Default bound on a frame body's arrival after its header: a 64 MiB frame
+/// then needs a little over 1 MiB/s.
+pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Which end dialed a connection: what the simultaneous-connect tie-break
 /// compares.
@@ -173,8 +176,14 @@ pub struct ManagerConfig {
     /// Heartbeat tick (`None`: no heartbeat; for peers that never write,
     /// and for the model checkers, which have no clock).
     pub tick: Option<Duration>,
-    /// Bytes all partly read frame bodies together may hold.
+    /// Bytes all partly read frame bodies together may hold; when
+    /// contended, each reader is owed an equal share (see
+    /// [`FrameBudget`](crate::distribution::frame::FrameBudget)).
     pub frame_budget: u64,
+    /// How long a frame's body may take to arrive after its header; a
+    /// slower frame takes its generation down `FrameTimeout` (`None`: no
+    /// deadline).
+    pub frame_timeout: Option<Duration>,
     /// Inbound streams whose hello has not been read yet, at most; a newer
     /// one is closed at once (see [`ConnectionManager::serve`]).
     pub max_handshakes: u64,
@@ -188,7 +197,8 @@ pub struct ManagerConfig {
 impl ManagerConfig {
     /// Defaults for a node of the cluster whose secret is `cookie`: 5 s
     /// connect timeout, nonces from the OS, 64 MiB frames, a 60 s heartbeat
-    /// tick, a 256 MiB frame budget, 256 inbound handshakes and 1,024
+    /// tick, a 256 MiB frame budget, 60 s per frame body, 256 inbound
+    /// handshakes and 1,024
     /// inbound connections at once, no frame callback.
     #[must_use]
     pub fn new(runtime: RuntimeChoice, cookie: Cookie) -> Self {
@@ -201,6 +211,7 @@ impl ManagerConfig {
             on_frame: None,
             tick: Some(DEFAULT_TICK),
             frame_budget: DEFAULT_FRAME_BUDGET,
+            frame_timeout: Some(DEFAULT_FRAME_TIMEOUT),
             max_handshakes: DEFAULT_MAX_HANDSHAKES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             planted: Planted::none(),
@@ -291,6 +302,7 @@ struct ManagerShared {
     max_frame: u64,
     tick: Option<Duration>,
     budget: Arc<FrameBudget>,
+    frame_timeout: Option<Duration>,
     max_handshakes: u64,
     max_connections: u64,
     admission: serve::Admission,
@@ -339,6 +351,7 @@ impl ConnectionManager {
                 max_frame: config.max_frame,
                 tick: config.tick,
                 budget: Arc::new(FrameBudget::new(config.frame_budget)),
+                frame_timeout: config.frame_timeout,
                 max_handshakes: config.max_handshakes,
                 max_connections: config.max_connections,
                 admission: serve::Admission::default(),

@@ -23,9 +23,16 @@ pub(super) async fn read_loop(
 ) {
     // Only what the loop needs is held across its waits: holding the
     // manager itself would keep it alive while its owner drops it.
-    let Some((max, close_bound, tick, budget)) = manager.upgrade().map(|m| {
+    let Some((max, close_bound, tick, budget, frame_timeout)) = manager.upgrade().map(|m| {
         let tick = m.tick.filter(|_| !m.planted.has(PlantedBug::NoHeartbeat));
-        (m.max_frame, m.connect_timeout, tick, Arc::clone(&m.budget))
+        let budget = Arc::clone(&m.budget);
+        (
+            m.max_frame,
+            m.connect_timeout,
+            tick,
+            budget,
+            m.frame_timeout,
+        )
     }) else {
         return;
     };
@@ -43,7 +50,7 @@ pub(super) async fn read_loop(
             biased;
             () = connection.down_notified() => break None,
             // Bytes already waiting count as heard: the read goes first.
-            frame = read_frame_within(&mut read, max, &budget) => frame,
+            frame = read_frame_within(&mut read, max, &budget, frame_timeout) => frame,
             () = silent_for(tick, &progress) => break Some(DownReason::HeartbeatTimeout),
         };
         match frame {
@@ -73,15 +80,24 @@ pub(super) async fn read_loop(
                 }
             }
             Err(ReadFrameError::Closed) => break Some(DownReason::PeerClosed),
-            Err(error @ ReadFrameError::OverBudget { .. }) => {
+            Err(error @ ReadFrameError::OverShare { .. }) => {
                 mark(Mark::FrameBudgetRefused);
                 tracing::warn!(
                     node = %connection.node(),
                     generation = connection.generation(),
                     %error,
-                    "connection refused: frame budget spent"
+                    "connection refused: over its share of the frame budget"
                 );
                 break Some(DownReason::ReadError);
+            }
+            Err(error @ ReadFrameError::Slow { .. }) => {
+                tracing::warn!(
+                    node = %connection.node(),
+                    generation = connection.generation(),
+                    %error,
+                    "connection refused: a frame slower than the frame deadline"
+                );
+                break Some(DownReason::FrameTimeout);
             }
             Err(error) => {
                 tracing::debug!(node = %connection.node(), %error, "read failed");

@@ -83,6 +83,7 @@ impl LayerConnection for LanesimConn {
             DownReason::SimultaneousConnect => Reason::SimultaneousConnect,
             DownReason::HandlerPanicked => Reason::HandlerPanicked,
             DownReason::WriteCancelled => Reason::WriteCancelled,
+            DownReason::FrameTimeout => Reason::FrameTimeout,
         });
     }
 
@@ -123,6 +124,7 @@ fn reason(reason: Reason) -> DownReason {
         Reason::SimultaneousConnect => DownReason::SimultaneousConnect,
         Reason::HandlerPanicked => DownReason::HandlerPanicked,
         Reason::WriteCancelled => DownReason::WriteCancelled,
+        Reason::FrameTimeout => DownReason::FrameTimeout,
     }
 }
 
