@@ -85,11 +85,17 @@ pub enum PlantedBug {
     /// node's name, may displace that node's live connection, and is
     /// written the frames meant for that node. Caught by M8 (mesh world).
     HandshakeSkipsProof,
+    /// #16: the frame budget refuses the reader whose chunk would cross
+    /// it, whatever its share (the policy before fair shares). Symptom:
+    /// peers that each hold most of a large frame spend the budget, and an
+    /// honest peer's small frame is refused and that peer is downed.
+    /// Caught by M9 (mesh world).
+    BudgetRefusesTheNewest,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 16] = [
+    pub const ALL: [PlantedBug; 17] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -106,6 +112,7 @@ impl PlantedBug {
         Self::NoHeartbeat,
         Self::AcceptLoopStopsOnError,
         Self::HandshakeSkipsProof,
+        Self::BudgetRefusesTheNewest,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -128,6 +135,7 @@ impl PlantedBug {
             Self::NoHeartbeat => "no-heartbeat",
             Self::AcceptLoopStopsOnError => "accept-loop-stops-on-error",
             Self::HandshakeSkipsProof => "handshake-skips-proof",
+            Self::BudgetRefusesTheNewest => "budget-refuses-the-newest",
         }
     }
 
@@ -151,6 +159,7 @@ impl PlantedBug {
             Self::NoHeartbeat => "13",
             Self::AcceptLoopStopsOnError => "14",
             Self::HandshakeSkipsProof => "15",
+            Self::BudgetRefusesTheNewest => "16",
         }
     }
 

@@ -797,7 +797,7 @@ async fn frame_budget_refuses_the_reader_over_its_share() {
     assert_eq!(downs.len(), 1, "{downs:?}");
     assert_eq!(
         (&downs[0].node, downs[0].reason),
-        (&offender_name, DownReason::ReadError)
+        (&offender_name, DownReason::OverBudget)
     );
     assert_eq!(
         captured

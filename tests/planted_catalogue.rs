@@ -24,7 +24,10 @@ fn the_feature_build_carries_every_catalogue_entry() {
     let ids: Vec<&str> = CATALOGUE.iter().map(|bug| bug.catalogue_id()).collect();
     assert_eq!(
         ids,
-        ["1", "2", "3", "4", "5a", "5b", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15"]
+        [
+            "1", "2", "3", "4", "5a", "5b", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
+            "16"
+        ]
     );
     for bug in CATALOGUE {
         let planted = Planted::bug(*bug);

@@ -1137,6 +1137,8 @@ mod tests {
                 write_timeout: Duration::from_secs(2),
                 heartbeat,
                 max_frame: 1 << 20,
+                frame_budget: 4 << 20,
+                frame_timeout: None,
                 data_capacity: 64,
                 control_capacity: controls,
                 reports: NodeReports::new(Arc::clone(log) as Arc<dyn NodeEvents>),

@@ -101,6 +101,9 @@ pub enum DownReason {
     /// A frame's body did not arrive within the frame deadline after its
     /// header (a slowloris).
     FrameTimeout,
+    /// Its reader was refused for the budget of partly read frames (over
+    /// its share of it).
+    OverBudget,
 }
 
 /// Which end dialed a connection.
@@ -331,6 +334,13 @@ pub struct NodeSetup {
     /// The largest inbound frame body; a larger header takes the
     /// generation down with `ReadError`.
     pub max_frame: u64,
+    /// Bytes all partly read inbound frames together may hold (a target
+    /// without such a budget ignores it); a reader refused for it goes
+    /// down `OverBudget`.
+    pub frame_budget: u64,
+    /// How long a frame's body may take after its header (`None`: no
+    /// deadline); a slower one goes down `FrameTimeout`.
+    pub frame_timeout: Option<Duration>,
     /// Data frames the sender may hold queued.
     pub data_capacity: usize,
     /// Controls the sender may hold queued.

@@ -118,11 +118,13 @@ pub enum WorldMark {
     /// Mesh: a node closed an impostor's stream with nothing written after
     /// its challenge.
     ImpostorRefused,
+    /// Mesh: spenders sent a node all but the last byte of their frames.
+    FaultSpend,
 }
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 41] = [
+    pub const ALL: [WorldMark; 42] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -164,6 +166,7 @@ impl WorldMark {
         Self::AcceptExhausted,
         Self::FaultImpostor,
         Self::ImpostorRefused,
+        Self::FaultSpend,
     ];
 
     /// The name reports and scenario files use.
@@ -211,6 +214,7 @@ impl WorldMark {
             Self::AcceptExhausted => "accept_exhausted",
             Self::FaultImpostor => "fault_applied_impostor",
             Self::ImpostorRefused => "impostor_refused",
+            Self::FaultSpend => "fault_applied_spend",
         }
     }
 }

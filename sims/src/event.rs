@@ -86,6 +86,7 @@ pub enum Down {
     HandlerPanicked,
     WriteCancelled,
     FrameTimeout,
+    OverBudget,
 }
 
 impl From<DownReason> for Down {
@@ -102,6 +103,7 @@ impl From<DownReason> for Down {
             DownReason::HandlerPanicked => Self::HandlerPanicked,
             DownReason::WriteCancelled => Self::WriteCancelled,
             DownReason::FrameTimeout => Self::FrameTimeout,
+            DownReason::OverBudget => Self::OverBudget,
         }
     }
 }
@@ -306,6 +308,8 @@ pub enum MeshFaultApplied {
     Squat { a: u64, b: u64 },
     /// An impostor without the cookie is to dial `a` as `b`.
     Impostor { a: u64, b: u64 },
+    /// Spenders are to hold most of `node`'s frame budget for `us`.
+    Spend { node: u64, us: u64 },
     /// `a` and `b` dropped their connection and redial each other now.
     CrossDial { a: u64, b: u64 },
     /// `node` stopped reading what `peer` sends.

@@ -56,10 +56,14 @@ pub enum DownReason {
     /// A frame's body did not arrive within the frame deadline after its
     /// header (`ManagerConfig::frame_timeout`): a slowloris.
     FrameTimeout,
+    /// Its reader was refused for the frame budget: the budget was
+    /// contended and it was over its share (or evicted for holding more
+    /// than its share while another needed room).
+    OverBudget,
 }
 
 impl DownReason {
-    const ALL: [DownReason; 11] = [
+    const ALL: [DownReason; 12] = [
         Self::PeerClosed,
         Self::ReadError,
         Self::WriteError,
@@ -71,6 +75,7 @@ impl DownReason {
         Self::HandlerPanicked,
         Self::WriteCancelled,
         Self::FrameTimeout,
+        Self::OverBudget,
     ];
 
     fn from_code(code: u8) -> Option<Self> {
@@ -91,6 +96,7 @@ impl DownReason {
             Self::HandlerPanicked => Mark::DownHandlerPanicked,
             Self::WriteCancelled => Mark::DownWriteCancelled,
             Self::FrameTimeout => Mark::DownFrameTimeout,
+            Self::OverBudget => Mark::DownOverBudget,
         }
     }
 }

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::planted::{Planted, PlantedBug};
 use crate::shim::sync::{Arc, Counter, Ledger, Notify};
 use crate::shim::time::timeout;
 
@@ -208,6 +209,7 @@ pub struct FrameBudget {
     limit: u64,
     holders: Ledger<BTreeMap<u64, Holder>>,
     next: Counter,
+    planted: Planted,
 }
 
 /// One reader holding bytes, as the budget sees it.
@@ -231,11 +233,19 @@ impl FrameBudget {
     /// A budget of `limit` bytes.
     #[must_use]
     pub fn new(limit: u64) -> Self {
+        Self::planted(limit, Planted::none())
+    }
+
+    /// A budget of `limit` bytes, with `planted` (#16 refuses the reader
+    /// that would cross it, whatever its share).
+    #[must_use]
+    pub fn planted(limit: u64, planted: Planted) -> Self {
         Self {
             used: Counter::new(0),
             limit,
             holders: Ledger::new(BTreeMap::new()),
             next: Counter::new(0),
+            planted,
         }
     }
 
@@ -297,7 +307,7 @@ impl FrameBudget {
             .filter(|(other, h)| **other != id && h.held > 0 && !h.evicted)
             .count() as u64;
         let share = self.limit / (others + 1);
-        if held + bytes > share {
+        if held + bytes > share || self.planted.has(PlantedBug::BudgetRefusesTheNewest) {
             return Contended::OverShare(share);
         }
         // Every other holder holds at most `share` once those over it are

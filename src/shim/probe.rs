@@ -165,6 +165,9 @@ named! {
         DownWriteCancelled => "down_write_cancelled",
         /// A generation went down: a frame's body missed the frame deadline.
         DownFrameTimeout => "down_frame_timeout",
+        /// A generation went down: its reader was refused for the frame
+        /// budget.
+        DownOverBudget => "down_over_budget",
         /// A stream refused in favour of a live incumbent was registered
         /// after all: the incumbent went down while the stream stood by (a
         /// stale hello had won the tie-break).
@@ -249,6 +252,7 @@ pub const NODE_SITES: Sites = Sites {
         Mark::DownBeforeReadLoop.name(),
         Mark::DownWriteCancelled.name(),
         Mark::DownFrameTimeout.name(),
+        Mark::DownOverBudget.name(),
         Mark::RegisterTieBreakWon.name(),
         Mark::RegisterTieBreakLost.name(),
         Mark::DownSimultaneousConnect.name(),
@@ -292,6 +296,7 @@ pub const LAYER_SITES: Sites = Sites {
         Mark::DownBeforeReadLoop.name(),
         Mark::DownWriteCancelled.name(),
         Mark::DownFrameTimeout.name(),
+        Mark::DownOverBudget.name(),
         Mark::RegisterTieBreakWon.name(),
         Mark::RegisterTieBreakLost.name(),
         Mark::DownSimultaneousConnect.name(),

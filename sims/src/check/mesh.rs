@@ -41,13 +41,17 @@
 //! - M8 only proven peers: a stream whose peer did not prove the cookie
 //!   (the impostor's) is never registered (no `MeshUp` on its socket) and
 //!   is written nothing after the node's challenge (`MeshImpostor`).
+//! - M9 no node pays for others' spending: a generation between two nodes
+//!   never goes down `OverBudget`. Nodes' own frames are a few bytes, never
+//!   over a share of any budget: only hosts that hold most of a large frame
+//!   (the `spend` fault) may be refused for it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::{CheckContext, Collector, Violation};
-use crate::event::{Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side};
+use crate::event::{Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side};
 use crate::scenario::Contract;
 
 /// (node, incarnation, peer, generation).
@@ -307,6 +311,7 @@ impl Model {
             | MeshFaultApplied::Bounce { node }
             | MeshFaultApplied::Resets { node }
             | MeshFaultApplied::ResetsEnd { node, .. }
+            | MeshFaultApplied::Spend { node, .. }
             | MeshFaultApplied::Exhaust { node }
             | MeshFaultApplied::ExhaustEnd { node, .. } => (node, node),
             MeshFaultApplied::Partition { a, b }
@@ -409,6 +414,7 @@ impl Model {
             | MeshFaultApplied::LatencyEnd { .. }
             | MeshFaultApplied::Squat { .. }
             | MeshFaultApplied::Impostor { .. }
+            | MeshFaultApplied::Spend { .. }
             | MeshFaultApplied::Wedge { .. }
             | MeshFaultApplied::Unwedge { .. }
             | MeshFaultApplied::Slow { .. }
@@ -488,6 +494,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     m6(&mut out, &model);
     m7(&mut out, &model);
     m8(&mut out, &model);
+    m9(&mut out, records);
     out.into_violations()
 }
 
@@ -913,5 +920,31 @@ fn m8(out: &mut Collector<'_>, model: &Model) {
             ),
             &[impostor.record],
         );
+    }
+}
+
+fn m9(out: &mut Collector<'_>, records: &[Record]) {
+    for (index, record) in records.iter().enumerate() {
+        if let Event::MeshDown {
+            node,
+            peer,
+            generation,
+            reason: Down::OverBudget,
+        } = record.event
+        {
+            // Hosts that are not nodes (spenders, the prober) are named
+            // u64::MAX.
+            if peer != u64::MAX {
+                out.violate(
+                    Contract::M9,
+                    format!(
+                        "node{node} downed its generation {generation} to node{peer} for the \
+                         frame budget (OverBudget): an honest node's small frames were refused \
+                         for what others held"
+                    ),
+                    &[index],
+                );
+            }
+        }
     }
 }

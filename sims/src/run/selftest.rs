@@ -19,7 +19,7 @@ use crate::targets::Subject;
 /// guard runs, within a simulated run's reach). The rest have no `.await`
 /// and no preemption point in their window (loom, shuttle) or exist only in
 /// real mode (#9, pinned by a real-runtime test).
-pub const TURMOIL_LAYER: [PlantedBug; 12] = [
+pub const TURMOIL_LAYER: [PlantedBug; 13] = [
     PlantedBug::PendingDecrementedAtDequeue,
     PlantedBug::ReapWithoutIdentityCheck,
     PlantedBug::NoExitGuard,
@@ -32,6 +32,7 @@ pub const TURMOIL_LAYER: [PlantedBug; 12] = [
     PlantedBug::NoHeartbeat,
     PlantedBug::AcceptLoopStopsOnError,
     PlantedBug::HandshakeSkipsProof,
+    PlantedBug::BudgetRefusesTheNewest,
 ];
 
 /// The contracts the catalogue says catch `bug`: only a violation of one
@@ -57,6 +58,7 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         PlantedBug::NoHeartbeat => &[Contract::M5, Contract::M1, Contract::M2],
         PlantedBug::AcceptLoopStopsOnError => &[Contract::M7],
         PlantedBug::HandshakeSkipsProof => &[Contract::M8],
+        PlantedBug::BudgetRefusesTheNewest => &[Contract::M9],
     }
 }
 

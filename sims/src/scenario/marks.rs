@@ -90,7 +90,8 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
         | WorldMark::AcceptReset
         | WorldMark::AcceptExhausted
         | WorldMark::FaultImpostor
-        | WorldMark::ImpostorRefused => WorldKind::Mesh,
+        | WorldMark::ImpostorRefused
+        | WorldMark::FaultSpend => WorldKind::Mesh,
     }
 }
 
@@ -108,6 +109,7 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         CoverMark::World(WorldMark::AcceptExhausted),
     ];
     const IMPOSTORS: &[CoverMark] = &[CoverMark::World(WorldMark::FaultImpostor)];
+    const SPENDERS: &[CoverMark] = &[CoverMark::World(WorldMark::FaultSpend)];
     const REDIALS: &[CoverMark] = &[
         CoverMark::World(WorldMark::RedialOk),
         CoverMark::World(WorldMark::RedialFailed),
@@ -118,6 +120,7 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         Contract::S8 => Some(("redialed", REDIALS)),
         Contract::M7 => Some(("made a node's accept fail", ACCEPT_ERRORS)),
         Contract::M8 => Some(("sent an impostor", IMPOSTORS)),
+        Contract::M9 => Some(("sent spenders", SPENDERS)),
         Contract::L1
         | Contract::L2
         | Contract::L3

@@ -33,6 +33,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "mesh_partition_half_open.toml",
     "mesh_many_nodes.toml",
     "mesh_restart.toml",
+    "mesh_spender.toml",
     "mesh_squatter.toml",
     "mesh_stale_hello.toml",
     "regressions/deadline_below_link_transfer.toml",

@@ -129,6 +129,9 @@ pub enum Contract {
     /// Mesh: a stream whose peer did not prove the cookie is never
     /// registered and is written nothing after the handshake.
     M8,
+    /// Mesh: no node is downed for the frame budget others spent: a
+    /// generation between two nodes never goes down `OverBudget`.
+    M9,
 }
 
 impl Contract {
@@ -162,11 +165,12 @@ impl Contract {
             Self::M6 => "M6",
             Self::M7 => "M7",
             Self::M8 => "M8",
+            Self::M9 => "M9",
         }
     }
 
     /// Every contract, in report order.
-    pub const ALL: [Contract; 26] = [
+    pub const ALL: [Contract; 27] = [
         Self::L1,
         Self::L2,
         Self::L3,
@@ -193,6 +197,7 @@ impl Contract {
         Self::M6,
         Self::M7,
         Self::M8,
+        Self::M9,
     ];
 
     /// Why no simulated world can decide this contract, if none can. A
@@ -225,7 +230,8 @@ impl Contract {
             | Self::M5
             | Self::M6
             | Self::M7
-            | Self::M8 => WorldKind::Mesh,
+            | Self::M8
+            | Self::M9 => WorldKind::Mesh,
             _ => WorldKind::Sender,
         }
     }
@@ -501,10 +507,17 @@ pub enum MeshFaultKind {
     /// A host that holds the cookie dials `a`, proves itself as node `b`,
     /// and stays silent.
     Squat,
-    /// A host without the cookie dials `a`, says hello as node `b`, proves
-    /// another cookie, and reads what it is sent (for two ticks, writing
-    /// keepalives): it must never be registered nor written to.
+    /// A host without the cookie dials `a` three times, saying hello as
+    /// node `b`: proving another cookie, reflecting `a`'s own proof, and
+    /// replaying a proof recorded from the first stream; on each it reads
+    /// what it is sent (for two ticks, writing keepalives): it must never
+    /// be registered nor written to.
     Impostor,
+    /// A host with the cookie opens five streams to `a`, and on each sends
+    /// all but one byte of a frame of the largest size, and holds them for
+    /// `for` (under a heartbeat tick): together more than `a`'s frame
+    /// budget. `b` is ignored.
+    Spend,
     /// `a` and `b` disconnect each other and both redial at once: a
     /// simultaneous connect mid-run.
     CrossDial,
@@ -540,8 +553,8 @@ impl MeshFaultKind {
     ];
 
     /// Every kind: the drawn ones, the faults on accepts and the impostor.
-    pub const ALL: [MeshFaultKind; 12] = {
-        let mut all = [Self::Resets; 12];
+    pub const ALL: [MeshFaultKind; 13] = {
+        let mut all = [Self::Resets; 13];
         let mut i = 0;
         while i < Self::DRAWN.len() {
             all[i] = Self::DRAWN[i];
@@ -549,6 +562,7 @@ impl MeshFaultKind {
         }
         all[10] = Self::Exhaust;
         all[11] = Self::Impostor;
+        all[12] = Self::Spend;
         all
     };
 
@@ -563,7 +577,8 @@ impl MeshFaultKind {
             | Self::Wedge
             | Self::Slow
             | Self::Resets
-            | Self::Exhaust => true,
+            | Self::Exhaust
+            | Self::Spend => true,
             Self::Kill | Self::Squat | Self::Impostor | Self::CrossDial => false,
         }
     }
@@ -577,7 +592,10 @@ impl MeshFaultKind {
     /// Whether the fault happens to node `a` alone (`b` is ignored).
     #[must_use]
     pub fn one_node(self) -> bool {
-        matches!(self, Self::Restart | Self::Resets | Self::Exhaust)
+        matches!(
+            self,
+            Self::Restart | Self::Resets | Self::Exhaust | Self::Spend
+        )
     }
 }
 

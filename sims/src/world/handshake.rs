@@ -96,6 +96,67 @@ where
     Ok(dialer)
 }
 
+/// How an impostor tries to get in without the cookie.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attack {
+    /// Proves another cookie.
+    WrongCookie,
+    /// Sends back the acceptor's own proof as its own (a reflection).
+    Reflect,
+    /// Sends a proof made with the cookie for another stream: one an
+    /// eavesdropper recorded, here the proof of a stream whose acceptor
+    /// chose `acceptor_nonce` (a replay).
+    Replay {
+        /// The recorded stream's acceptor nonce.
+        acceptor_nonce: Nonce,
+    },
+}
+
+/// An impostor's part, claiming to be `claimed`: the hello, the challenge
+/// read, and a proof that is not this stream's (see [`Attack`]). The
+/// acceptor's nonce, which a later replay can use.
+///
+/// # Errors
+/// When the stream fails or the challenge is malformed.
+pub async fn impersonate<S>(
+    stream: &mut S,
+    claimed: &str,
+    attack: Attack,
+    nonce: Nonce,
+) -> io::Result<Nonce>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    stream.write_all(&hello(claimed, &nonce)).await?;
+    let frame = read_one(stream).await?;
+    let (frame, _) = decode(&frame, MAX_HANDSHAKE_FRAME)
+        .ok()
+        .flatten()
+        .ok_or_else(|| invalid("a torn challenge"))?;
+    let theirs = parse_challenge(&frame).ok_or_else(|| invalid("not a challenge"))?;
+    let transcript = Transcript {
+        dialer: claimed.as_bytes(),
+        acceptor: theirs.name,
+        dialer_nonce: nonce,
+        acceptor_nonce: theirs.nonce,
+    };
+    let forged = match attack {
+        Attack::WrongCookie => proof(&transcript, WRONG_COOKIE),
+        Attack::Reflect => {
+            lanesim_target::wire::encode(lanesim_target::handshake::PROOF, &theirs.proof)
+        }
+        Attack::Replay { acceptor_nonce } => proof(
+            &Transcript {
+                acceptor_nonce,
+                ..transcript
+            },
+            COOKIE,
+        ),
+    };
+    stream.write_all(&forged).await?;
+    Ok(theirs.nonce)
+}
+
 /// How the dialer's part ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialed {

@@ -64,12 +64,20 @@ const PORT: u16 = 9000;
 const SQUATTER: &str = "squatter";
 /// The impostor's host.
 const IMPOSTOR: &str = "impostor";
+/// The spenders' host.
+const SPENDER: &str = "spender";
+/// Streams the spender opens to a node: their frames together are more
+/// than the node's frame budget (four of the largest).
+const SPENDERS: u64 = 5;
 /// The host that probes every node's accepts at the end (M7), and the
 /// name its streams announce (a valid node name that is no node's).
 const PROBER: &str = "prober";
 /// Largest inbound frame: links and exits are a few bytes, and a small cap
 /// turns a header garbled by a dropped segment into a prompt `ReadError`.
 const MAX_FRAME: u64 = 64 * 1024;
+/// Each node's budget for partly read frames: four of the largest, so a
+/// few spenders (the `spend` fault) can contend for it.
+const FRAME_BUDGET: u64 = 4 * MAX_FRAME;
 /// turmoil's default largest message latency.
 const TURMOIL_MAX_LATENCY: Duration = Duration::from_millis(100);
 /// turmoil's segment size.
@@ -167,6 +175,9 @@ struct Shared {
     /// Where impostor orders go, the same way.
     impostors: mpsc::UnboundedSender<(u64, u64)>,
     impostor_orders: Mutex<Option<mpsc::UnboundedReceiver<(u64, u64)>>>,
+    /// Where spend orders go: (node, how long), the same way.
+    spends: mpsc::UnboundedSender<(u64, Duration)>,
+    spend_orders: Mutex<Option<mpsc::UnboundedReceiver<(u64, Duration)>>>,
 }
 
 impl Shared {
@@ -193,6 +204,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
     let n = params.nodes as usize;
     let (squats, squat_orders) = mpsc::unbounded_channel();
     let (impostors, impostor_orders) = mpsc::unbounded_channel();
+    let (spends, spend_orders) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         log: EventLog::default(),
         probe: Arc::clone(&probe),
@@ -206,6 +218,8 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         squat_orders: Mutex::new(Some(squat_orders)),
         impostors,
         impostor_orders: Mutex::new(Some(impostor_orders)),
+        spends,
+        spend_orders: Mutex::new(Some(spend_orders)),
     });
     let end = params.end();
     let mut sim = turmoil::Builder::new()
@@ -241,6 +255,10 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
     {
         let shared = Arc::clone(&shared);
         sim.host(IMPOSTOR, move || impostor_main(Arc::clone(&shared)));
+    }
+    if params.faults.iter().any(|f| f.kind == MeshFaultKind::Spend) {
+        let shared = Arc::clone(&shared);
+        sim.host(SPENDER, move || spender_main(Arc::clone(&shared)));
     }
     if params.probes_accepts() {
         let shared = Arc::clone(&shared);
@@ -363,6 +381,7 @@ fn occupies(applied: MeshFaultApplied) -> Option<(u64, u64)> {
         MeshFaultApplied::Kill { .. }
         | MeshFaultApplied::Squat { .. }
         | MeshFaultApplied::Impostor { .. }
+        | MeshFaultApplied::Spend { .. }
         | MeshFaultApplied::CrossDial { .. } => None,
     }
 }
@@ -420,6 +439,10 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
             }
             MeshFaultKind::Squat => push(fault.at, MeshFaultApplied::Squat { a, b }),
             MeshFaultKind::Impostor => push(fault.at, MeshFaultApplied::Impostor { a, b }),
+            MeshFaultKind::Spend => {
+                let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
+                push(fault.at, MeshFaultApplied::Spend { node: a, us });
+            }
             MeshFaultKind::CrossDial => push(fault.at, MeshFaultApplied::CrossDial { a, b }),
             MeshFaultKind::Wedge => {
                 push(fault.at, MeshFaultApplied::Wedge { node: a, peer: b });
@@ -569,6 +592,9 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
         }
         MeshFaultApplied::Impostor { a, b } => {
             let _ = shared.impostors.send((a, b));
+        }
+        MeshFaultApplied::Spend { node, us } => {
+            let _ = shared.spends.send((node, Duration::from_micros(us)));
         }
         MeshFaultApplied::CrossDial { a, b } => {
             mark(WorldMark::FaultCrossDial);
@@ -813,6 +839,10 @@ async fn node_main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil
                 write_timeout: p.heartbeat * 2,
                 heartbeat: Some(p.heartbeat),
                 max_frame: MAX_FRAME,
+                frame_budget: FRAME_BUDGET,
+                // Past the heartbeat: a stream gone silent is the
+                // heartbeat's (M5), a frame trickling in is this deadline's.
+                frame_timeout: Some(p.heartbeat * 2),
                 data_capacity: DATA_CAPACITY,
                 control_capacity: CONTROL_CAPACITY,
                 reports: NodeReports::new(Arc::new(observer)),
@@ -1089,13 +1119,15 @@ async fn squatter_main(shared: Arc<Shared>) -> turmoil::Result {
     Ok(())
 }
 
-/// The impostor: on each order, dials a node, says hello under another
-/// node's name and proves [`handshake::WRONG_COOKIE`]; then reads what the
-/// node sends and writes a keepalive every quarter tick (as a node would,
-/// so a node that registered it wrongly keeps it), until the node closes
-/// the stream or two ticks have passed. Logs `MeshImpostor` when it ends:
-/// a correct node closes it at once, with nothing written after its
-/// challenge (M8).
+/// The impostor: on each order, dials a node three times under another
+/// node's name, without the cookie: proving another cookie, reflecting the
+/// node's own proof, and replaying a proof made with the cookie for the
+/// first stream (as an eavesdropper would have recorded it). On each it
+/// then reads what the node sends and writes a keepalive every quarter tick
+/// (as a node would, so a node that registered it wrongly keeps it), until
+/// the node closes the stream or two ticks have passed. Logs `MeshImpostor`
+/// as each ends: a correct node closes each at once, with nothing written
+/// after its challenge (M8).
 async fn impostor_main(shared: Arc<Shared>) -> turmoil::Result {
     let Some(mut orders) = shared
         .impostor_orders
@@ -1105,67 +1137,148 @@ async fn impostor_main(shared: Arc<Shared>) -> turmoil::Result {
     else {
         return Ok(());
     };
-    let nonces = handshake::nonces(shared.seed, IMPOSTOR);
+    let nonces = Arc::new(handshake::nonces(shared.seed, IMPOSTOR));
     while let Some((target, claimed)) = orders.recv().await {
-        let shared = Arc::clone(&shared);
-        let nonce = nonces.next();
+        let (shared, nonces) = (Arc::clone(&shared), Arc::clone(&nonces));
         tokio::spawn(async move {
-            let Ok(mut stream) =
-                turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(target))).await
-            else {
-                return;
-            };
-            let Ok(socket) = stream.local_addr() else {
-                return;
-            };
-            let proved = handshake::dial(
-                &mut stream,
-                &node_name(claimed),
-                handshake::WRONG_COOKIE,
-                nonce,
-            )
-            .await;
-            if proved.is_err() {
-                return; // the node closed it before its challenge
-            }
-            shared.probe.world(WorldMark::FaultImpostor);
-            let p = &shared.params;
-            let until = tokio::time::Instant::now() + p.heartbeat * 2;
-            let mut keepalives = tokio::time::interval(p.heartbeat / 4);
-            let (mut read, mut closed) = (0_u64, false);
-            let mut sink = [0u8; 1024];
-            loop {
-                tokio::select! {
-                    biased;
-                    () = tokio::time::sleep_until(until) => break,
-                    got = stream.read(&mut sink) => match got {
-                        Ok(n) if n > 0 => read += n as u64,
-                        _ => {
-                            closed = true;
-                            break;
-                        }
-                    },
-                    _ = keepalives.tick() => {
-                        if stream.write_all(&lanesim_target::wire::KEEPALIVE).await.is_err() {
-                            closed = true;
-                            break;
-                        }
+            let mut recorded = None;
+            for attack in [Attack::WrongCookie, Attack::Reflect, Attack::Replay] {
+                let attack = match (attack, recorded) {
+                    (Attack::Replay, Some(acceptor_nonce)) => {
+                        handshake::Attack::Replay { acceptor_nonce }
                     }
+                    (Attack::Replay, None) => continue,
+                    (Attack::Reflect, _) => handshake::Attack::Reflect,
+                    (Attack::WrongCookie, _) => handshake::Attack::WrongCookie,
+                };
+                let nonce = nonces.next();
+                if let Some(seen) = impostor_stream(&shared, target, claimed, attack, nonce).await {
+                    recorded.get_or_insert(seen);
                 }
             }
-            if closed && read == 0 {
-                shared.probe.world(WorldMark::ImpostorRefused);
+        });
+    }
+    Ok(())
+}
+
+/// The impostor's attacks, in the order it tries them.
+#[derive(Clone, Copy)]
+enum Attack {
+    WrongCookie,
+    Reflect,
+    Replay,
+}
+
+/// One impostor stream: the acceptor's nonce, if it got a challenge.
+async fn impostor_stream(
+    shared: &Arc<Shared>,
+    target: u64,
+    claimed: u64,
+    attack: handshake::Attack,
+    nonce: lanesim_target::handshake::Nonce,
+) -> Option<lanesim_target::handshake::Nonce> {
+    let mut stream = turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(target)))
+        .await
+        .ok()?;
+    let socket = stream.local_addr().ok()?;
+    // Fails when the node closed it before its challenge.
+    let seen = handshake::impersonate(&mut stream, &node_name(claimed), attack, nonce)
+        .await
+        .ok()?;
+    shared.probe.world(WorldMark::FaultImpostor);
+    let p = &shared.params;
+    let until = tokio::time::Instant::now() + p.heartbeat * 2;
+    let mut keepalives = tokio::time::interval(p.heartbeat / 4);
+    let (mut read, mut closed) = (0_u64, false);
+    let mut sink = [0u8; 1024];
+    loop {
+        tokio::select! {
+            biased;
+            () = tokio::time::sleep_until(until) => break,
+            got = stream.read(&mut sink) => match got {
+                Ok(n) if n > 0 => read += n as u64,
+                _ => {
+                    closed = true;
+                    break;
+                }
+            },
+            _ = keepalives.tick() => {
+                if stream.write_all(&lanesim_target::wire::KEEPALIVE).await.is_err() {
+                    closed = true;
+                    break;
+                }
             }
-            shared.record(
-                IMPOSTOR,
-                Event::MeshImpostor {
-                    node: target,
-                    claimed,
-                    socket,
-                    read,
-                    closed,
-                },
-            );
+        }
+    }
+    if closed && read == 0 {
+        shared.probe.world(WorldMark::ImpostorRefused);
+    }
+    shared.record(
+        IMPOSTOR,
+        Event::MeshImpostor {
+            node: target,
+            claimed,
+            socket,
+            read,
+            closed,
+        },
+    );
+    Some(seen)
+}
+
+/// The spender: on each order, opens [`SPENDERS`] streams to a node, each
+/// proving the cookie under a name of its own (`spender0`, ...), and on
+/// each writes a header for a frame of [`MAX_FRAME`] bytes and all of its
+/// body but the last byte; holds them for the order's time and closes
+/// them. Together they are more than the node's budget: a node that
+/// refuses whoever asks last refuses an honest node's small frame meanwhile
+/// (M9). Marks `fault_applied_spend` once every stream proved the cookie
+/// and wrote what the node would read of its frame.
+async fn spender_main(shared: Arc<Shared>) -> turmoil::Result {
+    let Some(mut orders) = shared
+        .spend_orders
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+    else {
+        return Ok(());
+    };
+    let nonces = Arc::new(handshake::nonces(shared.seed, SPENDER));
+    while let Some((target, lasting)) = orders.recv().await {
+        let mut streams = tokio::task::JoinSet::new();
+        for index in 0..SPENDERS {
+            let nonce = nonces.next();
+            streams.spawn(async move {
+                let mut stream =
+                    turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(target)))
+                        .await
+                        .ok()?;
+                let name = format!("spender{index}");
+                let proved = handshake::dial(&mut stream, &name, COOKIE, nonce).await;
+                (proved.ok()? == handshake::Dialed::Proved).then_some(())?;
+                let body = usize::try_from(MAX_FRAME).expect("64 KiB");
+                let mut frame = 0_u32.to_be_bytes().to_vec();
+                frame.extend_from_slice(&u32::try_from(body).expect("64 KiB").to_be_bytes());
+                frame.resize(frame.len() + body - 1, 0x5a);
+                // A node refuses some spenders part-way: their writes fail.
+                let _ = stream.write_all(&frame).await;
+                Some(stream)
+            });
+        }
+        let mut held = Vec::new();
+        while let Some(done) = streams.join_next().await {
+            if let Ok(Some(stream)) = done {
+                held.push(stream);
+            }
+        }
+        if held.len() as u64 == SPENDERS {
+            shared.probe.world(WorldMark::FaultSpend);
+        }
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            tokio::time::sleep(lasting).await;
+            drop(held);
+            drop(shared);
         });
     }
     Ok(())

@@ -350,7 +350,7 @@ impl ConnectionManager {
                 nonces: config.nonces,
                 max_frame: config.max_frame,
                 tick: config.tick,
-                budget: Arc::new(FrameBudget::new(config.frame_budget)),
+                budget: Arc::new(FrameBudget::planted(config.frame_budget, config.planted)),
                 frame_timeout: config.frame_timeout,
                 max_handshakes: config.max_handshakes,
                 max_connections: config.max_connections,

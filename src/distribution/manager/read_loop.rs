@@ -88,7 +88,7 @@ pub(super) async fn read_loop(
                     %error,
                     "connection refused: over its share of the frame budget"
                 );
-                break Some(DownReason::ReadError);
+                break Some(DownReason::OverBudget);
             }
             Err(error @ ReadFrameError::Slow { .. }) => {
                 tracing::warn!(

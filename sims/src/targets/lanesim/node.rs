@@ -84,6 +84,7 @@ impl LayerConnection for LanesimConn {
             DownReason::HandlerPanicked => Reason::HandlerPanicked,
             DownReason::WriteCancelled => Reason::WriteCancelled,
             DownReason::FrameTimeout => Reason::FrameTimeout,
+            DownReason::OverBudget => Reason::OverBudget,
         });
     }
 
@@ -125,6 +126,7 @@ fn reason(reason: Reason) -> DownReason {
         Reason::HandlerPanicked => DownReason::HandlerPanicked,
         Reason::WriteCancelled => DownReason::WriteCancelled,
         Reason::FrameTimeout => DownReason::FrameTimeout,
+        Reason::OverBudget => DownReason::OverBudget,
     }
 }
 
@@ -416,6 +418,8 @@ impl LanesimNode {
         config.connect_timeout = setup.connect_timeout;
         config.tick = setup.heartbeat;
         config.max_frame = setup.max_frame;
+        config.frame_budget = setup.frame_budget;
+        config.frame_timeout = setup.frame_timeout;
         let frames = setup.reports.clone();
         config.on_frame = Some(Arc::new(move |frame: InboundFrame| {
             frames.frame(

@@ -28,6 +28,10 @@ use crate::world::peer::{peer_name, PeerWorld, MAX_INBOUND};
 use crate::world::tag::{frame_len, Tag};
 use crate::world::EndStep;
 
+/// The local node's budget for partly read frames: 256 MiB, lanesim's
+/// default.
+const FRAME_BUDGET: u64 = 256 * 1024 * 1024;
+
 /// How long the end of a run waits for a node without counters to settle
 /// what it accepted (scenario time): a sender's own write deadline may be
 /// longer than the scenario's (beamr's is a fixed 5 s).
@@ -183,6 +187,10 @@ impl Local {
                     // hostile-frame faults. Nothing else is ever read from
                     // a peer.
                     max_frame: MAX_INBOUND,
+                    // Ample: the peers write one small frame at a time,
+                    // and never a slow one.
+                    frame_budget: FRAME_BUDGET,
+                    frame_timeout: None,
                     data_capacity: p.data_capacity as usize,
                     control_capacity: p.control_capacity as usize,
                     reports: NodeReports::new(Arc::new(observer)),
