@@ -91,11 +91,17 @@ pub enum PlantedBug {
     /// honest peer's small frame is refused and that peer is downed.
     /// Caught by M9 (mesh world).
     BudgetRefusesTheNewest,
+    /// #17: a write's deadline bounds the wait for the writer lock and then,
+    /// afresh, the write (the code before one deadline covered both).
+    /// Symptom: a write queued behind a slow keepalive holds the drain for
+    /// up to twice the write deadline. Caught by S2 (sender world, with a
+    /// heartbeat).
+    DeadlineRestartsAfterLock,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 17] = [
+    pub const ALL: [PlantedBug; 18] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -113,6 +119,7 @@ impl PlantedBug {
         Self::AcceptLoopStopsOnError,
         Self::HandshakeSkipsProof,
         Self::BudgetRefusesTheNewest,
+        Self::DeadlineRestartsAfterLock,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -136,6 +143,7 @@ impl PlantedBug {
             Self::AcceptLoopStopsOnError => "accept-loop-stops-on-error",
             Self::HandshakeSkipsProof => "handshake-skips-proof",
             Self::BudgetRefusesTheNewest => "budget-refuses-the-newest",
+            Self::DeadlineRestartsAfterLock => "deadline-restarts-after-lock",
         }
     }
 
@@ -160,6 +168,7 @@ impl PlantedBug {
             Self::AcceptLoopStopsOnError => "14",
             Self::HandshakeSkipsProof => "15",
             Self::BudgetRefusesTheNewest => "16",
+            Self::DeadlineRestartsAfterLock => "17",
         }
     }
 

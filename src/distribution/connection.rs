@@ -297,7 +297,13 @@ impl DistConnection {
                 } => Some(written),
             }
         };
-        let left = deadline.map(|deadline| deadline.saturating_sub(started.elapsed()));
+        let left = deadline.map(|deadline| {
+            if self.planted.has(PlantedBug::DeadlineRestartsAfterLock) {
+                deadline
+            } else {
+                deadline.saturating_sub(started.elapsed())
+            }
+        });
         let outcome = bounded(left, write).await;
         // Ended on its own (written, failed, abandoned on a down, or out of
         // time, each handled below): not cut by a caller.

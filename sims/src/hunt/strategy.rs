@@ -326,6 +326,7 @@ pub fn sender() -> impl Strategy<Value = SenderParams> {
                 tcp_capacity,
                 faults,
                 shutdown_at: shutdown.map(us),
+                heartbeat: None,
                 preempt,
             }
         },

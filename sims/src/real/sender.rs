@@ -127,13 +127,7 @@ pub fn run_real(
     // worker is watched for OS run-queue waits, not napped on.
     let lateness = super::Lateness::watch(&runtime, Some(Arc::clone(&probe)));
     let clock = RealClock::starting(scale);
-    let shared = Shared::new(
-        Clock::Real(clock),
-        EventLog::default(),
-        p.peers,
-        &probe,
-        seed,
-    );
+    let shared = Shared::new(Clock::Real(clock), EventLog::default(), &p, &probe, seed);
     let buffer = real_buffer(&p);
     let stuck = runtime.block_on(drive_real(
         &shared,

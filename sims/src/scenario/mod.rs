@@ -588,6 +588,28 @@ const MESH_TICKS_PER_HEARTBEAT: u32 = 8;
 /// Sender timings that can only fail for the testbed's own reasons: a
 /// simulation tick longer than the shortest write deadline it must time.
 fn sender_timing(sender: &SenderSpec, problems: &mut Vec<Problem>) {
+    if let Some(heartbeat) = sender.heartbeat {
+        let tick = sender
+            .tick
+            .map_or(std::time::Duration::from_millis(1), |t| t.0);
+        if heartbeat.0 < limits::MIN_HEARTBEAT || heartbeat.0 > std::time::Duration::from_secs(60) {
+            problems.push(problem(
+                "sender.heartbeat",
+                format!(
+                    "from {} to 60s: a keepalive every quarter tick must cross a simulated link whose latency reaches 100ms",
+                    Dur(limits::MIN_HEARTBEAT)
+                ),
+            ));
+        } else if tick > heartbeat.0 / MESH_TICKS_PER_HEARTBEAT {
+            problems.push(problem(
+                "sender.tick",
+                format!(
+                    "at most heartbeat / {MESH_TICKS_PER_HEARTBEAT} ({}): keepalives go out a quarter heartbeat apart, and a coarser tick delays them past the heartbeat",
+                    Dur(heartbeat.0 / MESH_TICKS_PER_HEARTBEAT)
+                ),
+            ));
+        }
+    }
     let (Some(tick), Some(deadline)) = (sender.tick, sender.write_timeout.as_ref()) else {
         return;
     };

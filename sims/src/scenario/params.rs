@@ -183,6 +183,9 @@ pub struct SenderParams {
     pub tcp_capacity: u64,
     pub faults: Vec<ScheduledFault>,
     pub shutdown_at: Option<Duration>,
+    /// The local node's heartbeat tick, and a quarter of it the peers'
+    /// keepalive period.
+    pub heartbeat: Option<Duration>,
     pub preempt: PreemptPolicy,
 }
 
@@ -357,6 +360,7 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
         tcp_capacity: spec.tcp_capacity.map_or(64, |c| c.sample(rng)),
         faults,
         shutdown_at: spec.shutdown_at.map(|at| at.sample(rng)),
+        heartbeat: spec.heartbeat.map(|h| h.0),
         preempt: preempt_policy(spec.preempt.as_ref(), spec.preempt_for.as_ref(), rng, exact),
     }
 }
@@ -556,7 +560,12 @@ impl fmt::Display for Params {
                     opt(p.shutdown_at),
                     preempt(p.preempt),
                     faults.trim(),
-                )
+                )?;
+                // Only when set: every other run prints as it always did.
+                match p.heartbeat {
+                    Some(heartbeat) => write!(f, " heartbeat={}", D(heartbeat)),
+                    None => Ok(()),
+                }
             }
             Self::Mesh(p) => {
                 let mut faults = String::new();
@@ -745,6 +754,7 @@ impl SenderParams {
             chaos: None,
             chaos_kinds: None,
             shutdown_at: self.shutdown_at.map(dur),
+            heartbeat: self.heartbeat.map(Dur),
             preempt: chance_of(self.preempt.chance),
             preempt_for: preempting.then_some(span_of(self.preempt.sleep)),
             fault: {

@@ -53,6 +53,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "sender_dead_peer.toml",
     "sender_down_at_registration.toml",
     "sender_fifo.toml",
+    "sender_heartbeat_contention.toml",
     "sender_hostile_peer.toml",
     "sender_late_down.toml",
     "sender_partition_heal.toml",

@@ -350,6 +350,11 @@ pub struct SenderSpec {
     /// the end of the run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shutdown_at: Option<Sampled<Dur>>,
+    /// The local node's heartbeat tick; the peers then write a keepalive
+    /// every quarter of it, so writes to a peer contend with the node's own
+    /// keepalives for the writer. Absent: no heartbeat, peers never write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat: Option<Dur>,
     /// Chance that a preemption point in the production code preempts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempt: Option<Sampled<f64>>,

@@ -142,6 +142,9 @@ pub trait PeerWorld: Send + Sync + 'static {
     fn control(&self, index: u64) -> &PeerControl;
     /// A fresh handshake nonce for peer `index` (from the run's seed).
     fn nonce(&self, index: u64) -> Nonce;
+    /// How often a peer writes a keepalive (a quarter of the local node's
+    /// heartbeat), if the local node runs one.
+    fn keepalive_every(&self) -> Option<std::time::Duration>;
     /// Counts a coverage mark.
     fn mark(&self, mark: WorldMark);
 }
@@ -232,6 +235,14 @@ where
     let mut writing: Option<Writing<S>> = None;
     let mut frames = FramedRead::new(reader, PeerCodec::new(MAX_FRAME));
     let acted = |act| Event::PeerActed { peer, socket, act };
+    // A node's keepalives, when the local node runs a heartbeat: written
+    // between frames whenever the write half is free (a hostile write
+    // holds it meanwhile), and also while a slow peer pauses.
+    let mut keepalives = shared.keepalive_every().map(|every| {
+        let mut interval = tokio::time::interval(every);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        interval
+    });
     loop {
         if PeerControl::take(&control.kill) {
             shared.record(&host, acted(PeerAct::Killed));
@@ -297,10 +308,22 @@ where
             (slow, latency) => slow.or(latency),
         };
         if let Some(every) = pause {
-            tokio::select! {
-                biased;
-                () = control.poke.notified() => continue,
-                () = tokio::time::sleep(every) => {}
+            let until = tokio::time::Instant::now() + every;
+            loop {
+                tokio::select! {
+                    biased;
+                    () = control.poke.notified() => break,
+                    () = tokio::time::sleep_until(until) => break,
+                    () = next_tick(&mut keepalives), if writer.is_some() => {
+                        if !keepalive(writer.as_mut()).await {
+                            shared.record(&host, ended(SocketEnd::Error));
+                            return;
+                        }
+                    }
+                }
+            }
+            if tokio::time::Instant::now() < until {
+                continue; // poked
             }
         }
         // Cancel-safe: a poke drops this `next()`, never a partial frame,
@@ -315,6 +338,13 @@ where
                     return;
                 }
                 writer = Some(half);
+                continue;
+            }
+            () = next_tick(&mut keepalives), if writer.is_some() => {
+                if !keepalive(writer.as_mut()).await {
+                    shared.record(&host, ended(SocketEnd::Error));
+                    return;
+                }
                 continue;
             }
             next = frames.next() => next,
@@ -343,6 +373,27 @@ where
         };
         shared.record(&host, ended(how));
         return;
+    }
+}
+
+/// The next tick of `keepalives`; never without them.
+async fn next_tick(keepalives: &mut Option<tokio::time::Interval>) {
+    match keepalives {
+        Some(interval) => {
+            interval.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Writes a keepalive on `writer`; whether it went out.
+async fn keepalive<S: AsyncWrite>(writer: Option<&mut WriteHalf<S>>) -> bool {
+    match writer {
+        Some(writer) => writer
+            .write_all(&lanesim_target::wire::KEEPALIVE)
+            .await
+            .is_ok(),
+        None => true,
     }
 }
 

@@ -104,6 +104,11 @@ impl Local {
                     return;
                 }
             };
+            // A keepalive (with a heartbeat) is no frame of the run's: not
+            // logged, or the run would never fall quiet.
+            if frame.starts_with(&lanesim_target::wire::KEEPALIVE) {
+                return;
+            }
             let event = match Tag::of_frame(frame) {
                 Some(tag) if tag.lane == Lane::Control => {
                     tap_log.settled(Some(tag.seq), (0, 0));
@@ -177,11 +182,10 @@ impl Local {
                     runtime,
                     connect_timeout: p.connect_timeout,
                     write_timeout: p.write_timeout,
-                    // The peers are frame readers, not production nodes:
-                    // they never write, so a heartbeat would read their
-                    // silence as death (the mesh world runs heartbeats
-                    // between nodes).
-                    heartbeat: None,
+                    // The peers write keepalives only when the scenario
+                    // asks for a heartbeat: without one they never write,
+                    // and a heartbeat would read their silence as death.
+                    heartbeat: p.heartbeat,
                     // Small, so a peer can write a frame of exactly the
                     // maximum (and one byte over) cheaply: the
                     // hostile-frame faults. Nothing else is ever read from

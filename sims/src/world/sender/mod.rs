@@ -118,6 +118,8 @@ pub(crate) struct Shared {
     pub(crate) peers: Vec<PeerControl>,
     /// Per peer, its handshake nonces (from the run's seed).
     nonces: Vec<SeededNonces>,
+    /// The local node's heartbeat, if it runs one (the peers' keepalives).
+    heartbeat: Option<Duration>,
     /// Signalled whenever the drain disposes of a frame, so the end of the
     /// run waits on events instead of polling: within one turmoil tick a
     /// host's timers all fire, so a 1 ms poll costs a wake-up per virtual
@@ -179,6 +181,10 @@ impl PeerWorld for Shared {
         self.nonces[index as usize].next()
     }
 
+    fn keepalive_every(&self) -> Option<Duration> {
+        self.heartbeat.map(|tick| tick / 4)
+    }
+
     fn mark(&self, mark: WorldMark) {
         if !self.frozen.load(Ordering::Acquire) {
             self.probe.world(mark);
@@ -187,15 +193,16 @@ impl PeerWorld for Shared {
 }
 
 impl Shared {
-    /// A run's shared state: its clock, its log, `peers` peers, the world's
-    /// probe, the seed the peers' nonces come from.
+    /// A run's shared state: its clock, its log, the peers of `p`, the
+    /// world's probe, the seed the peers' nonces come from.
     pub(crate) fn new(
         clock: Clock,
         log: EventLog,
-        peers: u64,
+        p: &SenderParams,
         probe: &Arc<WorldProbe>,
         seed: u64,
     ) -> Arc<Self> {
+        let peers = p.peers;
         Arc::new(Self {
             clock,
             log,
@@ -203,6 +210,7 @@ impl Shared {
             nonces: (0..peers)
                 .map(|peer| handshake::nonces(seed, &peer_name(peer)))
                 .collect(),
+            heartbeat: p.heartbeat,
             drained: Notify::new(),
             probe: Arc::clone(probe),
             workload_done: AtomicBool::new(false),
@@ -365,7 +373,7 @@ fn run_logging(
 ) -> WorldRun {
     let probe = Arc::new(WorldProbe::new(seed, params.preempt));
     let installed = coverage::install(&probe);
-    let shared = Shared::new(Clock::Sim, log, params.peers, &probe, seed);
+    let shared = Shared::new(Clock::Sim, log, params, &probe, seed);
     let (disconnect_tx, disconnect_rx) = mpsc::unbounded_channel();
     let mut sim = turmoil::Builder::new()
         .simulation_duration(budget + Duration::from_secs(3600))
