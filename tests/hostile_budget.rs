@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::capture::Captured;
 use common::raw::raw_peer;
-use common::served::{an_honest_peer_is_delivered, config, served};
+use common::served::{an_honest_peer_is_delivered, config, served, Memory};
 use common::{snapshot, wait_for};
 use lanesim::distribution::frame::encode;
 use lanesim::distribution::{DownReason, NodeName};
@@ -22,14 +22,6 @@ fn header(body: usize) -> Vec<u8> {
     let mut header = 0u32.to_be_bytes().to_vec();
     header.extend_from_slice(&u32::try_from(body).unwrap().to_be_bytes());
     header
-}
-
-/// Resident memory of this process, in bytes (Linux).
-fn rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 /// Twenty-four peers each send 15 MiB of a 16 MiB frame and stop: together
@@ -47,7 +39,7 @@ async fn an_honest_peer_is_not_refused_for_what_others_hold() {
     config.frame_budget = BUDGET as u64;
     config.max_frame = BUDGET as u64;
     let node = served("z@test", config).await;
-    let before = rss();
+    let memory = Memory::now();
 
     let mut spenders = Vec::new();
     let body = vec![0u8; 15 * MIB];
@@ -92,18 +84,10 @@ async fn an_honest_peer_is_not_refused_for_what_others_hold() {
         evicted.iter().all(|line| line.contains("node=s")),
         "a non-spender was refused: {evicted:?}"
     );
-    if let (Some(before), Some(after)) = (before, rss()) {
-        // The budget twice over (each holder's buffer rounded up to its
-        // capacity), the honest frames and their copies on both ends;
-        // without the budget the spenders alone would hold 360 MiB.
-        let grown = after.saturating_sub(before);
-        eprintln!("resident memory grew by {} MiB", grown / MIB as u64);
-        assert!(
-            grown < (4 * BUDGET + 32 * MIB) as u64,
-            "resident memory grew by {} MiB",
-            grown / MIB as u64
-        );
-    }
+    // The budget twice over (each holder's buffer rounded up to its
+    // capacity), the honest frames and their copies on both ends; without
+    // the budget the spenders alone would hold 360 MiB.
+    memory.grew_less_than((4 * BUDGET + 32 * MIB) as u64, "24 spenders");
     drop(spenders);
     an_honest_peer_is_delivered(&node, "b@test", b"after the spenders").await;
 }
@@ -120,6 +104,7 @@ async fn a_slowloris_frame_is_cut_off_at_the_frame_deadline() {
     let mut config = config();
     config.frame_timeout = Some(DEADLINE);
     let node = served("z@test", config).await;
+    let memory = Memory::now();
     let downs = common::log::<(NodeName, DownReason)>();
     let sink = std::sync::Arc::clone(&downs);
     node.manager.register_connection_down(move |event| {
@@ -163,5 +148,6 @@ async fn a_slowloris_frame_is_cut_off_at_the_frame_deadline() {
         captured.records()
     );
     an_honest_peer_is_delivered(&node, "a@test", b"after the slowloris").await;
+    memory.grew_less_than(64 << 20, "the slowloris");
     trickle.abort();
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::capture::Captured;
 use common::raw::{closed_by_the_other_end, hello, prove, COOKIE, WRONG_COOKIE};
-use common::served::{an_honest_peer_is_delivered, config, served};
+use common::served::{an_honest_peer_is_delivered, config, served, Memory};
 use common::{snapshot, wait_for};
 use lanesim::distribution::frame::{encode, read_frame, Frame};
 use lanesim::distribution::{DialError, NodeName, CHALLENGE};
@@ -35,6 +35,7 @@ async fn an_impostor_without_the_cookie_never_registers() {
     let a = served("a@test", config()).await;
     let a_name = NodeName::from("a@test");
     let real = z.manager.dial(&a_name, &a.addr).await.unwrap();
+    let memory = Memory::now();
 
     let mut impostor = TcpStream::connect(&z.addr).await.unwrap();
     let verified = prove(&mut impostor, b"a@test", WRONG_COOKIE).await.unwrap();
@@ -66,6 +67,7 @@ async fn an_impostor_without_the_cookie_never_registers() {
     })
     .await;
     an_honest_peer_is_delivered(&z, "b@test", b"after the impostor").await;
+    memory.grew_less_than(64 << 20, "the impostor");
 }
 
 /// A proof taken from one honest handshake and replayed on a new stream

@@ -12,7 +12,7 @@ mod common;
 
 use common::capture::Captured;
 use common::raw::{closed_by_the_other_end, raw_peer};
-use common::served::{an_honest_peer_is_delivered, config, served};
+use common::served::{an_honest_peer_is_delivered, config, served, Memory};
 use common::wait_for;
 use lanesim::distribution::NodeName;
 use tokio::io::AsyncWriteExt;
@@ -28,6 +28,7 @@ async fn resets_before_accept_never_stop_the_listener() {
     let captured = Captured::default();
     let _log = captured.install();
     let node = served("z@test", config()).await;
+    let memory = Memory::now();
     let mut resets = 0;
     // The issue measured the first failing accept after 8 to 118 resets.
     while node.manager.inbound().skipped == 0 && resets < 4000 {
@@ -50,6 +51,7 @@ async fn resets_before_accept_never_stop_the_listener() {
         "no reset reached accept as its own error in {resets} resets: {stats:?}"
     );
     an_honest_peer_is_delivered(&node, "a@test", b"after the scan").await;
+    memory.grew_less_than(64 << 20, "the reset flood");
     assert!(
         !captured
             .matching(&["inbound connection failed before its hello"])
@@ -77,6 +79,7 @@ async fn caps_refuse_the_newest_stream_and_say_which_cap() {
     limits.max_handshakes = 3;
     limits.max_connections = 5;
     let node = served("z@test", limits).await;
+    let memory = Memory::now();
 
     // Three silent streams hold every handshake place.
     let mut silent = Vec::new();
@@ -134,6 +137,7 @@ async fn caps_refuse_the_newest_stream_and_say_which_cap() {
     drop(leaving);
     wait_for("a place to free", || node.manager.inbound().open == 4).await;
     an_honest_peer_is_delivered(&node, "a@test", b"after the flood").await;
+    memory.grew_less_than(64 << 20, "the flood past the caps");
     assert!(
         !captured
             .matching(&["inbound connections admitted again", "refused=1"])

@@ -61,3 +61,34 @@ pub async fn an_honest_peer_is_delivered(to: &Served, from: &str, tag: &[u8]) {
     })
     .await;
 }
+
+/// The process's resident memory when it was taken (Linux; `None`
+/// elsewhere), to bound what an attack made the node hold.
+pub struct Memory(Option<u64>);
+
+impl Memory {
+    /// Resident memory now.
+    pub fn now() -> Self {
+        Self(resident())
+    }
+
+    /// Fails unless resident memory grew by less than `bound` bytes since.
+    pub fn grew_less_than(&self, bound: u64, what: &str) {
+        if let (Some(before), Some(after)) = (self.0, resident()) {
+            let grown = after.saturating_sub(before);
+            assert!(
+                grown < bound,
+                "{what}: resident memory grew by {} KiB, the bound is {} KiB",
+                grown / 1024,
+                bound / 1024
+            );
+        }
+    }
+}
+
+fn resident() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
