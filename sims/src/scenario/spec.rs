@@ -512,9 +512,10 @@ pub enum MeshFaultKind {
     /// A host that holds the cookie dials `a`, proves itself as node `b`,
     /// and stays silent.
     Squat,
-    /// A host without the cookie dials `a` three times, saying hello as
-    /// node `b`: proving another cookie, reflecting `a`'s own proof, and
-    /// replaying a proof recorded from the first stream; on each it reads
+    /// A host without the cookie dials `a` four times, saying hello as
+    /// node `b`: proving another cookie, reflecting `a`'s own proof,
+    /// sending an empty proof, and replaying the first stream's hello with
+    /// the proof an honest dialer would have made for it; on each it reads
     /// what it is sent (for two ticks, writing keepalives): it must never
     /// be registered nor written to.
     Impostor,

@@ -103,18 +103,22 @@ pub enum Attack {
     WrongCookie,
     /// Sends back the acceptor's own proof as its own (a reflection).
     Reflect,
-    /// Sends a proof made with the cookie for another stream: one an
-    /// eavesdropper recorded, here the proof of a stream whose acceptor
-    /// chose `acceptor_nonce` (a replay).
+    /// Replays a recorded stream: its hello (the same dialer nonce) and
+    /// the proof an honest dialer with the cookie made for it, for the
+    /// acceptor nonce it was then challenged with.
     Replay {
+        /// The recorded stream's dialer nonce.
+        dialer_nonce: Nonce,
         /// The recorded stream's acceptor nonce.
         acceptor_nonce: Nonce,
     },
+    /// Sends a proof frame with nothing in it.
+    Empty,
 }
 
 /// An impostor's part, claiming to be `claimed`: the hello, the challenge
 /// read, and a proof that is not this stream's (see [`Attack`]). The
-/// acceptor's nonce, which a later replay can use.
+/// dialer and acceptor nonces of the stream, which a later replay can use.
 ///
 /// # Errors
 /// When the stream fails or the challenge is malformed.
@@ -123,10 +127,14 @@ pub async fn impersonate<S>(
     claimed: &str,
     attack: Attack,
     nonce: Nonce,
-) -> io::Result<Nonce>
+) -> io::Result<(Nonce, Nonce)>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
+    let nonce = match attack {
+        Attack::Replay { dialer_nonce, .. } => dialer_nonce,
+        _ => nonce,
+    };
     stream.write_all(&hello(claimed, &nonce)).await?;
     let frame = read_one(stream).await?;
     let (frame, _) = decode(&frame, MAX_HANDSHAKE_FRAME)
@@ -145,16 +153,17 @@ where
         Attack::Reflect => {
             lanesim_target::wire::encode(lanesim_target::handshake::PROOF, &theirs.proof)
         }
-        Attack::Replay { acceptor_nonce } => proof(
+        Attack::Replay { acceptor_nonce, .. } => proof(
             &Transcript {
                 acceptor_nonce,
                 ..transcript
             },
             COOKIE,
         ),
+        Attack::Empty => lanesim_target::wire::encode(lanesim_target::handshake::PROOF, &[]),
     };
     stream.write_all(&forged).await?;
-    Ok(theirs.nonce)
+    Ok((nonce, theirs.nonce))
 }
 
 /// How the dialer's part ended.

@@ -1119,10 +1119,11 @@ async fn squatter_main(shared: Arc<Shared>) -> turmoil::Result {
     Ok(())
 }
 
-/// The impostor: on each order, dials a node three times under another
+/// The impostor: on each order, dials a node four times under another
 /// node's name, without the cookie: proving another cookie, reflecting the
-/// node's own proof, and replaying a proof made with the cookie for the
-/// first stream (as an eavesdropper would have recorded it). On each it
+/// node's own proof, sending an empty proof, and replaying the first
+/// stream's hello with the proof an honest dialer would have made for it
+/// (as an eavesdropper would have recorded it). On each it
 /// then reads what the node sends and writes a keepalive every quarter tick
 /// (as a node would, so a node that registered it wrongly keeps it), until
 /// the node closes the stream or two ticks have passed. Logs `MeshImpostor`
@@ -1142,13 +1143,22 @@ async fn impostor_main(shared: Arc<Shared>) -> turmoil::Result {
         let (shared, nonces) = (Arc::clone(&shared), Arc::clone(&nonces));
         tokio::spawn(async move {
             let mut recorded = None;
-            for attack in [Attack::WrongCookie, Attack::Reflect, Attack::Replay] {
+            for attack in [
+                Attack::WrongCookie,
+                Attack::Reflect,
+                Attack::Empty,
+                Attack::Replay,
+            ] {
                 let attack = match (attack, recorded) {
-                    (Attack::Replay, Some(acceptor_nonce)) => {
-                        handshake::Attack::Replay { acceptor_nonce }
+                    (Attack::Replay, Some((dialer_nonce, acceptor_nonce))) => {
+                        handshake::Attack::Replay {
+                            dialer_nonce,
+                            acceptor_nonce,
+                        }
                     }
                     (Attack::Replay, None) => continue,
                     (Attack::Reflect, _) => handshake::Attack::Reflect,
+                    (Attack::Empty, _) => handshake::Attack::Empty,
                     (Attack::WrongCookie, _) => handshake::Attack::WrongCookie,
                 };
                 let nonce = nonces.next();
@@ -1166,17 +1176,22 @@ async fn impostor_main(shared: Arc<Shared>) -> turmoil::Result {
 enum Attack {
     WrongCookie,
     Reflect,
+    Empty,
     Replay,
 }
 
-/// One impostor stream: the acceptor's nonce, if it got a challenge.
+/// One impostor stream: its dialer and acceptor nonces, if it got a
+/// challenge.
 async fn impostor_stream(
     shared: &Arc<Shared>,
     target: u64,
     claimed: u64,
     attack: handshake::Attack,
     nonce: lanesim_target::handshake::Nonce,
-) -> Option<lanesim_target::handshake::Nonce> {
+) -> Option<(
+    lanesim_target::handshake::Nonce,
+    lanesim_target::handshake::Nonce,
+)> {
     let mut stream = turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(target)))
         .await
         .ok()?;
