@@ -72,7 +72,14 @@ fn outside_lanesim_still_has_its_planted_bugs_caught() {
 
     let scenarios = shipped();
     let mut lines = Vec::new();
-    for bug in TURMOIL_LAYER {
+    // #17 only lengthens a write's stall, to under twice its deadline: only
+    // the drain's account can time it (S2), and from outside nothing else
+    // fails.
+    let invisible = [lanesim::planted::PlantedBug::DeadlineRestartsAfterLock];
+    for bug in TURMOIL_LAYER
+        .into_iter()
+        .filter(|bug| !invisible.contains(bug))
+    {
         let subject = Subject::lanesim(Planted::select(bug).unwrap()).outside();
         let contracts = catalogue_contracts(bug);
         let (mut caught, mut other, mut runs, mut decided) = (0, 0, 0, false);
