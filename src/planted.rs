@@ -97,11 +97,17 @@ pub enum PlantedBug {
     /// up to twice the write deadline. Caught by S2 (sender world, with a
     /// heartbeat).
     DeadlineRestartsAfterLock,
+    /// #18: the frame deadline bounds each read of a frame's body rather
+    /// than the whole frame (the classic slowloris hole). Symptom: a peer
+    /// that sends one byte of a frame at a time, a little faster than the
+    /// deadline, holds its stream and its share of the budget for as long
+    /// as it likes. Caught by M9 (mesh world, `trickle`).
+    FrameDeadlinePerRead,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 18] = [
+    pub const ALL: [PlantedBug; 19] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -120,6 +126,7 @@ impl PlantedBug {
         Self::HandshakeSkipsProof,
         Self::BudgetRefusesTheNewest,
         Self::DeadlineRestartsAfterLock,
+        Self::FrameDeadlinePerRead,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -144,6 +151,7 @@ impl PlantedBug {
             Self::HandshakeSkipsProof => "handshake-skips-proof",
             Self::BudgetRefusesTheNewest => "budget-refuses-the-newest",
             Self::DeadlineRestartsAfterLock => "deadline-restarts-after-lock",
+            Self::FrameDeadlinePerRead => "frame-deadline-per-read",
         }
     }
 
@@ -169,6 +177,7 @@ impl PlantedBug {
             Self::HandshakeSkipsProof => "15",
             Self::BudgetRefusesTheNewest => "16",
             Self::DeadlineRestartsAfterLock => "17",
+            Self::FrameDeadlinePerRead => "18",
         }
     }
 

@@ -151,3 +151,39 @@ async fn a_slowloris_frame_is_cut_off_at_the_frame_deadline() {
     memory.grew_less_than(64 << 20, "the slowloris");
     trickle.abort();
 }
+
+/// Planted bug #18 is what the test above rules out: with the deadline on
+/// each read, a slowloris that sends a byte every 50 ms against a 500 ms
+/// deadline is still up after four deadlines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_deadline_per_read_a_slowloris_is_never_cut_off() {
+    const DEADLINE: Duration = Duration::from_millis(500);
+    let Some(planted) =
+        lanesim::planted::Planted::select(lanesim::planted::PlantedBug::FrameDeadlinePerRead)
+    else {
+        return; // a build without planted bugs
+    };
+    let mut config = config();
+    config.frame_timeout = Some(DEADLINE);
+    config.planted = planted;
+    let node = served("z@test", config).await;
+    let mut slow = raw_peer(&node.addr, b"slow@test").await;
+    wait_for("the slowloris registered", || {
+        node.manager
+            .get_connection(&NodeName::from("slow@test"))
+            .is_some()
+    })
+    .await;
+    slow.write_all(&header(1024)).await.unwrap();
+    let started = Instant::now();
+    while started.elapsed() < DEADLINE * 4 {
+        slow.write_all(&[0]).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        node.manager
+            .get_connection(&NodeName::from("slow@test"))
+            .is_some(),
+        "cut off: the bug is not planted"
+    );
+}

@@ -120,11 +120,15 @@ pub enum WorldMark {
     ImpostorRefused,
     /// Mesh: spenders sent a node all but the last byte of their frames.
     FaultSpend,
+    /// Mesh: the trickler wrote a node the header of a frame it trickles.
+    FaultTrickle,
+    /// Mesh: a node closed the trickler's stream before the trickle ended.
+    TrickleCut,
 }
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 42] = [
+    pub const ALL: [WorldMark; 44] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -167,6 +171,8 @@ impl WorldMark {
         Self::FaultImpostor,
         Self::ImpostorRefused,
         Self::FaultSpend,
+        Self::FaultTrickle,
+        Self::TrickleCut,
     ];
 
     /// The name reports and scenario files use.
@@ -215,6 +221,8 @@ impl WorldMark {
             Self::FaultImpostor => "fault_applied_impostor",
             Self::ImpostorRefused => "impostor_refused",
             Self::FaultSpend => "fault_applied_spend",
+            Self::FaultTrickle => "fault_applied_trickle",
+            Self::TrickleCut => "trickle_cut",
         }
     }
 }

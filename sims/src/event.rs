@@ -328,6 +328,8 @@ pub enum MeshFaultApplied {
     Exhaust { node: u64 },
     /// ... it has again; `accepts` accepts and `dials` dials failed.
     ExhaustEnd { node: u64, accepts: u64, dials: u64 },
+    /// The spender is to trickle a frame to `node` for up to `us`.
+    Trickle { node: u64, us: u64 },
 }
 
 /// The sender's counters, as `SenderStats` reports them, in the units the
@@ -659,6 +661,17 @@ pub enum Event {
         claimed: u64,
         socket: SocketAddr,
         read: u64,
+        closed: bool,
+    },
+    /// The trickler's stream to `node` ended `held_us` after it wrote its
+    /// frame's header, having written `sent` bytes of the body (one per
+    /// quarter tick); `closed`: the node closed it (else the trickler gave
+    /// up when its fault ended).
+    MeshTrickle {
+        node: u64,
+        socket: SocketAddr,
+        sent: u64,
+        held_us: u64,
         closed: bool,
     },
 }

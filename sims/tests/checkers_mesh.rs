@@ -1,4 +1,4 @@
-//! Each mesh checker (M1-M7) against a hand-made log that breaks exactly
+//! Each mesh checker (M1-M9) against a hand-made log that breaks exactly
 //! its contract (`*_detects_*`), the same log mended that breaks none, and
 //! the excuses each checker makes (a crashed maker, a fault on the pair).
 
@@ -9,7 +9,7 @@ use lanesim_sims::check::{check, CheckContext};
 use lanesim_sims::event::{Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side};
 use lanesim_sims::scenario::Contract;
 
-const ALL: [Contract; 7] = [
+const ALL: [Contract; 9] = [
     Contract::M1,
     Contract::M2,
     Contract::M3,
@@ -17,6 +17,8 @@ const ALL: [Contract; 7] = [
     Contract::M5,
     Contract::M6,
     Contract::M7,
+    Contract::M8,
+    Contract::M9,
 ];
 
 fn at(ms: u64, event: Event) -> Record {
@@ -650,4 +652,183 @@ fn m7_detects_a_node_that_spins_on_emfile() {
     assert_eq!(broken(&log(54)), vec![]);
     assert_eq!(broken(&log(55)), vec![Contract::M7]);
     assert_eq!(broken(&log(1500)), vec![Contract::M7]);
+}
+
+fn impostor(ms: u64, port: u16, read: u64) -> Record {
+    at(
+        ms,
+        Event::MeshImpostor {
+            node: 1,
+            claimed: 0,
+            socket: socket(port),
+            read,
+            closed: true,
+        },
+    )
+}
+
+#[test]
+fn m8_detects_an_impostor_registered_or_written_to() {
+    let mut log = healthy();
+    let len = log.len();
+    log.insert(len - 1, impostor(2000, 6000, 0));
+    assert_eq!(broken(&log), vec![], "refused at once");
+    // Written to after the challenge: the node let it in.
+    log[len - 1] = impostor(2000, 6000, 12);
+    assert_eq!(broken(&log), vec![Contract::M8]);
+    // Registered on its socket, even with nothing written.
+    log[len - 1] = impostor(2000, 6000, 0);
+    log.insert(len - 1, up(1900, 1, 0, 2, 6000));
+    log.insert(len, down(1950, 1, 0, 2));
+    let found = check(&ALL, &log, &context());
+    assert!(
+        found
+            .iter()
+            .any(|v| v.contract == Contract::M8 && v.message.contains("impostor's stream")),
+        "{found:#?}"
+    );
+}
+
+fn over_budget(ms: u64, node: u64, peer: u64, generation: u64) -> Record {
+    at(
+        ms,
+        Event::MeshDown {
+            node,
+            peer,
+            generation,
+            reason: Down::OverBudget,
+        },
+    )
+}
+
+#[test]
+fn m9_detects_an_honest_node_downed_for_the_budget_but_not_a_spender() {
+    let mut log = healthy();
+    let len = log.len();
+    // A spender (a host that is no node: u64::MAX) refused: as it should be.
+    log.insert(len - 1, up(1000, 1, u64::MAX, 1, 7000));
+    log.insert(len, over_budget(1100, 1, u64::MAX, 1));
+    assert_eq!(broken(&log), vec![]);
+    // Node 0's generation on node 1 refused for the budget.
+    let mut log = healthy();
+    let len = log.len();
+    log.insert(len - 3, over_budget(1100, 1, 0, 1));
+    let found = check(&[Contract::M9], &log, &context());
+    assert_eq!(
+        found.iter().map(|v| v.contract).collect::<Vec<_>>(),
+        vec![Contract::M9]
+    );
+    assert!(found[0].message.contains("OverBudget"), "{found:?}");
+}
+
+fn trickle(ms: u64, node: u64, held_ms: u64, closed: bool) -> Record {
+    at(
+        ms,
+        Event::MeshTrickle {
+            node,
+            socket: socket(8000),
+            sent: held_ms / 250,
+            held_us: held_ms * 1_000,
+            closed,
+        },
+    )
+}
+
+#[test]
+fn m9_detects_a_frame_trickled_past_the_deadline_but_excuses_a_crash() {
+    // Heartbeat 1 s, tick 10 ms: the frame deadline is 2 s and its bound
+    // 2 s + 200 ms + 40 ms.
+    let with = |record: Record| {
+        let mut log = healthy();
+        let len = log.len();
+        log.insert(len - 1, record);
+        log
+    };
+    assert_eq!(broken(&with(trickle(3_200, 1, 2_200, true))), vec![]);
+    assert_eq!(broken(&with(trickle(3_240, 1, 2_240, true))), vec![]);
+    let found = check(&ALL, &with(trickle(3_300, 1, 2_300, true)), &context());
+    assert_eq!(
+        found.iter().map(|v| v.contract).collect::<Vec<_>>(),
+        vec![Contract::M9],
+        "cut, but late"
+    );
+    assert!(found[0].message.contains("node1 let a frame trickle in"));
+    let found = check(&ALL, &with(trickle(5_000, 1, 4_000, false)), &context());
+    assert_eq!(
+        found.iter().map(|v| v.contract).collect::<Vec<_>>(),
+        vec![Contract::M9],
+        "never cut"
+    );
+    assert!(found[0].message.contains("never closed it"), "{found:?}");
+    // Node 1 crashed while the frame trickled in: its streams died with
+    // its host, whatever the trickler saw of them.
+    let mut log = with(trickle(5_000, 1, 4_000, false));
+    log.insert(2, fault(1_500, MeshFaultApplied::Crash { node: 1 }));
+    log.insert(3, fault(1_600, MeshFaultApplied::Bounce { node: 1 }));
+    let found = check(&[Contract::M9], &log, &context());
+    assert_eq!(found, vec![], "a crash is excused");
+}
+
+#[test]
+fn m1_allows_a_redial_when_both_dials_time_out_on_a_healthy_link() {
+    // A 100 ms connect timeout is shorter than a dial's two round trips at
+    // turmoil's largest latency: both first dials at 100 ms can time out
+    // with nothing wrong, and the redial (200 ms later) settles the pair
+    // at 650 ms, past the 540 ms a dial's own round trips allow.
+    let short = CheckContext {
+        connect_timeout: Duration::from_millis(100),
+        redial: Some((Duration::from_millis(200), Duration::from_millis(100))),
+        ..context()
+    };
+    let log = |registered_first: bool| {
+        let mut log = vec![
+            started(0, 0, 0),
+            started(0, 1, 0),
+            at(100, Event::MeshDialedTogether { a: 0, b: 1 }),
+        ];
+        if registered_first {
+            // Node 0's dial registered, and then the pair lost it: the
+            // tie-break's business, held to the dials' own round trips.
+            log.push(up(180, 0, 1, 1, 5000));
+            log.push(down(200, 0, 1, 1));
+        }
+        log.extend([
+            up(640, 0, 1, 2, 5001),
+            up(650, 1, 0, 1, 5001),
+            table(5000, 0, 1, Some(5001)),
+            table(5000, 1, 0, Some(5001)),
+            end(5000),
+        ]);
+        log
+    };
+    let contracts = |log: &[Record], context: &CheckContext| {
+        check(&[Contract::M1], log, context)
+            .into_iter()
+            .map(|v| v.contract)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(contracts(&log(false), &short), vec![], "both timed out");
+    assert_eq!(
+        contracts(&log(true), &short),
+        vec![Contract::M1],
+        "one registered"
+    );
+    // With a connect timeout a dial always fits, no redial is allowed.
+    let long = CheckContext {
+        connect_timeout: Duration::from_millis(500),
+        redial: Some((Duration::from_millis(200), Duration::from_millis(500))),
+        ..context()
+    };
+    let late = |log: Vec<Record>| -> Vec<Record> {
+        // The same, 400 ms later: past 500 ms + 440 ms.
+        log.into_iter()
+            .map(|mut r| {
+                if matches!(r.event, Event::MeshUp { .. }) {
+                    r.at += Duration::from_millis(400);
+                }
+                r
+            })
+            .collect()
+    };
+    assert_eq!(contracts(&late(log(false)), &long), vec![Contract::M1]);
 }

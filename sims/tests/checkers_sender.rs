@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use lanesim_sims::check::{check, CheckContext};
 use lanesim_sims::event::{
-    ControlOutcome, Counts, DataOutcome, Down, Event, FaultApplied, Lane, PeerAct, Record,
-    SocketEnd, Written,
+    ControlOutcome, Counts, DataOutcome, DialFailure, Down, Event, FaultApplied, Lane, PeerAct,
+    Record, SocketEnd, Written,
 };
 use lanesim_sims::scenario::Contract;
 
@@ -1246,6 +1246,36 @@ fn s8_detects_a_node_never_redialed_once_its_peer_was_reachable() {
     assert!(!found(&crashed, &redialing)
         .iter()
         .any(|(c, _)| *c == Contract::S8));
+}
+
+#[test]
+fn s8_excuses_a_peer_every_dial_to_which_times_out_under_a_short_timeout() {
+    // The same node never redialed in time, but now every dial it made
+    // after the down timed out: under a 50 ms connect timeout (shorter than
+    // a dial's two round trips at turmoil's largest latency) that is the
+    // world's timing, not the code's.
+    let context_with = |connect_ms: u64| CheckContext {
+        redial: Some((Duration::from_millis(10), Duration::from_millis(connect_ms))),
+        connect_timeout: Duration::from_millis(connect_ms),
+        ..context()
+    };
+    let mut log = good_then_down(Down::PeerClosed);
+    log.last_mut().expect("RunEnd").at = Duration::from_secs(5);
+    let dial = |ms: u64, error: DialFailure| at(ms, Event::DialFailed { peer: 0, error });
+    let mut timed_out = log.clone();
+    timed_out.insert(19, dial(920, DialFailure::Timeout));
+    timed_out.insert(20, dial(980, DialFailure::Timeout));
+    let s8 = |log: &[Record], context: &CheckContext| {
+        found(log, context).iter().any(|(c, _)| *c == Contract::S8)
+    };
+    assert!(!s8(&timed_out, &context_with(50)), "excused");
+    // A connect timeout a healthy dial always fits: held to it.
+    assert!(s8(&timed_out, &context_with(500)), "a long timeout");
+    // A dial that failed otherwise: held to it.
+    let mut refused = log;
+    refused.insert(19, dial(920, DialFailure::Timeout));
+    refused.insert(20, dial(980, DialFailure::Io));
+    assert!(s8(&refused, &context_with(50)), "not every dial timed out");
 }
 
 #[test]

@@ -172,12 +172,16 @@ fn a_time_boxed_sweep_gives_every_scenario_seeds() {
         "2",
     ]);
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{all}");
-    let sender = all
-        .lines()
-        .find(|l| l.starts_with("sender_chaos") && l.contains(" pass"))
-        .unwrap_or_else(|| panic!("{all}"));
-    assert!(!sender.contains(" 0/0 pass"), "{sender}");
+    // How far each gets depends on the machine's speed, so the verdict may
+    // too (a seed far out may fail): what is pinned is that both ran.
+    assert_ne!(out.status.code(), Some(5), "{all}");
+    for scenario in ["lanes_order", "sender_chaos"] {
+        let line = all
+            .lines()
+            .find(|l| l.starts_with(scenario) && l.contains(" pass"))
+            .unwrap_or_else(|| panic!("{all}"));
+        assert!(!line.contains(" 0/0 pass"), "{line}");
+    }
 }
 
 #[test]

@@ -172,7 +172,7 @@ mod planted {
 
     /// Every planted bug a simulated world sees: a short hunt finds it by
     /// one of its own contracts, the shrink leaves at most 8 keys or
-    /// peers, 48 items or frames and 1 fault (the README's bound, the
+    /// peers, 64 items or frames and 2 faults (docs/evidence/detection.md's bound, the
     /// largest `bench --detection` measured over five hunt seeds), and the
     /// file written loads,
     /// pins the failing seed, and fails the same way when run.
@@ -215,8 +215,12 @@ mod planted {
             let (keys, items, faults) = size(&shrunk.params);
             // 64 items: a redial must fit inside the workload, and a dial is
             // two round trips since the cookie handshake (#6 shrank to 51).
+            // 2 faults: an impostor registers under #15 only while the
+            // node it claims to be is not connected, and the hunt's case
+            // for it (since `trickle` joined the kinds it draws) keeps that
+            // node away by slowing a reader: neither fault can go.
             assert!(
-                keys <= 8 && items <= 64 && faults <= 1,
+                keys <= 8 && items <= 64 && faults <= 2,
                 "{}: shrunk only to {keys} keys/peers, {items} items/frames, {faults} faults: {}",
                 bug.name(),
                 shrunk.params

@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::planted::{Planted, PlantedBug};
 use crate::shim::sync::{Arc, Counter, Ledger, Notify};
-use crate::shim::time::timeout;
+use crate::shim::time::{sleep, timeout};
 
 /// Header size in bytes.
 pub const HEADER_LEN: usize = 8;
@@ -424,8 +424,10 @@ pub async fn read_frame_within<R: AsyncRead + Unpin + ?Sized>(
         return Ok(Frame::Keepalive);
     };
     let mut body = Vec::new();
-    let read_body = read_body(reader, len, budget, &mut body);
-    match deadline {
+    // #18 times each read instead of the frame (`read_body`).
+    let per_read = deadline.filter(|_| budget.planted.has(PlantedBug::FrameDeadlinePerRead));
+    let read_body = read_body(reader, len, budget, &mut body, per_read);
+    match deadline.filter(|_| per_read.is_none()) {
         None => read_body.await?,
         Some(deadline) => {
             timeout(deadline, read_body)
@@ -452,6 +454,7 @@ async fn read_body<R: AsyncRead + Unpin + ?Sized>(
     len: u64,
     budget: &FrameBudget,
     body: &mut Vec<u8>,
+    per_read: Option<Duration>,
 ) -> Result<(), ReadFrameError> {
     let mut charge = Charge::new(budget);
     while (body.len() as u64) < len {
@@ -470,6 +473,12 @@ async fn read_body<R: AsyncRead + Unpin + ?Sized>(
                     });
                 }
                 read = reader.read(&mut body[start..]) => read,
+                () = per_read_deadline(per_read) => {
+                    return Err(ReadFrameError::Slow {
+                        deadline: per_read.unwrap_or_default(),
+                        expected: HEADER_LEN as u64 + len,
+                    });
+                }
             };
             match read {
                 Ok(n) => break n,
@@ -487,6 +496,14 @@ async fn read_body<R: AsyncRead + Unpin + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// Planted #18's deadline on one read (never, without the bug).
+async fn per_read_deadline(per_read: Option<Duration>) {
+    match per_read {
+        Some(deadline) => sleep(deadline).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// What a header announces: `None` for a keepalive, else the control

@@ -284,6 +284,7 @@ impl Replay<'_> {
             | Event::MeshSquat { .. }
             | Event::MeshProbe { .. }
             | Event::MeshImpostor { .. }
+            | Event::MeshTrickle { .. }
             | Event::MeshTableAtEnd { .. }
             | Event::MeshDialedTogether { .. }
             | Event::MeshDataSent { .. }

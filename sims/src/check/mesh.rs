@@ -13,7 +13,10 @@
 //!   after two nodes dial each other at once (a cross-dial, or first dials
 //!   in the same instant), they agree on
 //!   one live socket within [`convergence_bound`], with no redial: the
-//!   tie-break settles it in the dials' own round trips.
+//!   tie-break settles it in the dials' own round trips. Unless the
+//!   connect timeout is shorter than a dial's round trips
+//!   ([`CheckContext::dial_round_trips`]) and neither dial registered:
+//!   then both timed out on a healthy link, and one redial is allowed.
 //! - M2 no lost death signal: every link made is settled on the maker's
 //!   end, by its EXIT arriving on the socket it was made over or by a
 //!   `noconnection` there; every LINK that arrived is settled on the
@@ -44,7 +47,10 @@
 //! - M9 no node pays for others' spending: a generation between two nodes
 //!   never goes down `OverBudget`. Nodes' own frames are a few bytes, never
 //!   over a share of any budget: only hosts that hold most of a large frame
-//!   (the `spend` fault) may be refused for it.
+//!   (the `spend` fault) may be refused for it. And spending time is
+//!   bounded too: a frame trickled in slower than the frame deadline (the
+//!   `trickle` fault) has its stream closed within
+//!   [`mesh_trickle_bound`] of its header.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -52,7 +58,7 @@ use std::time::Duration;
 
 use super::{CheckContext, Collector, Violation};
 use crate::event::{Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side};
-use crate::scenario::Contract;
+use crate::scenario::{mesh_trickle_bound, Contract};
 
 /// (node, incarnation, peer, generation).
 type Gen = (u64, u64, u64, u64);
@@ -130,6 +136,19 @@ impl Lasting {
     }
 }
 
+/// The trickler's stream (`MeshTrickle`).
+#[derive(Clone, Copy, Debug)]
+struct Trickle {
+    record: usize,
+    node: u64,
+    socket: SocketAddr,
+    /// When its header was written.
+    began: Duration,
+    held: Duration,
+    sent: u64,
+    closed: bool,
+}
+
 /// An impostor's stream (`MeshImpostor`).
 #[derive(Clone, Copy, Debug)]
 struct Impostor {
@@ -178,6 +197,8 @@ struct Model {
     squats: BTreeMap<SocketAddr, usize>,
     /// The impostors' streams, as each ended.
     impostors: Vec<Impostor>,
+    /// The trickler's streams, as each ended.
+    trickles: Vec<Trickle>,
     table: BTreeMap<(u64, u64), (usize, Option<SocketAddr>)>,
     end: Duration,
     finished: bool,
@@ -293,6 +314,24 @@ impl Model {
                     socket,
                     read,
                 }),
+                Event::MeshTrickle {
+                    node,
+                    socket,
+                    sent,
+                    held_us,
+                    closed,
+                } => {
+                    let held = Duration::from_micros(held_us);
+                    m.trickles.push(Trickle {
+                        record: index,
+                        node,
+                        socket,
+                        began: at.saturating_sub(held),
+                        held,
+                        sent,
+                        closed,
+                    });
+                }
                 Event::RunEnd { finished } => {
                     m.finished = finished;
                     m.end = at;
@@ -312,6 +351,7 @@ impl Model {
             | MeshFaultApplied::Resets { node }
             | MeshFaultApplied::ResetsEnd { node, .. }
             | MeshFaultApplied::Spend { node, .. }
+            | MeshFaultApplied::Trickle { node, .. }
             | MeshFaultApplied::Exhaust { node }
             | MeshFaultApplied::ExhaustEnd { node, .. } => (node, node),
             MeshFaultApplied::Partition { a, b }
@@ -415,6 +455,7 @@ impl Model {
             | MeshFaultApplied::Squat { .. }
             | MeshFaultApplied::Impostor { .. }
             | MeshFaultApplied::Spend { .. }
+            | MeshFaultApplied::Trickle { .. }
             | MeshFaultApplied::Wedge { .. }
             | MeshFaultApplied::Unwedge { .. }
             | MeshFaultApplied::Slow { .. }
@@ -494,7 +535,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     m6(&mut out, &model);
     m7(&mut out, &model);
     m8(&mut out, &model);
-    m9(&mut out, records);
+    m9(&mut out, &model, records, context);
     out.into_violations()
 }
 
@@ -571,8 +612,25 @@ fn live_at(model: &Model, node: u64, peer: u64, at: Duration) -> Option<SocketAd
 }
 
 fn m1_convergence(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
-    let bound = convergence_bound(context);
+    let short_dials = context.dials_may_time_out();
     for &(index, at, a, b) in &model.cross_dials {
+        // Whether either end registered a connection of the pair while its
+        // dial could still be in time: if neither did, both dials failed.
+        let registered_by = at + context.connect_timeout + context.tick * 4;
+        let registered = [(a, b), (b, a)].iter().any(|key| {
+            model
+                .live
+                .get(key)
+                .into_iter()
+                .flatten()
+                .any(|(_, t, socket)| socket.is_some() && *t > at && *t <= registered_by)
+        });
+        let bound = match context.redial {
+            Some((after, connect)) if short_dials && !registered => {
+                convergence_bound(context) + after + connect
+            }
+            _ => convergence_bound(context),
+        };
         let due = at + bound;
         if model.end < due {
             continue;
@@ -923,7 +981,7 @@ fn m8(out: &mut Collector<'_>, model: &Model) {
     }
 }
 
-fn m9(out: &mut Collector<'_>, records: &[Record]) {
+fn m9(out: &mut Collector<'_>, model: &Model, records: &[Record], context: &CheckContext) {
     for (index, record) in records.iter().enumerate() {
         if let Event::MeshDown {
             node,
@@ -946,5 +1004,39 @@ fn m9(out: &mut Collector<'_>, records: &[Record]) {
                 );
             }
         }
+    }
+    let Some(heartbeat) = context.heartbeat else {
+        return;
+    };
+    let bound = mesh_trickle_bound(heartbeat, context.tick);
+    for trickle in model.trickles.iter().filter(|t| t.held > bound) {
+        // A crash tears the node's streams down with its host: what the
+        // trickler saw of them then is not something the node did.
+        let end = trickle.began + trickle.held;
+        let crashed = model
+            .crashed
+            .iter()
+            .any(|(&(n, _), &t)| n == trickle.node && t >= trickle.began && t <= end);
+        if crashed {
+            continue;
+        }
+        let how = if trickle.closed {
+            "before the node closed it"
+        } else {
+            "and the node never closed it (the trickler gave up)"
+        };
+        out.violate(
+            Contract::M9,
+            format!(
+                "node{} let a frame trickle in on stream {} for {:.3}s after its header ({} \
+                 bytes, one per quarter tick) {how}: past the frame deadline's bound of {:.3}s",
+                trickle.node,
+                trickle.socket,
+                trickle.held.as_secs_f64(),
+                trickle.sent,
+                bound.as_secs_f64()
+            ),
+            &[trickle.record],
+        );
     }
 }

@@ -182,6 +182,24 @@ impl CheckContext {
     pub fn may_precede(&self, logged: Duration, other: Duration) -> bool {
         !self.race_window.is_zero() && logged <= other + self.race_window
     }
+
+    /// How long a dial takes on a healthy simulated link at worst: its
+    /// connect and its handshake are two round trips at up to turmoil's
+    /// largest latency (100 ms) each way, seen at the simulation's tick. A
+    /// connect timeout shorter than this can expire with nothing wrong, so
+    /// M1 and S8 do not hold a dial that timed out under it against the
+    /// code (`m1_allows_a_redial_when_both_dials_time_out_on_a_healthy_link`,
+    /// `s8_excuses_a_peer_every_dial_to_which_times_out_under_a_short_timeout`).
+    #[must_use]
+    pub fn dial_round_trips(&self) -> Duration {
+        Duration::from_millis(400) + self.tick * 4
+    }
+
+    /// Whether a dial may time out on a healthy link ([`Self::dial_round_trips`]).
+    #[must_use]
+    pub fn dials_may_time_out(&self) -> bool {
+        self.connect_timeout < self.dial_round_trips()
+    }
 }
 
 /// Every violation of `contracts` in `records`, in contract order.

@@ -333,9 +333,15 @@ pub fn sender() -> impl Strategy<Value = SenderParams> {
     )
 }
 
+/// A hunted trickle lasts at least this many heartbeat ticks: past the
+/// frame deadline (two) and its slack at the hunt's shortest heartbeat and
+/// longest simulation tick.
+const TRICKLE_MIN_TICKS: f64 = 3.0;
+
 /// How long a mesh fault of `kind` lasts for a length in thousandths: a
 /// half-open drop always outlasts 1.5 ticks (shorter ones lose bytes no
-/// real TCP would), the rest up to three ticks.
+/// real TCP would), a trickle always outlasts the frame deadline's bound,
+/// the rest up to three ticks.
 #[must_use]
 pub fn mesh_lasting(kind: MeshFaultKind, heartbeat: Duration, permille: u64) -> Duration {
     if !kind.lasts() {
@@ -346,6 +352,9 @@ pub fn mesh_lasting(kind: MeshFaultKind, heartbeat: Duration, permille: u64) -> 
         MeshFaultKind::HalfOpen => {
             heartbeat.mul_f64(HALF_OPEN_MIN_TICKS + 1.5 * share) + Duration::from_millis(1)
         }
+        // Past the frame deadline's bound at every tick the hunt draws
+        // (`hunted_trickles_outlast_the_frame_deadline`).
+        MeshFaultKind::Trickle => heartbeat.mul_f64(TRICKLE_MIN_TICKS + share),
         _ => heartbeat.mul_f64(3.0 * share).max(Duration::from_millis(1)),
     }
 }
@@ -359,6 +368,7 @@ pub fn mesh_permille(kind: MeshFaultKind, heartbeat: Duration, lasting: Duration
     let ticks = lasting.as_secs_f64() / heartbeat.as_secs_f64().max(1e-9);
     let share = match kind {
         MeshFaultKind::HalfOpen => (ticks - HALF_OPEN_MIN_TICKS) / 1.5,
+        MeshFaultKind::Trickle => ticks - TRICKLE_MIN_TICKS,
         _ => ticks / 3.0,
     };
     ((share * 1_000.0).round().max(1.0) as u64).min(1_000)
@@ -446,5 +456,30 @@ pub fn case(world: HuntWorld) -> BoxedStrategy<(Params, u64)> {
         HuntWorld::Mesh => (mesh(), any::<u64>())
             .prop_map(|(p, seed)| (Params::Mesh(p), seed))
             .boxed(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::mesh_trickle_bound;
+
+    #[test]
+    fn hunted_trickles_outlast_the_frame_deadline() {
+        // The hunt's heartbeats and simulation ticks (`mesh`): a trickle
+        // shorter than the bound could not show a node that never cuts it.
+        for heartbeat_ms in [M_TICK_MS.0, 400, 1_000, M_TICK_MS.1] {
+            let heartbeat = Duration::from_millis(heartbeat_ms);
+            let bound = mesh_trickle_bound(heartbeat, Duration::from_millis(10));
+            for permille in [0, 1, 500, 1_000] {
+                let lasting = mesh_lasting(MeshFaultKind::Trickle, heartbeat, permille);
+                assert!(
+                    lasting > bound,
+                    "{lasting:?} at heartbeat {heartbeat:?}, permille {permille}: not past {bound:?}"
+                );
+                let back = mesh_permille(MeshFaultKind::Trickle, heartbeat, lasting);
+                assert_eq!(back, permille.max(1), "heartbeat {heartbeat:?}");
+            }
+        }
     }
 }

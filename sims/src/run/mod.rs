@@ -121,6 +121,7 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
             tick: p.tick,
             heartbeat: Some(p.heartbeat),
             connect_timeout: p.connect_timeout,
+            redial: Some((p.redial_after, p.connect_timeout)),
             ..CheckContext::default()
         },
         Params::Lanes(p) => CheckContext {

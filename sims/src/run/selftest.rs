@@ -19,7 +19,7 @@ use crate::targets::Subject;
 /// guard runs, within a simulated run's reach). The rest have no `.await`
 /// and no preemption point in their window (loom, shuttle) or exist only in
 /// real mode (#9, pinned by a real-runtime test).
-pub const TURMOIL_LAYER: [PlantedBug; 14] = [
+pub const TURMOIL_LAYER: [PlantedBug; 15] = [
     PlantedBug::PendingDecrementedAtDequeue,
     PlantedBug::ReapWithoutIdentityCheck,
     PlantedBug::NoExitGuard,
@@ -34,6 +34,7 @@ pub const TURMOIL_LAYER: [PlantedBug; 14] = [
     PlantedBug::HandshakeSkipsProof,
     PlantedBug::BudgetRefusesTheNewest,
     PlantedBug::DeadlineRestartsAfterLock,
+    PlantedBug::FrameDeadlinePerRead,
 ];
 
 /// The contracts the catalogue says catch `bug`: only a violation of one
@@ -61,6 +62,7 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         PlantedBug::HandshakeSkipsProof => &[Contract::M8],
         PlantedBug::BudgetRefusesTheNewest => &[Contract::M9],
         PlantedBug::DeadlineRestartsAfterLock => &[Contract::S2],
+        PlantedBug::FrameDeadlinePerRead => &[Contract::M9],
     }
 }
 

@@ -91,7 +91,9 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
         | WorldMark::AcceptExhausted
         | WorldMark::FaultImpostor
         | WorldMark::ImpostorRefused
-        | WorldMark::FaultSpend => WorldKind::Mesh,
+        | WorldMark::FaultSpend
+        | WorldMark::FaultTrickle
+        | WorldMark::TrickleCut => WorldKind::Mesh,
     }
 }
 
@@ -109,7 +111,10 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         CoverMark::World(WorldMark::AcceptExhausted),
     ];
     const IMPOSTORS: &[CoverMark] = &[CoverMark::World(WorldMark::FaultImpostor)];
-    const SPENDERS: &[CoverMark] = &[CoverMark::World(WorldMark::FaultSpend)];
+    const SPENDERS: &[CoverMark] = &[
+        CoverMark::World(WorldMark::FaultSpend),
+        CoverMark::World(WorldMark::FaultTrickle),
+    ];
     const REDIALS: &[CoverMark] = &[
         CoverMark::World(WorldMark::RedialOk),
         CoverMark::World(WorldMark::RedialFailed),

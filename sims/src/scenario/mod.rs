@@ -19,8 +19,8 @@ use serde::Deserialize as _;
 use toml::de::{DeTable, DeValue};
 
 pub use params::{
-    LanesParams, MeshFault, MeshParams, Params, ScheduledFault, SenderParams, ACCEPT_RECOVERY,
-    HALF_OPEN_MIN_TICKS,
+    mesh_frame_deadline, mesh_trickle_bound, LanesParams, MeshFault, MeshParams, Params,
+    ScheduledFault, SenderParams, ACCEPT_RECOVERY, HALF_OPEN_MIN_TICKS,
 };
 pub use seeds::{SeedRange, MAX_SEEDS};
 
@@ -805,6 +805,16 @@ fn validate_mesh(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
                         format!(
                             "a half-open drop must last more than {HALF_OPEN_MIN_TICKS} heartbeat ticks ({}): a shorter one loses bytes from a stream that goes on, which no real TCP does",
                             Dur(heartbeat.mul_f64(HALF_OPEN_MIN_TICKS))
+                        ),
+                    ));
+                }
+                let trickle_bound = mesh_trickle_bound(heartbeat, params::mesh_tick(mesh));
+                if fault.kind == MeshFaultKind::Trickle && lasting.bounds().0 .0 <= trickle_bound {
+                    problems.push(problem(
+                        key("for"),
+                        format!(
+                            "a trickle must last more than {}, the frame deadline (twice the heartbeat) and its slack: a shorter one ends before a node that never cuts it off could be caught",
+                            Dur(trickle_bound)
                         ),
                     ));
                 }

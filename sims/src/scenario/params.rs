@@ -125,6 +125,24 @@ pub fn probe_span(heartbeat: Duration) -> Duration {
     heartbeat * 2
 }
 
+/// The mesh world's frame deadline (its nodes' `frame_timeout`): two
+/// heartbeat ticks, past the silence clock, so a stream gone silent is the
+/// heartbeat's (M5) and a frame trickling in is this deadline's (M9).
+#[must_use]
+pub fn mesh_frame_deadline(heartbeat: Duration) -> Duration {
+    heartbeat * 2
+}
+
+/// How long after its header a trickled frame's stream may still be open
+/// (M9): the frame deadline, the header's way to the node and the close's
+/// way back (up to turmoil's largest latency, 100 ms, each), and four of
+/// the simulation's ticks. A `trickle` must last longer, or a node that
+/// never cuts it off could not be told from one that does.
+#[must_use]
+pub fn mesh_trickle_bound(heartbeat: Duration, tick: Duration) -> Duration {
+    mesh_frame_deadline(heartbeat) + Duration::from_millis(200) + tick * 4
+}
+
 /// How long a run goes on after an accept fault ends: the recovery M7
 /// allows, then the probe's span.
 #[must_use]
@@ -370,6 +388,12 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
 /// real TCP does (it retransmits).
 pub const HALF_OPEN_MIN_TICKS: f64 = 1.5;
 
+/// The mesh simulation's tick a file asks for (default 1 ms).
+#[must_use]
+pub fn mesh_tick(spec: &MeshSpec) -> Duration {
+    spec.tick.map_or(Duration::from_millis(1), |t| t.0)
+}
+
 fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
     let nodes = spec.nodes.sample(rng);
     let links = spec.links.sample(rng);
@@ -456,6 +480,10 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
         let beat = heartbeat.as_millis() as u64;
         let lasting_ms = match kind {
             MeshFaultKind::HalfOpen => rng.range(beat * 3 / 2 + 1, beat * 3),
+            MeshFaultKind::Trickle => {
+                let bound = mesh_trickle_bound(heartbeat, mesh_tick(spec)).as_millis() as u64;
+                rng.range(bound + 1, bound + beat)
+            }
             _ => rng.range(1, beat * 3),
         };
         faults.push(MeshFault {
@@ -481,7 +509,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
         heartbeat,
         connect_timeout,
         redial_after,
-        tick: spec.tick.map_or(Duration::from_millis(1), |t| t.0),
+        tick: mesh_tick(spec),
         faults,
     }
 }

@@ -36,6 +36,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "mesh_spender.toml",
     "mesh_squatter.toml",
     "mesh_stale_hello.toml",
+    "mesh_trickle.toml",
     "regressions/deadline_below_link_transfer.toml",
     "regressions/fin_into_full_window.toml",
     "regressions/kill_inside_partition.toml",

@@ -524,6 +524,12 @@ pub enum MeshFaultKind {
     /// `for` (under a heartbeat tick): together more than `a`'s frame
     /// budget. `b` is ignored.
     Spend,
+    /// A host with the cookie opens a stream to `a`, sends the header of a
+    /// frame of the largest size and then one byte of its body every
+    /// quarter tick, for `for` (longer than the frame deadline, two ticks,
+    /// and its slack: see `mesh_trickle_bound`): often enough for the
+    /// silence clock, too slow for the deadline. `b` is ignored.
+    Trickle,
     /// `a` and `b` disconnect each other and both redial at once: a
     /// simultaneous connect mid-run.
     CrossDial,
@@ -558,9 +564,10 @@ impl MeshFaultKind {
         Self::Slow,
     ];
 
-    /// Every kind: the drawn ones, the faults on accepts and the impostor.
-    pub const ALL: [MeshFaultKind; 13] = {
-        let mut all = [Self::Resets; 13];
+    /// Every kind: the drawn ones, the faults on accepts, the impostor and
+    /// the spenders.
+    pub const ALL: [MeshFaultKind; 14] = {
+        let mut all = [Self::Resets; 14];
         let mut i = 0;
         while i < Self::DRAWN.len() {
             all[i] = Self::DRAWN[i];
@@ -569,6 +576,7 @@ impl MeshFaultKind {
         all[10] = Self::Exhaust;
         all[11] = Self::Impostor;
         all[12] = Self::Spend;
+        all[13] = Self::Trickle;
         all
     };
 
@@ -584,7 +592,8 @@ impl MeshFaultKind {
             | Self::Slow
             | Self::Resets
             | Self::Exhaust
-            | Self::Spend => true,
+            | Self::Spend
+            | Self::Trickle => true,
             Self::Kill | Self::Squat | Self::Impostor | Self::CrossDial => false,
         }
     }
@@ -600,7 +609,7 @@ impl MeshFaultKind {
     pub fn one_node(self) -> bool {
         matches!(
             self,
-            Self::Restart | Self::Resets | Self::Exhaust | Self::Spend
+            Self::Restart | Self::Resets | Self::Exhaust | Self::Spend | Self::Trickle
         )
     }
 }

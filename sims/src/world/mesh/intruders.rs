@@ -1,0 +1,326 @@
+//! The mesh world's intruders: hosts that are not nodes and dial nodes to
+//! do what no honest node does. The squatter proves the cookie under a
+//! live node's name and stays silent (M5); the impostor has no cookie and
+//! tries four ways to get in anyway (M8); the spender holds most of a
+//! node's frame budget in frames it never finishes, and trickles a frame
+//! slower than the node's frame deadline (M9). Each obeys the driver's
+//! orders (`Orders`) and logs what it saw, for the checkers to decide.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lanesim_target::handshake::{Nonce, Nonces, SeededNonces};
+use lanesim_target::wire::KEEPALIVE;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::{node_name, Shared, IMPOSTOR, MAX_FRAME, PORT, SPENDER, SPENDERS, SQUATTER};
+use crate::coverage::WorldMark;
+use crate::event::Event;
+use crate::world::handshake::{self, COOKIE};
+
+/// What the spender is told to do.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Spend {
+    /// Hold most of `node`'s frame budget for `lasting`.
+    Hold { node: u64, lasting: Duration },
+    /// Trickle a frame to `node` for `lasting`, unless it is cut off first.
+    Trickle { node: u64, lasting: Duration },
+}
+
+/// A stream to node `target`'s listener.
+async fn connect(target: u64) -> std::io::Result<turmoil::net::TcpStream> {
+    turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(target))).await
+}
+
+/// The header of a data frame of the largest size the nodes accept, all
+/// of it body: what a spender sends before (part of) that body.
+fn largest_header() -> Vec<u8> {
+    let mut header = 0_u32.to_be_bytes().to_vec();
+    header.extend_from_slice(&u32::try_from(MAX_FRAME).expect("64 KiB").to_be_bytes());
+    header
+}
+
+/// The squatter: on each order, dials a node, runs the handshake under
+/// another node's name with the cookie, and then only reads (so the node's writes never block it
+/// out) and never writes: a silent squatter.
+pub(super) async fn squatter(shared: Arc<Shared>) -> turmoil::Result {
+    let Some(mut orders) = shared.squats.take() else {
+        return Ok(());
+    };
+    let nonces = handshake::nonces(shared.seed, SQUATTER);
+    while let Some((target, claimed)) = orders.recv().await {
+        let shared = Arc::clone(&shared);
+        let nonce = nonces.next();
+        tokio::spawn(async move {
+            let Ok(mut stream) = connect(target).await else {
+                return;
+            };
+            let claimed_name = node_name(claimed);
+            if handshake::dial(&mut stream, &claimed_name, COOKIE, nonce)
+                .await
+                .is_err()
+            {
+                return;
+            }
+            if let Ok(socket) = stream.local_addr() {
+                shared.record(
+                    SQUATTER,
+                    Event::MeshSquat {
+                        node: target,
+                        claimed,
+                        socket,
+                    },
+                );
+            }
+            let mut sink = [0u8; 1024];
+            while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
+        });
+    }
+    Ok(())
+}
+
+/// The impostor: on each order, dials a node four times under another
+/// node's name, without the cookie: proving another cookie, reflecting the
+/// node's own proof, sending an empty proof, and replaying the first
+/// stream's hello with the proof an honest dialer would have made for it
+/// (as an eavesdropper would have recorded it). On each it
+/// then reads what the node sends and writes a keepalive every quarter tick
+/// (as a node would, so a node that registered it wrongly keeps it), until
+/// the node closes the stream or two ticks have passed. Logs `MeshImpostor`
+/// as each ends: a correct node closes each at once, with nothing written
+/// after its challenge (M8).
+pub(super) async fn impostor(shared: Arc<Shared>) -> turmoil::Result {
+    let Some(mut orders) = shared.impostors.take() else {
+        return Ok(());
+    };
+    let nonces = Arc::new(handshake::nonces(shared.seed, IMPOSTOR));
+    while let Some((target, claimed)) = orders.recv().await {
+        let (shared, nonces) = (Arc::clone(&shared), Arc::clone(&nonces));
+        tokio::spawn(async move {
+            let mut recorded = None;
+            for attack in [
+                Attack::WrongCookie,
+                Attack::Reflect,
+                Attack::Empty,
+                Attack::Replay,
+            ] {
+                let attack = match (attack, recorded) {
+                    (Attack::Replay, Some((dialer_nonce, acceptor_nonce))) => {
+                        handshake::Attack::Replay {
+                            dialer_nonce,
+                            acceptor_nonce,
+                        }
+                    }
+                    (Attack::Replay, None) => continue,
+                    (Attack::Reflect, _) => handshake::Attack::Reflect,
+                    (Attack::Empty, _) => handshake::Attack::Empty,
+                    (Attack::WrongCookie, _) => handshake::Attack::WrongCookie,
+                };
+                let nonce = nonces.next();
+                if let Some(seen) = impostor_stream(&shared, target, claimed, attack, nonce).await {
+                    recorded.get_or_insert(seen);
+                }
+            }
+        });
+    }
+    Ok(())
+}
+
+/// The impostor's attacks, in the order it tries them.
+#[derive(Clone, Copy)]
+enum Attack {
+    WrongCookie,
+    Reflect,
+    Empty,
+    Replay,
+}
+
+/// One impostor stream: its dialer and acceptor nonces, if it got a
+/// challenge.
+async fn impostor_stream(
+    shared: &Arc<Shared>,
+    target: u64,
+    claimed: u64,
+    attack: handshake::Attack,
+    nonce: Nonce,
+) -> Option<(Nonce, Nonce)> {
+    let mut stream = connect(target).await.ok()?;
+    let socket = stream.local_addr().ok()?;
+    // Fails when the node closed it before its challenge.
+    let seen = handshake::impersonate(&mut stream, &node_name(claimed), attack, nonce)
+        .await
+        .ok()?;
+    shared.probe.world(WorldMark::FaultImpostor);
+    let p = &shared.params;
+    let until = tokio::time::Instant::now() + p.heartbeat * 2;
+    let mut keepalives = tokio::time::interval(p.heartbeat / 4);
+    let (mut read, mut closed) = (0_u64, false);
+    let mut sink = [0u8; 1024];
+    loop {
+        tokio::select! {
+            biased;
+            () = tokio::time::sleep_until(until) => break,
+            got = stream.read(&mut sink) => match got {
+                Ok(n) if n > 0 => read += n as u64,
+                _ => {
+                    closed = true;
+                    break;
+                }
+            },
+            _ = keepalives.tick() => {
+                if stream.write_all(&KEEPALIVE).await.is_err() {
+                    closed = true;
+                    break;
+                }
+            }
+        }
+    }
+    if closed && read == 0 {
+        shared.probe.world(WorldMark::ImpostorRefused);
+    }
+    shared.record(
+        IMPOSTOR,
+        Event::MeshImpostor {
+            node: target,
+            claimed,
+            socket,
+            read,
+            closed,
+        },
+    );
+    Some(seen)
+}
+
+/// The spender: obeys each order in turn, holding ([`hold`]) or
+/// trickling ([`trickle`]), both from this one host.
+pub(super) async fn spender(shared: Arc<Shared>) -> turmoil::Result {
+    let Some(mut orders) = shared.spends.take() else {
+        return Ok(());
+    };
+    let nonces = Arc::new(handshake::nonces(shared.seed, SPENDER));
+    let mut trickles = 0_u64;
+    while let Some(order) = orders.recv().await {
+        match order {
+            Spend::Hold { node, lasting } => hold(&shared, &nonces, node, lasting).await,
+            Spend::Trickle { node, lasting } => {
+                // A name of its own for each: two streams under one name
+                // are the tie-break's business (a second one may wait
+                // unread in stand-by), not the frame deadline's.
+                let name = format!("trickler{trickles}");
+                trickles += 1;
+                let trickle = trickle(Arc::clone(&shared), node, lasting, name, nonces.next());
+                tokio::spawn(trickle);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Opens [`SPENDERS`] streams to `target`, each proving the cookie under
+/// a name of its own (`spender0`, ...), and on each writes a header for a
+/// frame of [`MAX_FRAME`] bytes and all of its body but the last byte;
+/// holds them for `lasting` and closes them. Together they are more than
+/// the node's budget: a node that refuses whoever asks last refuses an
+/// honest node's small frame meanwhile (M9). Marks `fault_applied_spend`
+/// once every stream proved the cookie and wrote what the node would read
+/// of its frame.
+async fn hold(shared: &Arc<Shared>, nonces: &Arc<SeededNonces>, target: u64, lasting: Duration) {
+    let mut streams = tokio::task::JoinSet::new();
+    for index in 0..SPENDERS {
+        let nonce = nonces.next();
+        streams.spawn(async move {
+            let mut stream = connect(target).await.ok()?;
+            let name = format!("spender{index}");
+            let proved = handshake::dial(&mut stream, &name, COOKIE, nonce).await;
+            (proved.ok()? == handshake::Dialed::Proved).then_some(())?;
+            let body = usize::try_from(MAX_FRAME).expect("64 KiB");
+            let mut frame = largest_header();
+            frame.resize(frame.len() + body - 1, 0x5a);
+            // A node refuses some spenders part-way: their writes fail.
+            let _ = stream.write_all(&frame).await;
+            Some(stream)
+        });
+    }
+    let mut held = Vec::new();
+    while let Some(done) = streams.join_next().await {
+        if let Ok(Some(stream)) = done {
+            held.push(stream);
+        }
+    }
+    if held.len() as u64 == SPENDERS {
+        shared.probe.world(WorldMark::FaultSpend);
+    }
+    let shared = Arc::clone(shared);
+    tokio::spawn(async move {
+        tokio::time::sleep(lasting).await;
+        drop(held);
+        drop(shared);
+    });
+}
+
+/// A slowloris: dials `target`, proves the cookie as `name`, writes
+/// the header of a frame of [`MAX_FRAME`] bytes and then one byte of its
+/// body at once and every quarter tick: often enough that the node's
+/// silence clock never fires, so only its frame deadline can end the
+/// frame. Reads what the node writes (its keepalives) all along, until the
+/// node closes the stream or `lasting` has passed since the header, and
+/// logs `MeshTrickle` with how long the stream stayed open after its
+/// header (M9 bounds it by the frame deadline). Marks
+/// `fault_applied_trickle` once the header is written, `trickle_cut` when
+/// the node closed the stream.
+async fn trickle(shared: Arc<Shared>, target: u64, lasting: Duration, name: String, nonce: Nonce) {
+    let Ok(mut stream) = connect(target).await else {
+        return;
+    };
+    if !matches!(
+        handshake::dial(&mut stream, &name, COOKIE, nonce).await,
+        Ok(handshake::Dialed::Proved)
+    ) {
+        return;
+    }
+    let Ok(socket) = stream.local_addr() else {
+        return;
+    };
+    if stream.write_all(&largest_header()).await.is_err() {
+        return;
+    }
+    shared.probe.world(WorldMark::FaultTrickle);
+    let began = tokio::time::Instant::now();
+    let mut drips = tokio::time::interval(shared.params.heartbeat / 4);
+    let (mut sent, mut closed) = (0_u64, false);
+    let mut sink = [0u8; 1024];
+    loop {
+        tokio::select! {
+            biased;
+            () = tokio::time::sleep_until(began + lasting) => break,
+            got = stream.read(&mut sink) => {
+                if !matches!(got, Ok(n) if n > 0) {
+                    closed = true;
+                    break;
+                }
+            }
+            // Never the last byte: the frame must not complete.
+            _ = drips.tick(), if sent + 1 < MAX_FRAME => {
+                if stream.write_all(&[0x5a]).await.is_err() {
+                    closed = true;
+                    break;
+                }
+                sent += 1;
+            }
+        }
+    }
+    if closed {
+        shared.probe.world(WorldMark::TrickleCut);
+    }
+    let held_us = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX);
+    shared.record(
+        SPENDER,
+        Event::MeshTrickle {
+            node: target,
+            socket,
+            sent,
+            held_us,
+            closed,
+        },
+    );
+}

@@ -1,0 +1,457 @@
+//! One production node in the mesh: its start with the world's transport
+//! and reports, a keeper per peer that keeps it connected, the workload's
+//! links and data frames, and the observer that turns its reports into
+//! events.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use lanesim_target::net::Transport;
+use lanesim_target::node::{
+    Conn, Down, DownReason, Generation, Node, NodeEvents, NodeReports, NodeSetup, Runtime, Up,
+};
+use tokio::sync::mpsc;
+
+use super::{
+    control, data_frame, dialer_of, link_id, node_index, node_name, parse_control, NodeHandle,
+    Order, Shared, CONTROL_CAPACITY, DATA_CAPACITY, FRAME_BUDGET, MAX_FRAME, MSS, PORT,
+};
+use crate::coverage::WorldMark;
+use crate::event::{Event, LinkMsg, LinkSide};
+use crate::rng::SimRng;
+use crate::world::handshake::{self, COOKIE};
+use crate::world::links::{Link, Links};
+use crate::world::net::{AcceptGate, ReadGate, TurmoilTcp};
+
+/// Turns one incarnation's reports into events: its generations coming
+/// and going (a down wakes the keeper and breaks the links over it, the
+/// maker's then the learner's), and the frames it read (a LINK is learned
+/// over the generation it arrived on, an EXIT unlearns it).
+struct MeshObserver {
+    shared: Arc<Shared>,
+    index: u64,
+    incarnation: u64,
+    node: Arc<OnceLock<std::sync::Weak<dyn Node>>>,
+    /// One per other node: a keeper waits on it for a down.
+    downs: Arc<Vec<tokio::sync::Notify>>,
+    links: Links,
+    learned: Links,
+}
+
+impl MeshObserver {
+    fn current(&self) -> bool {
+        self.shared.current(self.index, self.incarnation)
+    }
+
+    fn record(&self, event: Event) {
+        self.shared.record(&node_name(self.index), event);
+    }
+}
+
+impl NodeEvents for MeshObserver {
+    fn up(&self, up: Up<'_>) {
+        let (Some(peer), Some(socket)) =
+            (node_index(up.node), dialer_of(up.local_addr, up.peer_addr))
+        else {
+            return;
+        };
+        if self.current() {
+            self.record(Event::MeshUp {
+                node: self.index,
+                peer,
+                generation: up.generation,
+                origin: up.origin.into(),
+                socket,
+            });
+        }
+    }
+
+    fn down(&self, down: Down<'_>) {
+        let Some(peer) = node_index(down.node) else {
+            return;
+        };
+        if self.current() {
+            self.shared.probe.world(WorldMark::GenerationDown);
+            if down.reason == DownReason::HeartbeatTimeout {
+                self.shared.probe.world(WorldMark::HeartbeatDown);
+            }
+            self.record(Event::MeshDown {
+                node: self.index,
+                peer,
+                generation: down.generation,
+                reason: down.reason.into(),
+            });
+        }
+        if let Some(wake) = self.downs.get(peer as usize) {
+            wake.notify_one();
+        }
+        self.links.down(down.node, down.generation);
+        self.learned.down(down.node, down.generation);
+    }
+
+    fn frame(&self, from: Generation<'_>, control: &[u8], _: &[u8]) {
+        let Some(peer) = node_index(from.node) else {
+            return;
+        };
+        if !self.current() {
+            return;
+        }
+        let index = self.index;
+        if let Some((&b'D', seq)) = control.split_first() {
+            if let Ok(seq) = seq.try_into() {
+                self.record(Event::MeshDataArrived {
+                    node: index,
+                    peer,
+                    generation: from.generation,
+                    seq: u64::from_be_bytes(seq),
+                });
+            }
+            return;
+        }
+        let Some((msg, link)) = parse_control(control) else {
+            return;
+        };
+        self.record(Event::MeshArrived {
+            node: index,
+            peer,
+            generation: from.generation,
+            link,
+            msg,
+        });
+        let Some(node) = self.node.get().and_then(std::sync::Weak::upgrade) else {
+            return;
+        };
+        let learned_link = Link {
+            generation: from.generation,
+            local: link,
+            remote: peer,
+        };
+        match msg {
+            LinkMsg::Link => match node.connection(from.node) {
+                Some(connection) if connection.generation() == from.generation => {
+                    self.learned.link(&*connection, link, peer);
+                }
+                // The generation it arrived on is gone already (its
+                // down was in the same instant): broken at once.
+                _ => self.record(Event::MeshNoConnection {
+                    node: index,
+                    peer,
+                    generation: from.generation,
+                    link,
+                    side: LinkSide::Learner,
+                }),
+            },
+            LinkMsg::Exit => {
+                self.learned.unlink(from.node, &learned_link);
+            }
+        }
+    }
+}
+
+/// One incarnation of a production node.
+pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil::Result {
+    let p = shared.params.clone();
+    shared.incarnation[index as usize].store(incarnation, Ordering::Release);
+    shared.alive[index as usize].store(true, Ordering::Release);
+    let host = node_name(index);
+    shared.record(
+        &host,
+        Event::NodeStarted {
+            node: index,
+            incarnation,
+        },
+    );
+    let start = tokio::time::Instant::now();
+    let mut rng = SimRng::new(shared.seed).fork(&format!("{host}.{incarnation}"));
+
+    let downs: Arc<Vec<tokio::sync::Notify>> =
+        Arc::new((0..p.nodes).map(|_| tokio::sync::Notify::new()).collect());
+    // After the down's record: the log shows a down before its
+    // noconnections.
+    let broken = |side: LinkSide| {
+        let shared = Arc::clone(&shared);
+        move |node: &str, link: Link| {
+            if !shared.current(index, incarnation) {
+                return;
+            }
+            shared.record(
+                &node_name(index),
+                Event::MeshNoConnection {
+                    node: index,
+                    peer: node_index(node).unwrap_or(u64::MAX),
+                    generation: link.generation,
+                    link: link.local,
+                    side,
+                },
+            );
+        }
+    };
+    let links = Links::new(broken(LinkSide::Maker));
+    let learned = Links::new(broken(LinkSide::Learner));
+    // The frame report needs the node, which exists only after it starts.
+    let cell: Arc<OnceLock<std::sync::Weak<dyn Node>>> = Arc::new(OnceLock::new());
+    let observer = MeshObserver {
+        shared: Arc::clone(&shared),
+        index,
+        incarnation,
+        node: Arc::clone(&cell),
+        downs: Arc::clone(&downs),
+        links: links.clone(),
+        learned: learned.clone(),
+    };
+    let gate = Arc::new(ReadGate::default());
+    let accepts = Arc::new(AcceptGate::default());
+    let transport = Arc::new(TurmoilTcp {
+        mss: MSS,
+        tap: None,
+        gate: Some(Arc::clone(&gate)),
+        accepts: Some(Arc::clone(&accepts)),
+    });
+    let target = shared
+        .subject
+        .node()
+        .expect("checked before the run: the target has a node");
+    let node: Arc<dyn Node> = Arc::from(
+        target
+            .start(NodeSetup {
+                name: host.clone(),
+                transport: transport.clone(),
+                runtime: Runtime::World(tokio::runtime::Handle::current()),
+                connect_timeout: p.connect_timeout,
+                write_timeout: p.heartbeat * 2,
+                heartbeat: Some(p.heartbeat),
+                max_frame: MAX_FRAME,
+                frame_budget: FRAME_BUDGET,
+                // Past the heartbeat: a stream gone silent is the
+                // heartbeat's (M5), a frame trickling in is this deadline's.
+                frame_timeout: Some(crate::scenario::mesh_frame_deadline(p.heartbeat)),
+                data_capacity: DATA_CAPACITY,
+                control_capacity: CONTROL_CAPACITY,
+                reports: NodeReports::new(Arc::new(observer)),
+                cookie: COOKIE.to_vec(),
+                nonces: Arc::new(handshake::nonces(
+                    shared.seed,
+                    &format!("{host}.{incarnation}"),
+                )),
+            })
+            .map_err(|error| format!("the node target could not start: {error}"))?,
+    );
+    let _ = cell.set(Arc::downgrade(&node));
+
+    let listener = transport.bind(&format!("0.0.0.0:{PORT}")).await?;
+    node.serve(listener);
+    let (orders_tx, mut orders) = mpsc::unbounded_channel();
+    shared
+        .nodes
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)[index as usize] = Some(NodeHandle {
+        node: Arc::downgrade(&node),
+        orders: orders_tx,
+        reads: gate,
+        accepts,
+    });
+
+    let dial = {
+        let node = Arc::clone(&node);
+        move |peer: u64| {
+            let node = Arc::clone(&node);
+            async move {
+                let name = node_name(peer);
+                node.dial(&name, &format!("{name}:{PORT}")).await.ok()
+            }
+        }
+    };
+
+    // Keepers: every pair dialed on its schedule; after a down, redialed
+    // `redial_after` later until a live generation exists. Both ends of a
+    // pair whose connection broke wait the same time, so their redials
+    // cross: what the tie-break must settle (a periodic poll would let
+    // them drift apart and hide a missing tie-break).
+    for peer in (0..p.nodes).filter(|&peer| peer != index) {
+        let (shared, dial, live) = (Arc::clone(&shared), dial.clone(), Arc::clone(&node));
+        let downs = Arc::clone(&downs);
+        let first = p.first_dials[index as usize][peer as usize];
+        let simultaneous = first == p.first_dials[peer as usize][index as usize];
+        let redial = p.redial_after;
+        tokio::spawn(async move {
+            tokio::time::sleep_until(start + first).await;
+            if simultaneous && index < peer && incarnation == 0 {
+                shared.probe.world(WorldMark::SimultaneousFirstDial);
+                shared.record(
+                    &node_name(index),
+                    Event::MeshDialedTogether { a: index, b: peer },
+                );
+            }
+            let name = node_name(peer);
+            let mut redialing = false;
+            loop {
+                if live.connection(&name).is_none() {
+                    let dialed = dial(peer).await.is_some();
+                    if redialing {
+                        shared.probe.world(if dialed {
+                            WorldMark::RedialOk
+                        } else {
+                            WorldMark::RedialFailed
+                        });
+                    }
+                    if !dialed {
+                        tokio::time::sleep(redial).await;
+                        redialing = true;
+                        continue;
+                    }
+                }
+                downs[peer as usize].notified().await;
+                tokio::time::sleep(redial).await;
+                redialing = true;
+            }
+        });
+    }
+
+    // The driver's orders.
+    {
+        let (dial, live) = (dial.clone(), Arc::clone(&node));
+        tokio::spawn(async move {
+            while let Some(order) = orders.recv().await {
+                match order {
+                    Order::Kill(peer) => {
+                        live.disconnect(&node_name(peer));
+                    }
+                    Order::CrossDial(peer) => {
+                        live.disconnect(&node_name(peer));
+                        tokio::spawn(dial(peer));
+                    }
+                }
+            }
+        });
+    }
+
+    // Data frames at their times over the window, numbered per node and
+    // incarnation (the incarnation in the high bits), to random peers.
+    {
+        let mut times: Vec<(Duration, u64)> = (0..p.data)
+            .map(|_| {
+                let at = Duration::from_micros(rng.range(0, p.workload.as_micros() as u64));
+                (at, (index + rng.range(1, p.nodes - 1)) % p.nodes)
+            })
+            .collect();
+        times.sort();
+        let (shared, sender) = (Arc::clone(&shared), Arc::clone(&node));
+        let elapsed = turmoil::sim_elapsed().unwrap_or_default();
+        tokio::spawn(async move {
+            for (counter, (at, peer)) in times.into_iter().enumerate() {
+                if at < elapsed {
+                    continue;
+                }
+                tokio::time::sleep_until(start + (at - elapsed)).await;
+                let seq = (incarnation << 32) | counter as u64;
+                let outcome = sender.enqueue(&node_name(peer), data_frame(seq));
+                shared.record(
+                    &node_name(index),
+                    Event::MeshDataSent {
+                        node: index,
+                        peer,
+                        seq,
+                        outcome: outcome.into(),
+                    },
+                );
+            }
+        });
+    }
+
+    // The workload: links made at their times (those of the window that
+    // are still ahead, for a restarted incarnation), each ended `hold`
+    // later by an EXIT pinned to its generation.
+    let mut times: Vec<(Duration, u64)> = (0..p.links)
+        .map(|_| {
+            let at = Duration::from_micros(rng.range(0, p.workload.as_micros() as u64));
+            let peer = (index + rng.range(1, p.nodes - 1)) % p.nodes;
+            (at, peer)
+        })
+        .collect();
+    times.sort();
+    let elapsed = turmoil::sim_elapsed().unwrap_or_default();
+    for (counter, (at, peer)) in times.into_iter().enumerate() {
+        if at < elapsed {
+            continue;
+        }
+        tokio::time::sleep_until(start + (at - elapsed)).await;
+        let connection = match node.connection(&node_name(peer)) {
+            Some(connection) => connection,
+            None => match dial(peer).await {
+                Some(connection) => connection,
+                None => continue,
+            },
+        };
+        let link = link_id(index, incarnation, counter as u64);
+        make_link(&shared, index, &links, &*node, &connection, peer, link);
+        let hold = Duration::from_micros(
+            rng.range(p.hold.0.as_micros() as u64, p.hold.1.as_micros() as u64),
+        );
+        let (shared, sender) = (Arc::clone(&shared), Arc::clone(&node));
+        tokio::spawn(async move {
+            tokio::time::sleep(hold).await;
+            offer(
+                &shared,
+                index,
+                &*sender,
+                &connection,
+                peer,
+                link,
+                LinkMsg::Exit,
+            );
+        });
+    }
+    std::future::pending::<()>().await;
+    Ok(())
+}
+
+/// Records a link over `connection` and sends its LINK.
+fn make_link(
+    shared: &Shared,
+    index: u64,
+    links: &Links,
+    sender: &dyn Node,
+    connection: &Conn,
+    peer: u64,
+    link: u64,
+) {
+    shared.record(
+        &node_name(index),
+        Event::MeshLinked {
+            node: index,
+            peer,
+            generation: connection.generation(),
+            link,
+        },
+    );
+    if links.link(&**connection, link, peer).is_none() {
+        shared.probe.world(WorldMark::LinkOverDownGeneration);
+        return;
+    }
+    offer(shared, index, sender, connection, peer, link, LinkMsg::Link);
+}
+
+/// Offers a link's control, pinned to `connection`.
+fn offer(
+    shared: &Shared,
+    index: u64,
+    sender: &dyn Node,
+    connection: &Conn,
+    peer: u64,
+    link: u64,
+    msg: LinkMsg,
+) {
+    let outcome = sender.enqueue_control(connection, control(msg, link));
+    shared.record(
+        &node_name(index),
+        Event::MeshControl {
+            node: index,
+            peer,
+            generation: connection.generation(),
+            link,
+            msg,
+            outcome: outcome.into(),
+        },
+    );
+}
