@@ -172,8 +172,9 @@ mod planted {
 
     /// Every planted bug a simulated world sees: a short hunt finds it by
     /// one of its own contracts, the shrink leaves at most 8 keys or
-    /// peers, 48 items or frames and 1 fault (the README's bound, the
-    /// largest `bench --detection` measured over five hunt seeds), and the
+    /// peers, 48 items or frames and 1 fault (the bound in
+    /// docs/evidence/detection.md, the largest `bench --detection` measured
+    /// over five hunt seeds), and the
     /// file written loads,
     /// pins the failing seed, and fails the same way when run.
     #[test]
