@@ -172,8 +172,8 @@ mod planted {
 
     /// Every planted bug a simulated world sees: a short hunt finds it by
     /// one of its own contracts, the shrink leaves at most 8 keys or
-    /// peers, 64 items or frames and 2 faults (docs/evidence/detection.md's bound, the
-    /// largest `bench --detection` measured over five hunt seeds), and the
+    /// peers, 64 items or frames and 2 faults (the bound in
+    /// docs/evidence/detection.md), and the
     /// file written loads,
     /// pins the failing seed, and fails the same way when run.
     #[test]

@@ -130,7 +130,8 @@ where
 /// a park and an unpark (an eventfd write and a context switch): at one unit
 /// per item, 47,000 context switches against upstream's 100 for 20 M items
 /// at one key, and 0.9x its throughput; with batches and one unit per 32,
-/// 256 or 1,024 items, 1.08x, 1.25x and 1.29x (README, "Lanes throughput").
+/// 256 or 1,024 items, 1.08x, 1.25x and 1.29x (measured for this change;
+/// docs/benchmarks.md, "Where the time went, and what changed").
 /// A handler that uses tokio resources spends the budget itself, so the
 /// lane still yields on time. Pinned by
 /// `a_flooded_lane_yields_to_its_neighbours` (tests/lanes_router.rs).

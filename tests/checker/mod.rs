@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Runs `f` under loom at preemption bound `bound` and prints how many
-/// schedules it explored (the README quotes these).
+/// schedules it explored (docs/model-checking.md quotes these).
 pub fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
     let schedules = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&schedules);

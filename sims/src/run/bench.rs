@@ -78,8 +78,8 @@ pub fn scenario(
 
 /// Big enough to fill a real kernel's send and receive buffers, so the real
 /// write parks. Simulation needs only more than `tcp_capacity` (64) segments
-/// of one MSS (README, the testbed bench: turmoil stalls after segments, a kernel after
-/// bytes), and a 16 MiB copy would dominate the simulated run's cost.
+/// of one MSS (docs/benchmarks.md, "The testbed": turmoil stalls after segments, a
+/// kernel after bytes), and a 16 MiB copy would dominate the simulated run's cost.
 const BIG: usize = 16 << 20;
 /// More than 64 segments of 1460 bytes.
 const BIG_SIMULATED: usize = 256 << 10;
