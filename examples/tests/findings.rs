@@ -44,10 +44,11 @@ fn failed(result: Result<SweepReport, Failed>) -> SweepReport {
     }
 }
 
-/// The node loses a simultaneous connect: both ends register their own
-/// dial and then close it, and they hold no common connection until a
-/// redial (M1). Found by the mesh hunt and shrunk to a file; the repro line
-/// is this crate's.
+/// The node loses a simultaneous connect: both ends register a stream of
+/// the pair and then close what the other holds, and they hold no common
+/// connection until a redial (M1). Found by `run @shipped/mesh_cross_dial.toml`
+/// (seed 146 of 0..200) and shrunk to a file; the repro line is this
+/// crate's.
 #[test]
 fn the_node_loses_a_simultaneous_connect() {
     let path = concat!(
@@ -58,8 +59,25 @@ fn the_node_loses_a_simultaneous_connect() {
     let failure = &report.scenarios[0].failures[0];
     assert_eq!(failure.violations[0].contract, Contract::M1);
     assert_eq!(
-        failure.repro,
-        format!("note: reproduce with: cargo test -p lanesim-examples --test lanesim -- replay {path} --seed 10382765287312948401")
+        failure.repro.cargo,
+        format!("cargo test -p lanesim-examples --test lanesim -- replay {path} --seed 146")
+    );
+    assert_eq!(failure.repro.argv[1..], ["replay", path, "--seed", "146"]);
+}
+
+/// The node has no frame deadline: a frame trickled in a byte per quarter
+/// tick is never cut off (M9). Found by `hunt --world mesh --seed 3` (case
+/// 2) once the mesh learned the trickle.
+#[test]
+fn the_node_lets_a_slowloris_hold_a_frame() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/findings/mesh_slowloris.toml");
+    let report = failed(runner().check(&[path], None));
+    let failure = &report.scenarios[0].failures[0];
+    assert_eq!(failure.violations[0].contract, Contract::M9);
+    assert!(
+        failure.violations[0].message.contains("never closed it"),
+        "{}",
+        failure.violations[0].message
     );
 }
 

@@ -18,7 +18,7 @@ use crate::hunt::shrink::Budget;
 use crate::hunt::strategy::HuntWorld;
 use crate::hunt::{self, HuntConfig};
 use crate::real;
-use crate::report::{self, announce, print, Outcome, EXIT_CODES};
+use crate::report::{self, announce, print, Outcome, Shown, EXIT_CODES};
 use crate::run::selftest::{self, catalogue_contracts, TURMOIL_LAYER};
 use crate::run::sweep::{self, Plan, Shard, SweepReport, Tally, Watch};
 use crate::run::{self, RunResult};
@@ -39,12 +39,22 @@ struct Cli {
 enum Command {
     /// List the scenarios under the given files or directories, the coverage
     /// marks, and the planted bugs this build can select.
+    #[command(after_help = "Examples:
+  lanesim list                        every shipped scenario, the marks, the planted bugs
+  lanesim list scenarios/mesh_*.toml  some scenarios, with their contracts and seeds")]
     List {
         /// Scenario files or directories (default: `scenarios`).
         paths: Vec<PathBuf>,
     },
     /// Run scenarios over seeds and decide every run against its contracts
     /// and every sweep against the marks its scenario must reach.
+    #[command(after_help = "Examples:
+  lanesim run scenarios                                    every scenario on its own seeds
+  lanesim run scenarios/sender_chaos.toml --seeds 0..10000 --jobs 4
+  lanesim run scenarios --seeds 0..100000 --for 50m --shard 0/4 --format json > shard-0.json
+  lanesim run scenarios --format jsonl > runs.jsonl        a line per run, then a summary line
+  lanesim run scenarios --junit report.xml --marks         JUnit for CI, and the mark table
+  lanesim run scenarios/sender_fifo.toml --real            on real tokio and loopback TCP")]
     Run {
         /// Scenario files or directories.
         #[arg(required = true)]
@@ -78,6 +88,11 @@ enum Command {
         /// Print every run's seed and sampled parameters before it starts.
         #[arg(long, short)]
         verbose: bool,
+        /// Also print the mark table: how many seeds of each scenario
+        /// reached each coverage mark (by default only the required marks a
+        /// sweep missed are printed).
+        #[arg(long)]
+        marks: bool,
         /// Plant this bug (needs a `--features planted-bugs` build).
         #[arg(long)]
         bug: Option<String>,
@@ -91,6 +106,9 @@ enum Command {
     },
     /// Fold the `--format json` reports of a sweep's shards into the report
     /// of the whole sweep, with the exit code the unsharded run would have.
+    #[command(after_help = "Examples:
+  lanesim merge shard-0.json shard-1.json shard-2.json shard-3.json
+  lanesim merge shard-*.json --format json --junit report.xml")]
     Merge {
         /// The shards' JSON reports (every shard of one sweep, once).
         #[arg(required = true)]
@@ -102,14 +120,25 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
     },
-    /// Re-run one seed, printing its parameters, its events (RUST_LOG
-    /// filters them, default `lanesim::event=debug`), its marks and verdict.
+    /// Re-run one seed, printing its parameters, its verdict with the
+    /// events that prove it, and its marks; `-v` also prints every event of
+    /// its log, `-vv` the production code's log as it runs (RUST_LOG
+    /// filters it).
+    #[command(after_help = "Examples:
+  lanesim replay scenarios/lanes_reap_race.toml --seed 7
+  lanesim replay scenarios/regressions/kill_inside_partition.toml   a one-seed file needs no --seed
+  lanesim replay scenarios/sender_chaos.toml --seed 3 -v            with every event of its log
+  lanesim replay scenarios/mesh_chaos.toml --seed 1 --trace trace.json   open it at ui.perfetto.dev")]
     Replay {
         /// The scenario file.
         path: PathBuf,
-        /// The seed.
+        /// The seed (default: the file's, when it pins one).
         #[arg(long)]
-        seed: u64,
+        seed: Option<u64>,
+        /// `-v`: print every event of the run's log after it; `-vv`: also
+        /// the production code's log as it runs.
+        #[arg(short, long, action = clap::ArgAction::Count)]
+        verbose: u8,
         /// Also write the run as a Chrome / Perfetto trace-event file in
         /// virtual time (open it at ui.perfetto.dev).
         #[arg(long, value_name = "FILE")]
@@ -121,6 +150,9 @@ enum Command {
     /// Plant each bug in turn and report which scenarios catch it, by a
     /// contract the catalogue lists for it, in what share of their seeds
     /// (needs a `--features planted-bugs` build).
+    #[command(after_help = "Examples:
+  cargo run --release --features planted-bugs -- selftest
+  cargo run --release --features planted-bugs -- selftest scenarios/mesh_*.toml --format json")]
     Selftest {
         /// Scenario files or directories.
         #[arg(default_value = "scenarios")]
@@ -134,6 +166,10 @@ enum Command {
     },
     /// Measure the testbed: seeds/s per scenario, the wedged-peer exchange
     /// real vs simulated, and the harness against bare turmoil.
+    #[command(after_help = "Examples:
+  lanesim bench                    seeds/s per scenario, real vs simulated, the harness's cost
+  lanesim bench --no-real scenarios/lanes_order.toml
+  cargo run --release --features planted-bugs -- bench --detection")]
     Bench {
         /// Scenario files or directories.
         #[arg(default_value = "scenarios")]
@@ -158,6 +194,10 @@ enum Command {
     },
     /// Generate cases (proptest), run each against every contract its world
     /// decides, and shrink the first failure to a scenario file.
+    #[command(after_help = "Examples:
+  lanesim hunt --world mesh --for 10m --jobs 4
+  lanesim hunt --seed 1 --cases 1000 --jobs 2          what CI runs: fixed seed, fixed cases
+  lanesim hunt --world sender --keep-going --format json > hunt.json")]
     Hunt {
         /// Which world's cases.
         #[arg(long, value_enum, default_value_t = HuntWorld::Both)]
@@ -192,12 +232,19 @@ enum Command {
         /// not written when a bug is planted).
         #[arg(long)]
         regressions: Option<PathBuf>,
+        /// Output format: `human`, or `json` (one document on stdout: the
+        /// hunt's counts, marks and each failure with its repro).
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
         /// Plant this bug (needs a `--features planted-bugs` build).
         #[arg(long)]
         bug: Option<String>,
     },
     /// Shrink a failing seed of a scenario to a small exact scenario file
     /// that fails the same way.
+    #[command(after_help = "Examples:
+  lanesim shrink scenarios/sender_chaos.toml --seed 340
+  cargo run --features planted-bugs -- shrink scenarios/lanes_order.toml --seed 5 --bug pending-decremented-at-dequeue")]
     Shrink {
         /// The scenario file.
         path: PathBuf,
@@ -215,6 +262,9 @@ enum Command {
     /// for real (`run --real`): verdicts (they must agree), coverage marks
     /// each side reached, wall time real vs simulated. A disagreement
     /// exits 6, naming scenario and seed.
+    #[command(after_help = "Examples:
+  lanesim fidelity                                  every real-capable scenario, seeds 0..3
+  lanesim fidelity scenarios/sender_wedged_peer.toml --seeds 0..10")]
     Fidelity {
         /// Scenario files or directories.
         #[arg(default_value = "scenarios")]
@@ -227,6 +277,9 @@ enum Command {
         bug: Option<String>,
     },
     /// Run each seed twice and compare the event-log hashes.
+    #[command(after_help = "Examples:
+  lanesim audit scenarios --seeds 0..8          each seed twice in this process
+  lanesim audit scenarios --seeds 0..8 --processes   a sweep in two processes, line by line")]
     Audit {
         /// Scenario files or directories.
         #[arg(required = true)]
@@ -297,6 +350,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             format,
             junit,
             verbose,
+            marks,
             bug,
             real,
         } => run(
@@ -309,6 +363,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
                 format,
                 junit,
                 verbose,
+                marks,
                 bug,
                 real,
             },
@@ -322,11 +377,13 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
         Command::Replay {
             path,
             seed,
+            verbose,
             trace,
             bug,
         } => replay(
             &path,
             seed,
+            verbose,
             trace.as_deref(),
             subject(base, bug.as_deref())?,
         ),
@@ -376,8 +433,14 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             no_shrink,
             out,
             regressions,
+            format,
             bug,
         } => {
+            if format == Format::Jsonl {
+                return Err(
+                    "hunt --format: jsonl streams a sweep's runs; use json or human".into(),
+                );
+            }
             let subject = subject(base, bug.as_deref())?;
             let regressions = match regressions {
                 Some(path) => {
@@ -405,7 +468,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
                 out,
                 regressions,
             };
-            hunt(&config)
+            hunt(&config, format)
         }
         Command::Shrink {
             path,
@@ -454,7 +517,7 @@ fn parse_wall(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
-fn hunt(config: &HuntConfig) -> Result<Outcome, String> {
+fn hunt(config: &HuntConfig, format: Format) -> Result<Outcome, String> {
     let subject = &config.subject;
     let (lanes, node) = (subject.lanes().is_some(), subject.node().is_some());
     let lacking = match config.world {
@@ -479,7 +542,7 @@ fn hunt(config: &HuntConfig) -> Result<Outcome, String> {
         (None, None) => "no limit".into(),
     };
     announce(
-        Format::Human,
+        format,
         &format!(
             "hunt --seed {} --world {}: {limit}, {} job(s), {guidance}{}",
             config.seed,
@@ -508,6 +571,7 @@ fn hunt(config: &HuntConfig) -> Result<Outcome, String> {
     Ok(Outcome::Hunt {
         report,
         subject: config.subject.clone(),
+        format,
     })
 }
 
@@ -575,18 +639,22 @@ struct RunArgs {
     format: Format,
     junit: Option<PathBuf>,
     verbose: bool,
+    marks: bool,
     bug: Option<String>,
     real: bool,
 }
 
 /// What a `run` shows while it goes: the seeds and parameters of runs
-/// about to start (when asked, or when there is one), each run as a JSON
-/// line (`--format jsonl`), and a progress bar on a terminal.
+/// about to start (when asked, or when there is one), each scenario's line
+/// as it finishes (people), each run as a JSON line (`--format jsonl`),
+/// and a progress bar on a terminal.
 struct RunWatch {
     format: Format,
     verbose: bool,
     subject: Subject,
     bar: ProgressBar,
+    /// The width scenario names are padded to.
+    width: usize,
 }
 
 impl Watch for RunWatch {
@@ -601,9 +669,13 @@ impl Watch for RunWatch {
         }
     }
 
-    fn folded(&mut self, result: &RunResult, _: &Tally) {
+    fn folded(&mut self, result: &RunResult, tally: &Tally) {
         if self.format == Format::Jsonl {
             report::stream_run(result, &self.subject);
+        }
+        if self.format == Format::Human && report::sweep::finished(tally) {
+            self.bar
+                .suspend(|| report::scenario_done(tally, self.width));
         }
         self.bar.inc(1);
     }
@@ -624,24 +696,9 @@ fn run(args: &RunArgs, base: &Subject) -> Result<Outcome, String> {
         jobs: args.jobs,
         subject: subject.clone(),
     };
-    let mut single = true;
-    for scenario in &scenarios {
-        let seeds = plan.seeds_of(scenario);
-        single &= seeds.len() == 1;
-        let shard = if args.shard == Shard::ALL {
-            String::new()
-        } else {
-            format!(", shard {}", args.shard)
-        };
-        announce(
-            args.format,
-            &format!(
-                "{} ({}): seeds {seeds}{shard}",
-                scenario.name,
-                scenario.path.display(),
-            ),
-        );
-    }
+    let single = scenarios
+        .iter()
+        .all(|scenario| plan.seeds_of(scenario).len() == 1);
     let total: u64 = scenarios
         .iter()
         .scan(0u64, |start, scenario| {
@@ -663,6 +720,7 @@ fn run(args: &RunArgs, base: &Subject) -> Result<Outcome, String> {
         verbose: args.verbose || single,
         subject,
         bar,
+        width: report::sweep::name_width(scenarios.iter().map(|s| s.name.as_str())),
     };
     let report = sweep::sweep(&plan, &mut watch);
     watch.bar.finish_and_clear();
@@ -672,6 +730,10 @@ fn run(args: &RunArgs, base: &Subject) -> Result<Outcome, String> {
     Ok(Outcome::Run {
         report,
         format: args.format,
+        shown: Shown {
+            streamed: args.format == Format::Human,
+            marks: args.marks,
+        },
     })
 }
 
@@ -754,7 +816,11 @@ fn merge(files: &[PathBuf], format: Format, junit: Option<&Path>) -> Result<Outc
     if let Some(path) = junit {
         write_junit(path, &report)?;
     }
-    Ok(Outcome::Run { report, format })
+    Ok(Outcome::Run {
+        report,
+        format,
+        shown: Shown::default(),
+    })
 }
 
 /// The largest shard report `merge` reads: a report holds at most
@@ -812,27 +878,71 @@ fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
 
 fn replay(
     path: &Path,
-    seed: u64,
+    seed: Option<u64>,
+    verbose: u8,
     trace: Option<&Path>,
     subject: Subject,
 ) -> Result<Outcome, String> {
     let scenario = Scenario::load(path).map_err(|e| e.to_string())?;
-    init_tracing("lanesim::event=debug");
+    let own = scenario.default_seeds();
+    let seed = match seed {
+        Some(seed) => seed,
+        None if own.len() == 1 => own.into_iter().next().unwrap_or(0),
+        None => {
+            return Err(format!(
+                "replay {}: give --seed: the file's seeds are {own}",
+                path.display()
+            ))
+        }
+    };
+    // Refused before the run, not after it.
+    if let Some(trace) = trace {
+        check_writable(trace).map_err(|e| format!("--trace {}: {e}", trace.display()))?;
+    }
+    init_tracing(if verbose >= 2 {
+        "lanesim=debug"
+    } else {
+        "warn"
+    });
     announce(
         Format::Human,
         &format!("replay {} seed {seed}", scenario.path.display()),
     );
     announce(Format::Human, &format!("params: {}", scenario.sample(seed)));
     let result = run::execute(&scenario, seed, &subject);
-    if let Some(trace) = trace {
-        let document = report::trace::document(&result);
-        std::fs::write(trace, document.to_string())
-            .map_err(|e| format!("--trace {}: {e}", trace.display()))?;
-    }
+    let wrote = match trace {
+        Some(trace) => {
+            let document = report::trace::document(&result);
+            std::fs::write(trace, document.to_string())
+                .map_err(|e| format!("--trace {}: {e}", trace.display()))?;
+            Some(trace.to_path_buf())
+        }
+        None => None,
+    };
     Ok(Outcome::Replay {
         result: Box::new(result),
         subject,
+        events: verbose >= 1,
+        wrote,
     })
+}
+
+/// Whether `path` can be written: its directory exists and it is not a
+/// directory or a special file (checked before a run, so a typo does not
+/// cost one).
+fn check_writable(path: &Path) -> Result<(), String> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(format!("no such directory: {}", dir.display()));
+    }
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Err("not a regular file".into()),
+        Ok(meta) if meta.permissions().readonly() => Err("read-only".into()),
+        _ => Ok(()),
+    }
 }
 
 fn selftest(
@@ -955,8 +1065,11 @@ fn audit_processes(paths: &[PathBuf], seeds: SeedRange) -> Result<Outcome, Strin
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
+        // The runs' lines; the summary record ends the stream and carries
+        // the wall time, which differs from process to process.
         Ok(String::from_utf8_lossy(&out.stdout)
             .lines()
+            .filter(|line| !line.starts_with("{\"summary\""))
             .map(str::to_string)
             .collect())
     };
@@ -1094,4 +1207,48 @@ fn collect_toml(
         files.push(path.to_path_buf());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::Cli;
+
+    /// Every subcommand's `--help` ends with examples, and each example
+    /// that names the binary (`lanesim ...`, or `cargo run ... -- ...`)
+    /// parses as written: its flags are real.
+    #[test]
+    fn every_subcommands_help_has_examples_that_parse() {
+        let cli = Cli::command();
+        for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
+            let help = sub
+                .get_after_help()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            assert!(
+                help.starts_with("Examples:"),
+                "{} has no examples",
+                sub.get_name()
+            );
+            let examples: Vec<&str> = help.lines().skip(1).collect();
+            assert!(!examples.is_empty(), "{}", sub.get_name());
+            for line in examples {
+                // A comment follows two spaces or more; a redirection is
+                // the shell's.
+                let command = line.trim().split("  ").next().unwrap_or_default();
+                let command = command.split(" >").next().unwrap_or_default();
+                let words: Vec<&str> = match command.split_once(" -- ") {
+                    Some((_, args)) => std::iter::once("lanesim")
+                        .chain(args.split_whitespace())
+                        .collect(),
+                    None => command.split_whitespace().collect(),
+                };
+                assert_eq!(words.first(), Some(&"lanesim"), "{line}");
+                if let Err(error) = Cli::try_parse_from(&words) {
+                    panic!("`{line}` does not parse: {error}");
+                }
+            }
+        }
+    }
 }

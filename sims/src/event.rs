@@ -674,6 +674,12 @@ pub enum Event {
         held_us: u64,
         closed: bool,
     },
+    /// `node`'s dial of `peer` failed.
+    MeshDialFailed {
+        node: u64,
+        peer: u64,
+        error: DialFailure,
+    },
 }
 
 /// An event with its time and host.

@@ -128,7 +128,10 @@ impl fmt::Display for Failed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Input(message) => write!(f, "error: {message}"),
-            Self::Runs(report) => f.write_str(&crate::report::sweep::human(report)),
+            Self::Runs(report) => f.write_str(&crate::report::sweep::human(
+                report,
+                crate::report::Shown::default(),
+            )),
         }
     }
 }

@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use lanesim_sims::check::{check, CheckContext};
-use lanesim_sims::event::{Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side};
+use lanesim_sims::event::{
+    DialFailure, Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side,
+};
 use lanesim_sims::scenario::Contract;
 
 const ALL: [Contract; 9] = [
@@ -780,6 +782,9 @@ fn m1_allows_a_redial_when_both_dials_time_out_on_a_healthy_link() {
         redial: Some((Duration::from_millis(200), Duration::from_millis(100))),
         ..context()
     };
+    let timed_out = |ms: u64, node: u64, peer: u64, error: DialFailure| {
+        at(ms, Event::MeshDialFailed { node, peer, error })
+    };
     let log = |registered_first: bool| {
         let mut log = vec![
             started(0, 0, 0),
@@ -790,8 +795,9 @@ fn m1_allows_a_redial_when_both_dials_time_out_on_a_healthy_link() {
             // Node 0's dial registered, and then the pair lost it: the
             // tie-break's business, held to the dials' own round trips.
             log.push(up(180, 0, 1, 1, 5000));
-            log.push(down(200, 0, 1, 1));
+            log.push(down(190, 0, 1, 1));
         }
+        log.push(timed_out(200, 1, 0, DialFailure::Timeout));
         log.extend([
             up(640, 0, 1, 2, 5001),
             up(650, 1, 0, 1, 5001),
@@ -807,12 +813,23 @@ fn m1_allows_a_redial_when_both_dials_time_out_on_a_healthy_link() {
             .map(|v| v.contract)
             .collect::<Vec<_>>()
     };
-    assert_eq!(contracts(&log(false), &short), vec![], "both timed out");
+    assert_eq!(contracts(&log(false), &short), vec![], "a dial timed out");
     assert_eq!(
         contracts(&log(true), &short),
         vec![Contract::M1],
         "one registered"
     );
+    // Refused, not timed out: the pair's own doing.
+    let refused: Vec<Record> = log(false)
+        .into_iter()
+        .map(|mut r| {
+            if let Event::MeshDialFailed { error, .. } = &mut r.event {
+                *error = DialFailure::Unauthenticated;
+            }
+            r
+        })
+        .collect();
+    assert_eq!(contracts(&refused, &short), vec![Contract::M1], "refused");
     // With a connect timeout a dial always fits, no redial is allowed.
     let long = CheckContext {
         connect_timeout: Duration::from_millis(500),

@@ -90,7 +90,6 @@ fn json_stdout_is_exactly_one_document() {
     assert_eq!(value["summary"]["runs"], 2);
     assert_eq!(value["summary"]["exit"], 0);
     assert_eq!(value["scenarios"][0]["verdicts"]["pass"], 2);
-    assert!(stderr(&out).contains("lanes_order"), "announced on stderr");
 }
 
 /// A scenario every seed of which runs out of its virtual-time budget (a
@@ -110,9 +109,11 @@ fn stuck_scenario() -> Scratch {
 }
 
 /// `--format jsonl`: one JSON object per run on stdout, as runs finish, in
-/// seed order; the human summary on stderr.
+/// seed order, each failure's repro as an argv list and a line and its
+/// parameters as an object; then one summary record (`{"summary": ...}`,
+/// with the exit code); the human summary on stderr.
 #[test]
-fn jsonl_streams_one_object_per_run_and_the_summary_to_stderr() {
+fn jsonl_streams_one_object_per_run_then_a_summary_record() {
     let stuck = stuck_scenario();
     let out = lanesim(&[
         "run",
@@ -130,7 +131,13 @@ fn jsonl_streams_one_object_per_run_and_the_summary_to_stderr() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("every line is one JSON object"))
         .collect();
-    assert_eq!(lines.len(), 6);
+    assert_eq!(lines.len(), 7);
+    let summary = &lines[6]["summary"];
+    assert_eq!(summary["runs"], 6);
+    assert_eq!(summary["liveness"], 3);
+    assert_eq!(summary["exit"], 3);
+    assert!(summary["wall_s"].as_f64().is_some(), "{summary}");
+    let lines = &lines[..6];
     let seen: Vec<(String, u64, String)> = lines
         .iter()
         .map(|l| {
@@ -145,7 +152,12 @@ fn jsonl_streams_one_object_per_run_and_the_summary_to_stderr() {
     assert_eq!(seen[0], ("stuck".into(), 0, "liveness".into()));
     assert_eq!(seen[2], ("stuck".into(), 2, "liveness".into()));
     assert_eq!(seen[5], ("lanes_order".into(), 2, "pass".into()));
-    assert!(lines[1]["repro"].as_str().unwrap().contains("--seed 1"));
+    let repro = &lines[1]["repro"];
+    assert!(repro["display"].as_str().unwrap().ends_with("--seed 1"));
+    assert_eq!(repro["argv"][1], "replay");
+    assert_eq!(repro["argv"].as_array().unwrap().last().unwrap(), "1");
+    assert_eq!(lines[1]["params"]["world"], "lanes");
+    assert!(lines[1]["params"]["lanes"].is_object(), "{}", lines[1]);
     assert!(lines[3]["repro"].is_null());
     assert!(stderr(&out).contains("summary: 6 runs: 3 pass, 0 violated, 3 liveness"));
     // Redirected, so no progress bar and no colour: no escape codes, no
@@ -158,7 +170,8 @@ fn jsonl_streams_one_object_per_run_and_the_summary_to_stderr() {
 }
 
 /// `--junit FILE`: a test case per scenario and one per failed seed, the
-/// latter carrying its repro line; read back with the JUnit crate.
+/// latter carrying its repro line, each scenario's with the time its runs
+/// took; read back with the JUnit crate.
 #[test]
 fn junit_has_a_case_per_scenario_and_a_failure_per_failed_seed() {
     let stuck = stuck_scenario();
@@ -200,13 +213,18 @@ fn junit_has_a_case_per_scenario_and_a_failure_per_failed_seed() {
     );
     assert!(cases[0].1 && cases[1].1 && cases[2].1 && !cases[3].1);
     assert!(
-        cases[2]
-            .2
-            .contains("note: reproduce with: cargo run -- replay")
-            && cases[2].2.contains("--seed 1"),
+        cases[2].2.contains(" replay ") && cases[2].2.ends_with("--seed 1"),
         "{:?}",
         cases[2]
     );
+    // Times are written to the millisecond: a run of a few items may
+    // round to 0, so what is pinned is that each is there.
+    let suite = &report.test_suites[0];
+    assert!(suite.time.is_some(), "the suite's time");
+    for index in [0, 3] {
+        let case = &suite.test_cases[index];
+        assert!(case.time.is_some(), "{:?} has no time", case.name);
+    }
 }
 
 /// `--shard I/N` and `merge`: the shards' JSON reports merge into exactly
@@ -326,15 +344,29 @@ fn selecting_a_planted_bug_needs_the_feature() {
     );
 }
 
+/// The repro is the binary that ran (argv for machines, one line for
+/// people) and, apart, the cargo command that rebuilds it first.
 #[test]
-fn the_repro_line_is_rustc_note_style() {
+fn the_repro_names_the_binary_that_ran_as_argv_and_as_a_line() {
+    let repro = lanesim_sims::run::Repro::replay(
+        "scenarios/lanes_order.toml",
+        7121,
+        &lanesim_sims::targets::Subject::default(),
+    );
+    let exe = std::env::current_exe().unwrap();
+    assert!(
+        exe.ends_with(&repro.argv[0]),
+        "{:?} is not {exe:?}",
+        repro.argv[0]
+    );
     assert_eq!(
-        lanesim_sims::run::repro_line(
-            "scenarios/lanes_order.toml",
-            7121,
-            &lanesim_sims::targets::Subject::default()
-        ),
-        "note: reproduce with: cargo run -- replay scenarios/lanes_order.toml --seed 7121"
+        repro.argv[1..],
+        ["replay", "scenarios/lanes_order.toml", "--seed", "7121"]
+    );
+    assert_eq!(repro.display, repro.argv.join(" "));
+    assert_eq!(
+        repro.cargo,
+        "cargo run -- replay scenarios/lanes_order.toml --seed 7121"
     );
 }
 
@@ -345,8 +377,9 @@ fn audit_finds_no_divergence() {
     assert!(stdout(&out).contains("audit: 0 divergence(s)"));
 }
 
-/// A failing run's note line, executed as printed (minus `cargo run ... --`),
-/// reproduces the same violations.
+/// A failing run's repro line, executed as printed (its program is the
+/// binary that ran), reproduces the same violations; `--format json` gives
+/// the same command as an argv list.
 #[cfg(feature = "planted-bugs")]
 #[test]
 fn a_failure_prints_one_repro_line_that_replays_the_same_failure() {
@@ -360,23 +393,50 @@ fn a_failure_prints_one_repro_line_that_replays_the_same_failure() {
     ]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let text = stdout(&out);
-    let notes: Vec<&str> = text
+    let repros: Vec<&str> = text
         .lines()
         .map(str::trim)
-        .filter(|l| l.starts_with("note: reproduce with:"))
+        .filter_map(|l| l.strip_prefix("repro: "))
         .collect();
+    assert_eq!(repros.len(), 1, "{text}");
+    let words: Vec<&str> = repros[0].split_whitespace().collect();
     assert_eq!(
-        notes,
-        ["note: reproduce with: cargo run --features planted-bugs -- replay scenarios/lanes_order.toml --seed 5 --bug pending-decremented-at-dequeue"]
+        words[1..],
+        [
+            "replay",
+            "scenarios/lanes_order.toml",
+            "--seed",
+            "5",
+            "--bug",
+            "pending-decremented-at-dequeue"
+        ]
     );
-    let args: Vec<&str> = notes[0]
-        .split(" -- ")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .collect();
-    let replay = lanesim(&args);
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let replay = Command::new(std::path::Path::new(root).join(words[0]))
+        .args(&words[1..])
+        .current_dir(root)
+        .output()
+        .unwrap();
     assert_eq!(replay.status.code(), Some(1));
+    let json = lanesim(&[
+        "run",
+        "scenarios/lanes_order.toml",
+        "--seed",
+        "5",
+        "--bug",
+        "pending-decremented-at-dequeue",
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let failure = &doc["scenarios"][0]["failures"][0];
+    assert_eq!(failure["repro"]["display"], repros[0]);
+    assert_eq!(
+        failure["repro"]["argv"].as_array().unwrap().len(),
+        words.len()
+    );
+    assert_eq!(failure["params"]["world"], "lanes");
+    assert!(failure["params"]["lanes"]["keys"].is_number(), "{failure}");
     let violations = |t: &str| {
         t.lines()
             .filter(|l| l.contains("violated:"))
@@ -690,27 +750,23 @@ fn a_shrunk_file_round_trips_through_run_and_replay() {
         stderr(&out)
     );
     let text = stdout(&out);
-    assert!(text.contains("L4 violated"), "{text}");
+    assert!(text.contains("L4 (capacity) violated"), "{text}");
     let note = text
         .lines()
         .map(str::trim)
-        .find(|l| l.starts_with("note: reproduce with:"))
+        .find_map(|l| l.strip_prefix("repro: "))
         .expect("a repro line");
-    let args: Vec<&str> = note
-        .split(" -- ")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .collect();
+    // The program that ran, then its arguments.
+    let args: Vec<&str> = note.split_whitespace().skip(1).collect();
     assert_eq!(args[0], "replay");
     let path = args[1];
     assert!(path.ends_with("L4-5.toml"), "{path}");
     let replay = lanesim(&args);
     assert_eq!(replay.status.code(), Some(1), "{}", stdout(&replay));
-    assert!(stdout(&replay).contains("L4 violated"));
+    assert!(stdout(&replay).contains("L4 (capacity) violated"));
     let run = lanesim(&["run", path, "--bug", "pending-decremented-at-dequeue"]);
     assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
-    assert!(stdout(&run).contains("L4 violated"));
+    assert!(stdout(&run).contains("L4 (capacity) violated"));
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 
@@ -784,7 +840,7 @@ fn the_last_seed_runs_exactly_once() {
 /// a terminal, and `NO_COLOR` turns it off there too).
 #[test]
 fn a_redirected_replay_log_has_no_colour_codes() {
-    let out = lanesim(&["replay", "scenarios/lanes_order.toml", "--seed", "1"]);
+    let out = lanesim(&["replay", "scenarios/lanes_order.toml", "--seed", "1", "-vv"]);
     assert_eq!(out.status.code(), Some(0));
     let log = stderr(&out);
     assert!(log.contains("Routed"), "no events logged: {log}");
@@ -838,8 +894,10 @@ fn empty_directories_symlink_loops_and_repeats_are_named_or_run_once() {
 /// `replay --trace`: a trace-event file (Chrome / Perfetto JSON) stamped in
 /// virtual time: in a wedged-peer run the write deadline's down lands
 /// `write_timeout` (5 s) after the wedged write began; processes and tracks
-/// are named; the fault is an instant. A failure prints the trace command
-/// next to its repro line.
+/// are named; the fault is an instant; every span begun is ended (a
+/// generation at its down or at the run's end), on every track; the replay
+/// says where it wrote. A failure prints the trace command next to its
+/// repro line.
 #[test]
 fn a_trace_is_trace_event_json_in_virtual_time() {
     let scratch = tempfile::tempdir().unwrap();
@@ -853,9 +911,15 @@ fn a_trace_is_trace_event_json_in_virtual_time() {
         path.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("wrote {}", path.display())),
+        "{}",
+        stdout(&out)
+    );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).expect("JSON");
     let events = doc["traceEvents"].as_array().expect("a traceEvents array");
+    assert_spans_balanced(events);
     for event in events {
         let ph = event["ph"].as_str().expect("every event has a phase");
         assert!(["B", "E", "i", "M"].contains(&ph), "{event}");
@@ -896,19 +960,57 @@ fn a_trace_is_trace_event_json_in_virtual_time() {
         "down {after} us after the write began"
     );
 
+    // A mesh run: hundreds of generations, some still live at the end.
+    let mesh = scratch.path().join("mesh.json");
+    let out = lanesim(&[
+        "replay",
+        "scenarios/mesh_chaos.toml",
+        "--seed",
+        "1",
+        "--trace",
+        mesh.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mesh).unwrap()).expect("JSON");
+    assert_spans_balanced(doc["traceEvents"].as_array().unwrap());
+
     let stuck = stuck_scenario();
     let out = lanesim(&["run", stuck.to_str().unwrap(), "--seed", "0"]);
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
     let repro = lines
         .iter()
-        .position(|l| l.starts_with("note: reproduce with:"))
+        .position(|l| l.starts_with("repro: "))
         .expect("a repro line");
     assert!(
-        lines[repro + 1].starts_with("note: see it in time with: cargo run -- replay ")
+        lines[repro + 1].starts_with("trace: ")
+            && lines[repro + 1].contains(" replay ")
             && lines[repro + 1].contains("--seed 0 --trace trace.json"),
         "{text}"
     );
+}
+
+/// Every `B` of a trace has its `E` on the same track, never before it.
+fn assert_spans_balanced(events: &[serde_json::Value]) {
+    let mut open: std::collections::BTreeMap<(u64, u64), i64> = Default::default();
+    for event in events {
+        let track = (
+            event["pid"].as_u64().unwrap(),
+            event["tid"].as_u64().unwrap(),
+        );
+        match event["ph"].as_str() {
+            Some("B") => *open.entry(track).or_default() += 1,
+            Some("E") => {
+                let depth = open.entry(track).or_default();
+                *depth -= 1;
+                assert!(*depth >= 0, "an E with no B open on {track:?}: {event}");
+            }
+            _ => {}
+        }
+    }
+    let unclosed: Vec<_> = open.iter().filter(|(_, d)| **d != 0).collect();
+    assert!(unclosed.is_empty(), "spans never ended: {unclosed:?}");
 }
 
 /// `audit --processes`: the same sweep in two processes streams the same
@@ -942,4 +1044,36 @@ fn audit_across_processes_finds_identical_runs_and_detects_the_first_difference(
         first_line_difference(&a, &lines(&["x", "y"])),
         Some((2, "z".into(), String::new()))
     );
+}
+
+/// `hunt --format json`: one JSON document on stdout (the announcement on
+/// stderr): counts, why it stopped, the marks reached, the failures.
+#[test]
+fn hunt_json_is_one_document_on_stdout() {
+    let scratch = tempfile::tempdir().unwrap();
+    let regressions = scratch.path().join("regressions.txt");
+    std::fs::write(&regressions, "").unwrap();
+    let out = lanesim(&[
+        "hunt",
+        "--world",
+        "lanes",
+        "--cases",
+        "20",
+        "--format",
+        "json",
+        "--regressions",
+        regressions.to_str().unwrap(),
+        "--out",
+        scratch.path().join("shrunk").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("the whole of stdout is one JSON document");
+    assert_eq!(doc["world"], "lanes");
+    assert_eq!(doc["cases"], 20);
+    assert_eq!(doc["stop"], "cases");
+    assert_eq!(doc["failures"], 0);
+    assert_eq!(doc["found"], serde_json::json!([]));
+    assert!(doc["marks"]["lane_created"].as_u64().unwrap() > 0, "{doc}");
+    assert!(stderr(&out).contains("hunt --seed 0 --world lanes"));
 }

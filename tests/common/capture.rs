@@ -12,8 +12,16 @@ pub struct Captured(Arc<Mutex<Vec<String>>>);
 
 impl Captured {
     /// Captures this thread's events until the guard drops.
+    ///
+    /// Then rebuilds tracing's per-callsite interest: a callsite first hit
+    /// on another test's thread, with no subscriber there, may have cached
+    /// "never" in a race with this registration, and would drop this
+    /// thread's events too (CI lost `an_impostor_without_the_cookie_never_registers`'s
+    /// refusal so, once, under load).
     pub fn install(&self) -> tracing::subscriber::DefaultGuard {
-        tracing::subscriber::set_default(self.clone())
+        let guard = tracing::subscriber::set_default(self.clone());
+        tracing::callsite::rebuild_interest_cache();
+        guard
     }
 
     pub fn records(&self) -> Vec<String> {
@@ -46,6 +54,13 @@ impl tracing::field::Visit for Render {
 }
 
 impl tracing::Subscriber for Captured {
+    // Asked at every event, never cached: other threads run without it.
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
     fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
         true
     }

@@ -63,13 +63,23 @@ pub async fn an_honest_peer_is_delivered(to: &Served, from: &str, tag: &[u8]) {
 }
 
 /// The process's resident memory when it was taken (Linux; `None`
-/// elsewhere), to bound what an attack made the node hold.
-pub struct Memory(Option<u64>);
+/// elsewhere), to bound what an attack made the node hold. Resident memory
+/// is the process's, and a test file's tests run on threads of one
+/// process: a measure holds a lock until it drops, so two measures never
+/// overlap (the 24 spenders' 64 MiB once landed inside the slowloris
+/// test's window).
+pub struct Memory(Option<u64>, std::sync::MutexGuard<'static, ()>);
+
+/// Held by each [`Memory`] while it lives.
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Memory {
-    /// Resident memory now.
+    /// Resident memory now (after waiting for any other measure to end).
     pub fn now() -> Self {
-        Self(resident())
+        let turn = MEASURING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Self(resident(), turn)
     }
 
     /// Fails unless resident memory grew by less than `bound` bytes since.

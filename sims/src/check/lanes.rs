@@ -285,6 +285,7 @@ impl Replay<'_> {
             | Event::MeshProbe { .. }
             | Event::MeshImpostor { .. }
             | Event::MeshTrickle { .. }
+            | Event::MeshDialFailed { .. }
             | Event::MeshTableAtEnd { .. }
             | Event::MeshDialedTogether { .. }
             | Event::MeshDataSent { .. }

@@ -13,10 +13,13 @@
 //!   after two nodes dial each other at once (a cross-dial, or first dials
 //!   in the same instant), they agree on
 //!   one live socket within [`convergence_bound`], with no redial: the
-//!   tie-break settles it in the dials' own round trips. Unless the
+//!   tie-break settles it in the dials' own round trips (redials that
+//!   cross in one instant are such a pair too). Unless the
 //!   connect timeout is shorter than a dial's round trips
-//!   ([`CheckContext::dial_round_trips`]) and neither dial registered:
-//!   then both timed out on a healthy link, and one redial is allowed.
+//!   ([`CheckContext::dial_round_trips`]), a dial of the pair timed out and
+//!   neither end registered a connection of the pair meanwhile: the link
+//!   was slower than the timeout, not the tie-break wrong, and one redial
+//!   is allowed.
 //! - M2 no lost death signal: every link made is settled on the maker's
 //!   end, by its EXIT arriving on the socket it was made over or by a
 //!   `noconnection` there; every LINK that arrived is settled on the
@@ -57,7 +60,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::{CheckContext, Collector, Violation};
-use crate::event::{Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side};
+use crate::event::{DialFailure, Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side};
 use crate::scenario::{mesh_trickle_bound, Contract};
 
 /// (node, incarnation, peer, generation).
@@ -171,6 +174,8 @@ struct Model {
     /// per link at a time, so one may be open per pair.
     lasting: Vec<Lasting>,
     open_lasting: BTreeMap<(u64, u64), Lasting>,
+    /// Dials that timed out: (time, node, peer).
+    dial_timeouts: Vec<(Duration, u64, u64)>,
     /// Restarts: (node, time of the bounce).
     bounced: Vec<(u64, Duration)>,
     /// Every fault: (record, time, nodes it touches).
@@ -332,6 +337,11 @@ impl Model {
                         closed,
                     });
                 }
+                Event::MeshDialFailed {
+                    node,
+                    peer,
+                    error: DialFailure::Timeout,
+                } => m.dial_timeouts.push((at, node, peer)),
                 Event::RunEnd { finished } => {
                     m.finished = finished;
                     m.end = at;
@@ -614,19 +624,25 @@ fn live_at(model: &Model, node: u64, peer: u64, at: Duration) -> Option<SocketAd
 fn m1_convergence(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     let short_dials = context.dials_may_time_out();
     for &(index, at, a, b) in &model.cross_dials {
-        // Whether either end registered a connection of the pair while its
-        // dial could still be in time: if neither did, both dials failed.
-        let registered_by = at + context.connect_timeout + context.tick * 4;
-        let registered = [(a, b), (b, a)].iter().any(|key| {
-            model
-                .live
-                .get(key)
-                .into_iter()
-                .flatten()
-                .any(|(_, t, socket)| socket.is_some() && *t > at && *t <= registered_by)
+        // A dial of the pair that timed out, with neither end registering
+        // a connection of the pair before it did.
+        let window = at + context.connect_timeout + context.tick * 4;
+        let timed_out = model
+            .dial_timeouts
+            .iter()
+            .find(|&&(t, x, y)| t > at && t <= window && ((x, y) == (a, b) || (x, y) == (b, a)));
+        let registered = timed_out.is_some_and(|&(until, _, _)| {
+            [(a, b), (b, a)].iter().any(|key| {
+                model
+                    .live
+                    .get(key)
+                    .into_iter()
+                    .flatten()
+                    .any(|(_, t, socket)| socket.is_some() && *t > at && *t <= until)
+            })
         });
         let bound = match context.redial {
-            Some((after, connect)) if short_dials && !registered => {
+            Some((after, connect)) if short_dials && timed_out.is_some() && !registered => {
                 convergence_bound(context) + after + connect
             }
             _ => convergence_bound(context),

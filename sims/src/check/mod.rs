@@ -36,7 +36,13 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{} violated: {}", self.contract.id(), self.message)?;
+        writeln!(
+            f,
+            "{} ({}) violated: {}",
+            self.contract.id(),
+            self.contract.name(),
+            self.message
+        )?;
         for record in &self.evidence {
             writeln!(f, "    {record}")?;
         }

@@ -200,7 +200,14 @@ fn outcome(result: Result<RunResult, String>) -> Outcome {
                 .clone()
                 .unwrap_or_else(|| result.verdict.name().to_string())
         },
-        |v| format!("{} violated: {}", v.contract.id(), v.message),
+        |v| {
+            format!(
+                "{} ({}) violated: {}",
+                v.contract.id(),
+                v.contract.name(),
+                v.message
+            )
+        },
     );
     Outcome {
         expect: Expect::of(&result),

@@ -197,6 +197,7 @@ pub fn execute_real(scenario: &Scenario, seed: u64, subject: &Subject) -> RealOu
         Err(payload) => {
             let mut result = RunResult::crashed(scenario, seed, stream::panic_message(&*payload));
             result.params = params.to_string();
+            result.parameters = params.to_object();
             (result, Duration::ZERO, Duration::ZERO)
         }
     };

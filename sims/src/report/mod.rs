@@ -152,6 +152,53 @@ pub enum Format {
     Jsonl,
 }
 
+/// What a word of a person's report says at a glance: its colour on a
+/// terminal.
+#[derive(Clone, Copy, Debug)]
+pub enum Tone {
+    /// Passed (green).
+    Good,
+    /// Fell short or was skipped (yellow).
+    Warn,
+    /// Failed (red, bold).
+    Bad,
+}
+
+/// `word` in its tone's colour when stdout is a terminal and `NO_COLOR`
+/// is unset (no-color.org); as it is otherwise (a pipe, a file, a test).
+#[must_use]
+pub fn paint(word: &str, tone: Tone) -> String {
+    static COLOUR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let colour = *COLOUR.get_or_init(|| {
+        std::io::IsTerminal::is_terminal(&std::io::stdout())
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    });
+    if !colour {
+        return word.to_string();
+    }
+    let code = match tone {
+        Tone::Good => "32",
+        Tone::Warn => "33",
+        Tone::Bad => "1;31",
+    };
+    format!("\x1b[{code}m{word}\x1b[0m")
+}
+
+/// What a sweep's text shows besides its failures and summary.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Shown {
+    /// The scenarios' lines were printed as each finished
+    /// ([`scenario_done`]): the report prints only the others'.
+    pub streamed: bool,
+    /// The mark table (`run --marks`).
+    pub marks: bool,
+}
+
+/// A scenario of a sweep finished: its line, as the sweep goes.
+pub fn scenario_done(tally: &crate::run::sweep::Tally, width: usize) {
+    outln!("{}", sweep::scenario_line(tally, width));
+}
+
 /// What a subcommand produced.
 pub enum Outcome {
     /// `list`.
@@ -162,6 +209,8 @@ pub enum Outcome {
         report: SweepReport,
         /// How to print.
         format: Format,
+        /// What the text shows.
+        shown: Shown,
     },
     /// `replay`.
     Replay {
@@ -169,6 +218,10 @@ pub enum Outcome {
         result: Box<RunResult>,
         /// What it tested.
         subject: Subject,
+        /// Print every event of its log (`-v`).
+        events: bool,
+        /// Where its trace was written (`--trace`).
+        wrote: Option<std::path::PathBuf>,
     },
     /// `selftest`.
     Selftest {
@@ -203,6 +256,8 @@ pub enum Outcome {
         report: HuntReport,
         /// What it tested.
         subject: Subject,
+        /// How to print.
+        format: Format,
     },
     /// `shrink`.
     Shrink {
@@ -333,16 +388,35 @@ pub fn print(outcome: &Outcome) {
         Outcome::Run {
             report,
             format: Format::Human,
-        } => out!("{}", sweep::human(report)),
+            shown,
+        } => out!("{}", sweep::human(report, *shown)),
         Outcome::Run {
             report,
             format: Format::Json,
+            ..
         } => outln!("{}", sweep::json(report, Exit::of_sweep(report) as u8)),
         Outcome::Run {
             report,
             format: Format::Jsonl,
-        } => eprint!("{}", sweep::human(report)),
-        Outcome::Replay { result, subject } => {
+            shown,
+        } => {
+            outln!(
+                "{}",
+                sweep::jsonl_summary(report, Exit::of_sweep(report) as u8)
+            );
+            eprint!("{}", sweep::human(report, *shown));
+        }
+        Outcome::Replay {
+            result,
+            subject,
+            events,
+            wrote,
+        } => {
+            if *events {
+                for record in &result.records {
+                    outln!("{record}");
+                }
+            }
             let reach = ScenarioReachLine(result);
             if result.verdict == Verdict::Pass {
                 outln!("PASS {} seed {}", result.scenario, result.seed);
@@ -360,6 +434,9 @@ pub fn print(outcome: &Outcome) {
                 result.hash,
                 result.records.len()
             );
+            if let Some(path) = wrote {
+                outln!("wrote {} (open it at ui.perfetto.dev)", path.display());
+            }
         }
         Outcome::Selftest {
             reports,
@@ -402,7 +479,14 @@ pub fn print(outcome: &Outcome) {
                 outln!("  second process: {second}");
             }
         },
-        Outcome::Hunt { report, subject } => out!("{}", hunt_report(report, subject)),
+        Outcome::Hunt {
+            report,
+            subject,
+            format: Format::Human,
+        } => out!("{}", hunt_report(report, subject)),
+        Outcome::Hunt {
+            report, subject, ..
+        } => outln!("{}", text::hunt_json(report, subject)),
         Outcome::Shrink { found, subject } => {
             let mut text = String::new();
             found_lines(&mut text, found, subject);

@@ -10,8 +10,9 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use super::{paint, Shown, Tone};
 use crate::run::pending::{Pending, Unresolved};
-use crate::run::sweep::{Failure, SweepReport};
+use crate::run::sweep::{Failure, SweepReport, Tally};
 use crate::run::{RunResult, ScenarioReach, Verdict};
 use crate::targets::Subject;
 use crate::world::EndStep;
@@ -19,13 +20,128 @@ use crate::world::EndStep;
 /// Violations printed per contract and run; the rest are counted.
 const SHOWN_PER_CONTRACT: usize = 3;
 
-/// The human report of a sweep: failures in full (the lowest seeds'), a
-/// line per scenario, the mark table, missed marks, and the summary.
+/// Scenario names are padded to this many characters at most (longer
+/// names push their line out).
+const MAX_NAME_WIDTH: usize = 40;
+
+/// The width names are padded to in a sweep of scenarios named `names`.
 #[must_use]
-pub fn human(report: &SweepReport) -> String {
+pub fn name_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
+    names
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(MAX_NAME_WIDTH)
+}
+
+/// Whether a scenario is done: it ran every run planned for it (its line
+/// is printed as it finishes).
+#[must_use]
+pub fn finished(tally: &Tally) -> bool {
+    tally.refused.is_none() && tally.planned > 0 && tally.ran() == tally.planned
+}
+
+/// One scenario's line: its verdict, its name, its seeds, its passes, and
+/// what else fell short.
+#[must_use]
+pub fn scenario_line(tally: &Tally, width: usize) -> String {
+    let name = format!("{:<width$}", tally.scenario);
+    if let Some(why) = &tally.refused {
+        return format!("{} {name}  not decided: {why}", paint("skip", Tone::Warn));
+    }
+    let reach = tally.reach();
+    let missed = if reach.judged {
+        reach.missed().len() + reach.vacuous.len()
+    } else {
+        0
+    } + usize::from(reach.starved);
+    let failed = tally.ran() - tally.verdicts.pass;
+    let (word, tone) = if failed > 0 {
+        ("FAIL", Tone::Bad)
+    } else if missed > 0 {
+        ("SHORT", Tone::Warn)
+    } else if tally.ran() < tally.planned {
+        ("part", Tone::Warn)
+    } else {
+        ("ok", Tone::Good)
+    };
+    let seeds = if tally.seeds.len() == 1 {
+        format!("seed {}", tally.seeds.into_iter().next().unwrap_or(0))
+    } else {
+        format!("seeds {}", tally.seeds)
+    };
+    let mut line = format!(
+        "{} {name}  {:<13} {}/{} pass",
+        paint(&format!("{word:<5}"), tone),
+        seeds,
+        tally.verdicts.pass,
+        tally.ran()
+    );
+    let verdicts = tally.verdicts;
+    for (count, what) in [
+        (verdicts.violated, "violated"),
+        (verdicts.liveness, "liveness"),
+        (verdicts.crash, "crash"),
+    ] {
+        if count > 0 {
+            let _ = write!(line, ", {count} {what}");
+        }
+    }
+    if missed > 0 {
+        let _ = write!(line, "; {missed} reach requirement(s) missed");
+    }
+    if tally.ran() < tally.planned {
+        let _ = write!(
+            line,
+            " (stopped after {} of {} runs)",
+            tally.ran(),
+            tally.planned
+        );
+    }
+    for not in &tally.undecided {
+        let _ = write!(line, "\n      {} not decided: {}", not.what.id(), not.why);
+    }
+    for not in &tally.unreachable {
+        let _ = write!(
+            line,
+            "\n      reach of `{}` not decided: {}",
+            not.what, not.why
+        );
+    }
+    line
+}
+
+/// The human report of a sweep: the lines of the scenarios not printed as
+/// they finished, the failures in full (each scenario's lowest seeds'),
+/// the requirements missed, the mark table when asked, and the summary.
+#[must_use]
+pub fn human(report: &SweepReport, shown: Shown) -> String {
     let mut out = String::new();
+    let width = name_width(report.scenarios.iter().map(|t| t.scenario.as_str()));
+    let shard = report
+        .shard
+        .map_or_else(String::new, |shard| format!(" (shard {shard})"));
+    let (mut not_run, mut undecided) = (0, 0);
+    for tally in &report.scenarios {
+        if tally.refused.is_some() {
+            not_run += 1;
+        }
+        undecided += tally.undecided.len();
+        if !(shown.streamed && finished(tally)) {
+            let _ = writeln!(out, "{}", scenario_line(tally, width));
+        }
+    }
+    let failed: u64 = report
+        .scenarios
+        .iter()
+        .map(|t| t.ran() - t.verdicts.pass)
+        .sum();
+    if failed > 0 {
+        let _ = write!(out, "\nfailures{shard}:");
+    }
     for tally in &report.scenarios {
         for failed in &tally.failures {
+            out.push('\n');
             failure(&mut out, failed);
         }
         let failed = tally.ran() - tally.verdicts.pass;
@@ -38,45 +154,16 @@ pub fn human(report: &SweepReport) -> String {
             );
         }
     }
-    let shard = report
-        .shard
-        .map_or_else(String::new, |shard| format!(" (shard {shard})"));
-    let (mut not_run, mut undecided) = (0, 0);
-    for tally in &report.scenarios {
-        if let Some(why) = &tally.refused {
-            not_run += 1;
-            let _ = writeln!(
-                out,
-                "{} ({}): NOT DECIDED: {why}",
-                tally.scenario, tally.path
-            );
-            continue;
-        }
-        let stopped = if tally.ran() < tally.planned {
-            format!(" (stopped after {} of {} runs)", tally.ran(), tally.planned)
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            out,
-            "{} ({}): seeds {}{shard}: {}/{} pass{stopped}",
-            tally.scenario,
-            tally.path,
-            tally.seeds,
-            tally.verdicts.pass,
-            tally.ran()
-        );
-        for not in &tally.undecided {
-            undecided += 1;
-            let _ = writeln!(out, "    {} not decided: {}", not.what.id(), not.why);
-        }
-        for not in &tally.unreachable {
-            let _ = writeln!(out, "    reach of `{}` not decided: {}", not.what, not.why);
-        }
-    }
     let reaches = report.reaches();
-    out.push_str(&mark_table(&reaches));
-    let missed = missed_lines(&mut out, &reaches);
+    if shown.marks {
+        out.push_str(&mark_table(&reaches));
+    }
+    let mut short = String::new();
+    let missed = missed_lines(&mut short, &reaches);
+    if missed > 0 {
+        out.push('\n');
+        out.push_str(&short);
+    }
     let verdicts = report.verdicts();
     if report.stopped {
         let _ = writeln!(
@@ -93,9 +180,20 @@ pub fn human(report: &SweepReport) -> String {
             "; not decided for this target: {not_run} scenario(s), {undecided} contract(s) of the rest"
         )
     };
+    let timing = if report.wall.0.is_zero() {
+        String::new()
+    } else {
+        let secs = report.wall.0.as_secs_f64();
+        format!(
+            "; {secs:.1} s, {:.0} runs/s",
+            verdicts.total() as f64 / secs.max(1e-9)
+        )
+    };
+    let all_good = verdicts.pass == verdicts.total() && missed == 0 && !report.stopped;
     let _ = writeln!(
         out,
-        "summary: {} runs: {} pass, {} violated, {} liveness, {} crash; {missed} reach requirement(s) missed{not_decided}",
+        "{}: {} runs: {} pass, {} violated, {} liveness, {} crash; {missed} reach requirement(s) missed{not_decided}{timing}",
+        paint("summary", if all_good { Tone::Good } else { Tone::Bad }),
         verdicts.total(),
         verdicts.pass,
         verdicts.violated,
@@ -151,10 +249,10 @@ pub fn failure(out: &mut String, failed: &Failure) {
     let _ = writeln!(
         out,
         "{} {} seed {}: {}",
-        failed.verdict.name().to_uppercase(),
+        paint(&failed.verdict.name().to_uppercase(), Tone::Bad),
         failed.scenario,
         failed.seed,
-        failed.params
+        failed.params_line
     );
     let mut shown: BTreeMap<&str, usize> = BTreeMap::new();
     for broken in &failed.violations {
@@ -163,8 +261,9 @@ pub fn failure(out: &mut String, failed: &Failure) {
         if *count <= SHOWN_PER_CONTRACT {
             let _ = writeln!(
                 out,
-                "    {} violated: {}",
+                "    {} ({}) violated: {}",
                 broken.contract.id(),
+                broken.contract.name(),
                 broken.message
             );
             for record in &broken.evidence {
@@ -194,9 +293,9 @@ pub fn failure(out: &mut String, failed: &Failure) {
     if let Some(pending) = &failed.pending {
         pending_lines(out, pending, "    ");
     }
-    let _ = writeln!(out, "  {}", failed.repro);
-    if !failed.trace.is_empty() {
-        let _ = writeln!(out, "  {}", failed.trace);
+    let _ = writeln!(out, "  repro: {}", failed.repro);
+    if !failed.trace.argv.is_empty() {
+        let _ = writeln!(out, "  trace: {} (open in ui.perfetto.dev)", failed.trace);
     }
 }
 
@@ -443,8 +542,17 @@ pub fn json(report: &SweepReport, exit: u8) -> String {
                 .collect();
         }
     }
+    document["summary"] = summary(report, exit);
+    serde_json::to_string_pretty(&document).unwrap_or_default()
+}
+
+/// A sweep's totals and exit code: `--format json`'s `summary`, and the
+/// last line of `--format jsonl` (with the wall time there).
+#[must_use]
+pub fn summary(report: &SweepReport, exit: u8) -> Value {
     let verdicts = report.verdicts();
-    document["summary"] = json!({
+    let reaches = report.reaches();
+    json!({
         "planned": report.planned(),
         "runs": verdicts.total(),
         "pass": verdicts.pass,
@@ -455,8 +563,16 @@ pub fn json(report: &SweepReport, exit: u8) -> String {
         "not_run": report.scenarios.iter().filter(|t| t.refused.is_some()).count(),
         "undecided": report.scenarios.iter().map(|t| t.undecided.len()).sum::<usize>(),
         "exit": exit,
-    });
-    serde_json::to_string_pretty(&document).unwrap_or_default()
+    })
+}
+
+/// The last line of `--format jsonl`: `{"summary": ...}`, told from a
+/// run's line by its only key.
+#[must_use]
+pub fn jsonl_summary(report: &SweepReport, exit: u8) -> String {
+    let mut summary = summary(report, exit);
+    summary["wall_s"] = json!(report.wall.0.as_secs_f64());
+    json!({ "summary": summary }).to_string()
 }
 
 /// One run as one line of JSON (`--format jsonl`).
@@ -528,13 +644,21 @@ pub fn junit(report: &SweepReport) -> Result<String, String> {
         };
         let mut case = TestCase::new(tally.scenario.clone(), status);
         case.set_classname(tally.path.clone());
+        case.set_time(tally.wall.0);
         suite.add_test_case(case);
         for failure in &tally.failures {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status.set_type(failure.verdict.name());
             let first = failure.violations.first().map_or_else(
                 || failure.verdict.name().to_string(),
-                |b| format!("{} violated: {}", b.contract.id(), b.message),
+                |b| {
+                    format!(
+                        "{} ({}) violated: {}",
+                        b.contract.id(),
+                        b.contract.name(),
+                        b.message
+                    )
+                },
             );
             status.set_message(format!("{first}; {}", failure.repro));
             let mut text = String::new();
@@ -546,7 +670,9 @@ pub fn junit(report: &SweepReport) -> Result<String, String> {
             suite.add_test_case(case);
         }
     }
+    suite.set_time(report.wall.0);
     let mut junit = Report::new("lanesim run");
+    junit.set_time(report.wall.0);
     junit.add_test_suite(suite);
     junit.to_string().map_err(|e| e.to_string())
 }

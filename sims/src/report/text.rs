@@ -12,7 +12,7 @@ use crate::hunt::{Found, HuntReport, Origin, Stop};
 use crate::real::{Fidelity, RealOutcome};
 use crate::run::bench::BenchReport;
 use crate::run::selftest::{catalogue_contracts, BugReport};
-use crate::run::{repro_line, RunResult};
+use crate::run::{Repro, RunResult};
 use crate::scenario::{Scenario, WorldKind};
 use crate::targets::Subject;
 
@@ -89,6 +89,68 @@ pub(super) fn hunt_report(report: &HuntReport, subject: &Subject) -> String {
     out
 }
 
+/// A hunt as one JSON document (`hunt --format json`): its counts, why it
+/// stopped, the marks its cases reached, and each failure kept with its
+/// parameters (as an object), its shrink and its repro (as argv and line).
+pub(super) fn hunt_json(report: &HuntReport, subject: &Subject) -> String {
+    use serde_json::json;
+    let stop = match report.stop {
+        Stop::Cases => "cases",
+        Stop::Time => "time",
+        Stop::Failure => "failure",
+    };
+    let found: Vec<serde_json::Value> = report
+        .found
+        .iter()
+        .map(|found| {
+            let origin = match found.origin {
+                Origin::Replayed => "replayed",
+                Origin::Fresh => "fresh",
+                Origin::Mutated => "mutated",
+                Origin::Written => "written",
+            };
+            let shrunk = found.shrunk.as_ref().map(|(shrunk, path)| {
+                let path = path.display().to_string();
+                json!({
+                    "path": path,
+                    "runs": shrunk.runs,
+                    "wall_s": shrunk.wall.as_secs_f64(),
+                    "exhausted": shrunk.exhausted,
+                    "params": shrunk.params.to_object(),
+                    "repro": Repro::replay(&path, found.seed, subject),
+                })
+            });
+            json!({
+                "case": found.index,
+                "origin": origin,
+                "seed": found.seed,
+                "contracts": found.contracts.iter().map(|c| c.id()).collect::<Vec<_>>(),
+                "message": found.message,
+                "params": found.params.to_object(),
+                "shrunk": shrunk,
+            })
+        })
+        .collect();
+    let marks: serde_json::Map<String, serde_json::Value> = report
+        .marks
+        .iter()
+        .map(|(mark, cases)| (mark.to_string(), json!(cases)))
+        .collect();
+    json!({
+        "world": report.world.name(),
+        "cases": report.cases,
+        "mutated": report.mutated,
+        "corpus": report.corpus,
+        "wall_s": report.wall.as_secs_f64(),
+        "stop": stop,
+        "failures": report.failures,
+        "found": found,
+        "marks": marks,
+        "digest": format!("{:016x}", report.digest),
+    })
+    .to_string()
+}
+
 /// A failure: what broke, how small it shrank, and the line that replays it.
 pub(super) fn found_lines(out: &mut String, found: &Found, subject: &Subject) {
     use std::fmt::Write as _;
@@ -121,8 +183,8 @@ pub(super) fn found_lines(out: &mut String, found: &Found, subject: &Subject) {
             );
             let _ = writeln!(
                 out,
-                "  {}",
-                repro_line(&path.display().to_string(), found.seed, subject)
+                "  repro: {}",
+                Repro::replay(&path.display().to_string(), found.seed, subject)
             );
         }
         None => {

@@ -51,6 +51,8 @@ enum Mark {
     Begin(String),
     End,
     Instant(String),
+    /// An instant that also ends the track's span (a generation's down).
+    Ends(String),
 }
 
 /// The trace-event document of `result`'s run.
@@ -62,10 +64,13 @@ pub fn document(result: &RunResult) -> Value {
         trace.push(record, track, mark);
     }
     let end = result.records.last().map_or(Duration::ZERO, |r| r.at);
+    // What the run left open (a live generation, a write in flight, a
+    // handler run) ends with the run: every `B` has its `E`.
+    trace.close_all(end);
     for violation in &result.violations {
         let at = violation.evidence.iter().map(|r| r.at).max().unwrap_or(end);
         trace.events.push(json!({
-            "name": format!("{} violated", violation.contract.id()),
+            "name": format!("{} ({}) violated", violation.contract.id(), violation.contract.name()),
             "ph": "i",
             "s": "g",
             "ts": micros(at),
@@ -98,6 +103,8 @@ struct Trace {
     hosts: BTreeMap<String, u64>,
     /// (process, track) → thread id, in first-seen order per process.
     tracks: BTreeMap<(u64, Track), u64>,
+    /// Per (process, thread): spans begun and not yet ended.
+    open: BTreeMap<(u64, u64), u64>,
     events: Vec<Value>,
 }
 
@@ -112,15 +119,49 @@ impl Trace {
         let tid = *self.tracks.entry((pid, track)).or_insert(next_tid);
         let args = serde_json::to_value(&record.event).unwrap_or(Value::Null);
         let ts = micros(record.at);
-        self.events.push(match mark {
+        let open = self.open.entry((pid, tid)).or_default();
+        match mark {
             Mark::Begin(name) => {
-                json!({ "name": name, "ph": "B", "ts": ts, "pid": pid, "tid": tid, "args": args })
+                *open += 1;
+                self.events.push(
+                    json!({ "name": name, "ph": "B", "ts": ts, "pid": pid, "tid": tid, "args": args }),
+                );
             }
-            Mark::End => json!({ "ph": "E", "ts": ts, "pid": pid, "tid": tid, "args": args }),
-            Mark::Instant(name) => json!({
+            // An end with nothing open (a down of a generation whose up the
+            // log does not hold) draws nothing: a lone `E` confuses viewers.
+            Mark::End if *open == 0 => {}
+            Mark::End => {
+                *open -= 1;
+                self.events
+                    .push(json!({ "ph": "E", "ts": ts, "pid": pid, "tid": tid, "args": args }));
+            }
+            Mark::Instant(name) => self.events.push(json!({
                 "name": name, "ph": "i", "s": "t", "ts": ts, "pid": pid, "tid": tid, "args": args,
-            }),
-        });
+            })),
+            Mark::Ends(name) => {
+                self.events.push(json!({
+                    "name": name, "ph": "i", "s": "t", "ts": ts, "pid": pid, "tid": tid,
+                    "args": args.clone(),
+                }));
+                if *open > 0 {
+                    *open -= 1;
+                    self.events
+                        .push(json!({ "ph": "E", "ts": ts, "pid": pid, "tid": tid, "args": args }));
+                }
+            }
+        }
+    }
+
+    /// Ends every span still open at `at`.
+    fn close_all(&mut self, at: Duration) {
+        let ts = micros(at);
+        for (&(pid, tid), open) in &mut self.open {
+            for _ in 0..*open {
+                self.events
+                    .push(json!({ "ph": "E", "ts": ts, "pid": pid, "tid": tid }));
+            }
+            *open = 0;
+        }
     }
 
     /// Names for every process and track, and the violations' process.
@@ -204,7 +245,7 @@ fn draw(event: &Event) -> (Track, Mark) {
             ..
         } => (
             generation(*peer, *g),
-            Mark::Instant(format!("down: {reason:?}")),
+            Mark::Ends(format!("down: {reason:?}")),
         ),
         Event::WriteStarted {
             peer,

@@ -1,8 +1,8 @@
 //! Running scenarios: one seed ([`execute`]); sweeps of any size across
 //! threads, streamed into per-scenario tallies identical to a serial run's
 //! and split into shards ([`sweep`], on the engine in [`stream`]);
-//! determinism audits ([`audit`]); the one repro line every failure
-//! prints ([`repro_line`]); and what a run that outlived its budget left
+//! determinism audits ([`audit`]); the command every failure prints to
+//! reproduce it ([`Repro`]); and what a run that outlived its budget left
 //! pending ([`pending`]).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -13,6 +13,7 @@ use crate::targets::Subject;
 
 pub mod bench;
 pub mod pending;
+mod repro;
 pub mod selftest;
 pub mod stream;
 pub mod sweep;
@@ -22,6 +23,8 @@ use crate::coverage::{CoverMark, Coverage, PreemptPolicy};
 use crate::event::{log_hash, record_hash, Record};
 use crate::scenario::{Contract, FaultKind, Params, Policy, Reach, Scenario};
 use crate::world;
+
+pub use repro::Repro;
 
 /// How one run ended.
 #[derive(
@@ -74,6 +77,9 @@ pub struct RunResult {
     pub seed: u64,
     /// The sampled parameters, as printed.
     pub params: String,
+    /// The same, as an object (`Params::to_object`; null when none were
+    /// sampled).
+    pub parameters: serde_json::Value,
     /// The verdict.
     pub verdict: Verdict,
     /// Broken contracts.
@@ -94,6 +100,9 @@ pub struct RunResult {
     /// The scenario's contracts the target cannot support (not checked,
     /// never counted as held).
     pub undecided: Vec<NotDecided<Contract>>,
+    /// Wall time the run took (for reports only: nothing simulated reads
+    /// it; zero where nobody measured).
+    pub wall: Duration,
 }
 
 /// The longest a preemption point can hold a task under `policy`, whose
@@ -183,6 +192,7 @@ impl RunResult {
             path: scenario.path.display().to_string(),
             seed,
             params: String::new(),
+            parameters: serde_json::Value::Null,
             verdict: Verdict::Crash,
             violations: Vec::new(),
             crash: Some(message),
@@ -192,6 +202,7 @@ impl RunResult {
             coverage: Coverage::new(),
             pending: None,
             undecided: Vec::new(),
+            wall: Duration::ZERO,
         }
     }
 }
@@ -208,6 +219,7 @@ pub fn execute(scenario: &Scenario, seed: u64, subject: &Subject) -> RunResult {
             format!("the target cannot run this scenario: {why}"),
         );
         result.params = params.to_string();
+        result.parameters = params.to_object();
         return result;
     }
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -218,6 +230,8 @@ pub fn execute(scenario: &Scenario, seed: u64, subject: &Subject) -> RunResult {
         Err(payload) => {
             let mut result = RunResult::crashed(scenario, seed, stream::panic_message(&*payload));
             result.params = params.to_string();
+            result.parameters = params.to_object();
+            result.parameters = params.to_object();
             return result;
         }
     };
@@ -260,6 +274,7 @@ pub fn judge(
         path: scenario.path.display().to_string(),
         seed,
         params: params.to_string(),
+        parameters: params.to_object(),
         verdict,
         violations,
         crash: None,
@@ -269,6 +284,7 @@ pub fn judge(
         coverage: run.coverage,
         pending,
         undecided: decidable.contracts.clone(),
+        wall: Duration::ZERO,
     }
 }
 
@@ -400,34 +416,5 @@ pub fn first_divergence(a: &[Record], b: &[Record]) -> Option<usize> {
             .zip(b)
             .position(|(x, y)| record_hash(x) != record_hash(y))
             .unwrap_or(a.len().min(b.len())),
-    )
-}
-
-/// The line printed next to [`repro_line`]: the same replay, writing the
-/// run as a trace-event file in virtual time.
-#[must_use]
-pub fn trace_line(path: &str, seed: u64, subject: &Subject) -> String {
-    format!(
-        "note: see it in time with: {} replay {path} --seed {seed}{} --trace trace.json (open in ui.perfetto.dev)",
-        subject.command(),
-        bug_flag(subject)
-    )
-}
-
-/// ` --bug NAME` when a bug is planted.
-fn bug_flag(subject: &Subject) -> String {
-    subject
-        .planted()
-        .selected()
-        .map_or(String::new(), |bug| format!(" --bug {}", bug.name()))
-}
-
-/// The single line that reproduces a failed run, in rustc's `note:` style.
-#[must_use]
-pub fn repro_line(path: &str, seed: u64, subject: &Subject) -> String {
-    format!(
-        "note: reproduce with: {} replay {path} --seed {seed}{}",
-        subject.command(),
-        bug_flag(subject)
     )
 }

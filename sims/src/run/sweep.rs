@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::stream::{self, Feed};
-use super::{execute, repro_line, trace_line, MarkReach, RunResult, ScenarioReach, Verdict};
+use super::{execute, MarkReach, Repro, RunResult, ScenarioReach, Verdict};
 use crate::coverage::CoverMark;
 use crate::scenario::marks::evidence;
 use crate::scenario::{Contract, Reach, Scenario, SeedRange};
@@ -116,8 +116,11 @@ pub struct Failure {
     pub seed: u64,
     /// How it ended.
     pub verdict: Verdict,
-    /// The sampled parameters.
-    pub params: String,
+    /// The sampled parameters, as one line.
+    pub params_line: String,
+    /// The same, as an object keyed as a scenario file is.
+    #[serde(default)]
+    pub params: serde_json::Value,
     /// Broken contracts.
     pub violations: Vec<Broken>,
     /// The testbed's panic, if it crashed.
@@ -126,11 +129,11 @@ pub struct Failure {
     pub virtual_ms: u64,
     /// The event log's hash.
     pub hash: String,
-    /// The line that reproduces it.
-    pub repro: String,
-    /// The line that writes its trace.
+    /// The command that reproduces it.
+    pub repro: Repro,
+    /// The command that writes its trace.
     #[serde(default)]
-    pub trace: String,
+    pub trace: Repro,
     /// What it left pending when its budget ran out.
     #[serde(default)]
     pub pending: Option<super::pending::Pending>,
@@ -145,7 +148,8 @@ impl Failure {
             path: result.path.clone(),
             seed: result.seed,
             verdict: result.verdict,
-            params: result.params.clone(),
+            params_line: result.params.clone(),
+            params: result.parameters.clone(),
             violations: result
                 .violations
                 .iter()
@@ -158,8 +162,8 @@ impl Failure {
             crash: result.crash.clone(),
             virtual_ms: u64::try_from(result.elapsed.as_millis()).unwrap_or(u64::MAX),
             hash: format!("{:016x}", result.hash),
-            repro: repro_line(&result.path, result.seed, subject),
-            trace: trace_line(&result.path, result.seed, subject),
+            repro: Repro::replay(&result.path, result.seed, subject),
+            trace: Repro::trace(&result.path, result.seed, subject),
             pending: result.pending.clone(),
         }
     }
@@ -253,6 +257,9 @@ pub struct Tally {
     pub failures: Vec<Failure>,
     /// An order-free digest of every run's event-log hash.
     pub digest: u64,
+    /// Wall time its runs took, summed.
+    #[serde(skip)]
+    pub wall: Wall,
     /// Why the target could not run this scenario at all (none of its
     /// seeds ran).
     #[serde(default)]
@@ -300,6 +307,7 @@ impl Tally {
                 .collect(),
             failures: Vec::new(),
             digest: 0,
+            wall: Wall::default(),
             refused: decidable.refused.clone(),
             undecided: decidable.contracts.clone(),
             unreachable: decidable.marks.clone(),
@@ -315,6 +323,7 @@ impl Tally {
     /// Folds one run in.
     pub fn add(&mut self, result: &RunResult, subject: &Subject) {
         self.verdicts.add(result.verdict);
+        self.wall.0 += result.wall;
         for mark in result.coverage.keys() {
             *self.marks.entry(*mark).or_default() += 1;
         }
@@ -345,6 +354,7 @@ impl Tally {
         self.failures.sort_by_key(|f| f.seed);
         self.failures.truncate(KEPT_FAILURES);
         self.digest = self.digest.wrapping_add(other.digest);
+        self.wall.0 += other.wall.0;
     }
 
     /// The coverage judgement: every mark reached, against what is required.
@@ -384,6 +394,20 @@ fn run_digest(seed: u64, hash: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// Wall time, measured where a sweep ran: reported (the summary's runs/s,
+/// JUnit's `time`), never part of what the sweep found. It is neither
+/// written to the JSON report (merged shards must equal the unsharded
+/// report byte for byte) nor compared: two sweeps that found the same are
+/// equal however long each took.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Wall(pub Duration);
+
+impl PartialEq for Wall {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
 /// What a sweep (or a shard of one, or a merge of shards) found.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepReport {
@@ -395,6 +419,9 @@ pub struct SweepReport {
     pub stopped: bool,
     /// The planted bug, if any.
     pub planted: Option<String>,
+    /// Wall time the sweep took, where it ran (zero after a merge).
+    #[serde(skip)]
+    pub wall: Wall,
 }
 
 impl SweepReport {
@@ -507,7 +534,9 @@ pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
     };
     let lag = u64::try_from(plan.jobs.max(1) * 4).unwrap_or(u64::MAX);
     stream::drive(&mut feed, plan.jobs, lag, |&(scenario, _, seed)| {
+        let started = Instant::now(); // wall-clock: ok (reported, never simulated)
         let mut result = execute(scenario, seed, &plan.subject);
+        result.wall = started.elapsed();
         result.records = Vec::new();
         result
     });
@@ -515,6 +544,7 @@ pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
     // undone make the sweep a stopped one.
     let stopped = feed.stopped && feed.tallies.iter().any(|t| t.ran() < t.planned);
     SweepReport {
+        wall: Wall(feed.started.elapsed()),
         scenarios: feed.tallies,
         shard: (plan.shard != Shard::ALL).then_some(plan.shard),
         stopped,
@@ -751,6 +781,7 @@ mod tests {
             shard: None,
             stopped: true,
             planted: None,
+            wall: Wall::default(),
         };
         let reach = &report.reaches()[0];
         assert!(reach.starved && reach.fell_short(), "{reach:?}");
@@ -758,7 +789,7 @@ mod tests {
             crate::report::Exit::of_sweep(&report),
             crate::report::Exit::NotReached
         );
-        let text = crate::report::sweep::human(&report);
+        let text = crate::report::sweep::human(&report, crate::report::Shown::default());
         assert!(
             text.contains("NOT REACHED: lanes_order ran none of its seeds"),
             "{text}"

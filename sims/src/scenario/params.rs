@@ -669,6 +669,19 @@ impl Params {
             .collect()
     }
 
+    /// The parameters as one JSON object: the world's name and its table,
+    /// keyed and written as an exact scenario file writes them
+    /// (`--format json` and `jsonl`).
+    #[must_use]
+    pub fn to_object(&self) -> serde_json::Value {
+        let (world, table) = match self {
+            Self::Lanes(p) => ("lanes", serde_json::to_value(p.to_spec())),
+            Self::Sender(p) => ("sender", serde_json::to_value(p.to_spec())),
+            Self::Mesh(p) => ("mesh", serde_json::to_value(p.to_spec())),
+        };
+        serde_json::json!({ "world": world, world: table.unwrap_or_default() })
+    }
+
     /// The `exact` scenario file that pins these parameters: sampled with
     /// any seed, it gives back exactly these (per-run values as single
     /// values, per-event sub-ranges as written, every fault listed). It

@@ -169,6 +169,40 @@ impl Contract {
         }
     }
 
+    /// Its name in a few words (docs/contracts.md has each in full).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::L1 => "per-key FIFO",
+            Self::L2 => "exactly once",
+            Self::L3 => "one live lane per key",
+            Self::L4 => "capacity",
+            Self::L5 => "reap soundness",
+            Self::L6 => "independence",
+            Self::Dc1 => "send or down",
+            Self::Dc2 => "generation pinning",
+            Self::Dc5 => "FIFO",
+            Self::S1 => "enqueue never awaits",
+            Self::S2 => "bounded stall",
+            Self::S3 => "down once",
+            Self::S4 => "accounting",
+            Self::S5 => "safe drop",
+            Self::S6 => "written means delivered",
+            Self::S7 => "no spurious down",
+            Self::S8 => "redial liveness",
+            Self::EndToEnd => "no death signal lost",
+            Self::M1 => "pair agreement",
+            Self::M2 => "no lost death signal",
+            Self::M3 => "no spurious noconnection",
+            Self::M4 => "down hook once",
+            Self::M5 => "silence is death",
+            Self::M6 => "FIFO per connection",
+            Self::M7 => "accepts for life",
+            Self::M8 => "only proven peers",
+            Self::M9 => "bounded spending",
+        }
+    }
+
     /// Every contract, in report order.
     pub const ALL: [Contract; 27] = [
         Self::L1,

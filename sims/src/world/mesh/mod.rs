@@ -172,6 +172,9 @@ struct Shared {
     alive: Vec<AtomicBool>,
     /// Per node: its manager, and where its orders go.
     nodes: Mutex<Vec<Option<NodeHandle>>>,
+    /// Per (node, peer): when its keeper last began a dial, so two that
+    /// begin in one instant are logged as a simultaneous connect (M1).
+    dials: Mutex<std::collections::BTreeMap<(u64, u64), Duration>>,
     /// Where squat orders go: (target, claimed name).
     squats: Orders<(u64, u64)>,
     /// Where impostor orders go: (target, claimed name).
@@ -217,6 +220,28 @@ impl Shared {
             .push(turmoil::sim_elapsed().unwrap_or_default(), host, event);
     }
 
+    /// A keeper of `node` begins a dial of `peer` now: logs
+    /// `MeshDialedTogether` when `peer`'s keeper began one of `node` in
+    /// this same instant (redials that cross after both timed out, or
+    /// after both saw a down), unless `logged` (the first dials' own).
+    fn dialing(&self, node: u64, peer: u64, logged: bool) {
+        let now = turmoil::sim_elapsed().unwrap_or_default();
+        let mut dials = self
+            .dials
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        dials.insert((node, peer), now);
+        if !logged && dials.get(&(peer, node)) == Some(&now) {
+            self.record(
+                &node_name(node.min(peer)),
+                Event::MeshDialedTogether {
+                    a: node.min(peer),
+                    b: node.max(peer),
+                },
+            );
+        }
+    }
+
     /// Whether `incarnation` of `node` is the one running (a hook of a
     /// crashed incarnation, run as its host is torn down, logs nothing).
     fn current(&self, node: u64, incarnation: u64) -> bool {
@@ -242,6 +267,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         incarnation: (0..n).map(|_| AtomicU64::new(0)).collect(),
         alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
         nodes: Mutex::new((0..n).map(|_| None).collect()),
+        dials: Mutex::new(std::collections::BTreeMap::new()),
         squats: Orders::new(),
         impostors: Orders::new(),
         spends: Orders::new(),

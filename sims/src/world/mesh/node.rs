@@ -252,13 +252,30 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
         accepts,
     });
 
+    // A dial, and its failure logged (M1 tells a dial that timed out on a
+    // link slower than the connect timeout from one the pair refused).
     let dial = {
-        let node = Arc::clone(&node);
+        let (node, shared) = (Arc::clone(&node), Arc::clone(&shared));
         move |peer: u64| {
-            let node = Arc::clone(&node);
+            let (node, shared) = (Arc::clone(&node), Arc::clone(&shared));
             async move {
                 let name = node_name(peer);
-                node.dial(&name, &format!("{name}:{PORT}")).await.ok()
+                match node.dial(&name, &format!("{name}:{PORT}")).await {
+                    Ok(conn) => Some(conn),
+                    Err(error) => {
+                        if shared.current(index, incarnation) {
+                            shared.record(
+                                &node_name(index),
+                                Event::MeshDialFailed {
+                                    node: index,
+                                    peer,
+                                    error: error.into(),
+                                },
+                            );
+                        }
+                        None
+                    }
+                }
             }
         }
     };
@@ -287,6 +304,10 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
             let mut redialing = false;
             loop {
                 if live.connection(&name).is_none() {
+                    if shared.current(index, incarnation) {
+                        let first = !redialing && simultaneous && incarnation == 0;
+                        shared.dialing(index, peer, first);
+                    }
                     let dialed = dial(peer).await.is_some();
                     if redialing {
                         shared.probe.world(if dialed {

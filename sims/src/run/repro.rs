@@ -1,0 +1,110 @@
+//! How a failure is reproduced: the replay of its seed by the binary that
+//! ran it, as the words a shell passes (`argv`, for machines) and as one
+//! line to copy (`display`, for people), and the same with the cargo
+//! command that rebuilds that binary first (`cargo`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::targets::Subject;
+
+/// A command that reproduces a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repro {
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+    /// `argv` as one shell line (words quoted where a shell would split
+    /// or expand them).
+    pub display: String,
+    /// The same replay through cargo, which rebuilds the binary first.
+    pub cargo: String,
+}
+
+impl Repro {
+    /// Replays seed `seed` of the scenario at `path`, as `subject` ran it.
+    #[must_use]
+    pub fn replay(path: &str, seed: u64, subject: &Subject) -> Self {
+        Self::of(path, seed, subject, &[])
+    }
+
+    /// The same replay, writing the run as a trace-event file in virtual
+    /// time (`trace.json`, for ui.perfetto.dev).
+    #[must_use]
+    pub fn trace(path: &str, seed: u64, subject: &Subject) -> Self {
+        Self::of(path, seed, subject, &["--trace", "trace.json"])
+    }
+
+    fn of(path: &str, seed: u64, subject: &Subject, extra: &[&str]) -> Self {
+        let mut args: Vec<String> = vec![
+            "replay".into(),
+            path.into(),
+            "--seed".into(),
+            seed.to_string(),
+        ];
+        if let Some(bug) = subject.planted().selected() {
+            args.extend(["--bug".into(), bug.name().into()]);
+        }
+        args.extend(extra.iter().map(|a| (*a).to_string()));
+        let words = |args: &[String]| args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ");
+        let cargo = format!("{} {}", subject.command(), words(&args));
+        let mut argv = vec![this_program()];
+        argv.extend(args);
+        Self {
+            display: words(&argv),
+            argv,
+            cargo,
+        }
+    }
+}
+
+impl std::fmt::Display for Repro {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display)
+    }
+}
+
+/// The binary running now, as a shell in the working directory names it:
+/// relative when it lies under that directory (`target/release/lanesim`).
+fn this_program() -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return "lanesim".into();
+    };
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| exe.strip_prefix(cwd).ok().map(std::path::Path::to_path_buf));
+    relative.unwrap_or(exe).display().to_string()
+}
+
+/// `word` as a POSIX shell reads it back: bare when it holds nothing a
+/// shell would split or expand, else in single quotes.
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./@:=+,%".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_a_shell_would_split_or_expand_is_quoted() {
+        assert_eq!(
+            quote("scenarios/lanes_order.toml"),
+            "scenarios/lanes_order.toml"
+        );
+        assert_eq!(
+            quote("@shipped/sender_fifo.toml"),
+            "@shipped/sender_fifo.toml"
+        );
+        assert_eq!(quote("my scenarios/a.toml"), "'my scenarios/a.toml'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote("$HOME"), "'$HOME'");
+        assert_eq!(quote(""), "''");
+    }
+}
