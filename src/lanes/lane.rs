@@ -13,6 +13,9 @@ use crate::shim::map::ShardedMap;
 use crate::shim::sync::{Arc, AtomicU64, AtomicUsize};
 use crate::shim::time::Duration;
 
+/// Handles one item; the future resolving is what frees its place in the lane.
+pub type Consumer<T> = Arc<dyn Fn(T) -> BoxFuture<'static, ()> + Send + Sync>;
+
 /// A consumer that is also told which lane runs it (the testbed's L3 check).
 pub type LaneConsumer<T> = Arc<dyn Fn(LaneId, T) -> BoxFuture<'static, ()> + Send + Sync>;
 
@@ -39,7 +42,7 @@ pub(crate) type LaneState<T> = super::queue::Shared<T>;
 /// closure around it was one more).
 pub(super) enum ConsumerKind<T> {
     /// From [`LaneRouter::new`](super::LaneRouter::new).
-    Plain(super::router::Consumer<T>),
+    Plain(Consumer<T>),
     /// From [`LaneRouter::with_lane_ids`](super::LaneRouter::with_lane_ids).
     WithLaneIds(LaneConsumer<T>),
 }

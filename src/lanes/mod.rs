@@ -40,6 +40,6 @@ mod task;
 
 pub use config::{FixedHasher, LaneConfigError, LaneRouterConfig, RandomState, DEFAULT_SHARDS};
 pub use dispatcher::{DispatchStats, DispatcherConfig, Handler, OrderedDispatcher, OverflowPolicy};
-pub use lane::LaneConsumer;
+pub use lane::{Consumer, LaneConsumer};
 pub use observer::{LaneExit, LaneId, LaneObserver};
-pub use router::{Consumer, LaneRouter};
+pub use router::LaneRouter;

@@ -4,10 +4,8 @@
 use std::fmt::Debug;
 use std::hash::{BuildHasher, Hash};
 
-use futures_util::future::BoxFuture;
-
 use super::config::{LaneConfigError, LaneRouterConfig, RandomState};
-use super::lane::{ConsumerKind, Lane, LaneConsumer, LaneContext, LaneMap};
+use super::lane::{Consumer, ConsumerKind, Lane, LaneConsumer, LaneContext, LaneMap};
 use super::observer::LaneId;
 use super::queue::{self, Sender};
 use super::task::LaneTask;
@@ -16,9 +14,6 @@ use crate::shim::map::ShardedMap;
 use crate::shim::probe::{mark, Mark};
 use crate::shim::rt::TaskRuntime;
 use crate::shim::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
-
-/// Handles one item; the future resolving is what frees its place in the lane.
-pub type Consumer<T> = Arc<dyn Fn(T) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// Routes items to per-key ordering lanes: items sharing a key reach the
 /// consumer one at a time in route order; distinct keys run concurrently.

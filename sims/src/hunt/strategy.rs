@@ -230,26 +230,18 @@ pub fn lanes() -> impl Strategy<Value = LanesParams> {
     )
 }
 
-const KINDS: [FaultKind; 10] = [
-    FaultKind::Wedge,
-    FaultKind::Slow,
-    FaultKind::Kill,
-    FaultKind::CrashBounce,
-    FaultKind::Partition,
-    FaultKind::Latency,
-    FaultKind::Disconnect,
-    FaultKind::MaxFrame,
-    FaultKind::OversizeFrame,
-    FaultKind::TornFrame,
-];
-
 /// One fault as drawn: kind, peer index (taken modulo the peers), when, and
 /// a length in thousandths of the kind's longest (so it scales with the
 /// run's deadlines; for a torn frame, how far into the frame it tears).
 type RawFault = (usize, u64, u64, u64);
 
 fn fault() -> impl Strategy<Value = RawFault> {
-    (0..KINDS.len(), 0..8u64, 0..=S_FAULT_AT_US, 1..=1_000u64)
+    (
+        0..FaultKind::ALL.len(),
+        0..8u64,
+        0..=S_FAULT_AT_US,
+        1..=1_000u64,
+    )
 }
 
 /// The sender world's parameters.
@@ -284,7 +276,7 @@ pub fn sender() -> impl Strategy<Value = SenderParams> {
             let mut faults: Vec<ScheduledFault> = faults
                 .into_iter()
                 .map(|(kind, peer, at, permille)| {
-                    let kind = KINDS[kind];
+                    let kind = FaultKind::ALL[kind];
                     let longest = match kind {
                         FaultKind::Slow => write_timeout / (SLOW_FRACTION * 2),
                         FaultKind::Latency => connect_timeout / 4,
@@ -463,6 +455,28 @@ pub fn case(world: HuntWorld) -> BoxedStrategy<(Params, u64)> {
 mod tests {
     use super::*;
     use crate::scenario::mesh_trickle_bound;
+
+    /// One list of every kind, each kind once: `index` is exhaustive, so
+    /// a new variant cannot compile until it has a place, and this pins
+    /// that the place holds it.
+    #[test]
+    fn every_fault_kind_is_in_all() {
+        for (index, kind) in FaultKind::ALL.iter().enumerate() {
+            assert_eq!(kind.index(), index, "{kind:?}");
+        }
+        for kind in FaultKind::DRAWN {
+            assert_eq!(FaultKind::ALL[kind.index()], kind);
+        }
+        for (index, kind) in MeshFaultKind::ALL.iter().enumerate() {
+            assert!(
+                !MeshFaultKind::ALL[..index].contains(kind),
+                "{kind:?} twice"
+            );
+        }
+        for kind in MeshFaultKind::DRAWN {
+            assert!(MeshFaultKind::ALL.contains(&kind), "{kind:?}");
+        }
+    }
 
     #[test]
     fn hunted_trickles_outlast_the_frame_deadline() {

@@ -288,19 +288,6 @@ fn torn_bytes(kind: FaultKind, bytes: Option<&Sampled<u64>>, rng: &mut SimRng) -
     u32::try_from(bytes.clamp(1, TORN_FRAME_LEN - 1)).expect("under 40")
 }
 
-/// What chaos draws from by default: the faults every sender scenario has
-/// always had (the hostile-frame kinds are opt-in through `chaos_kinds`,
-/// so adding them moved no existing scenario's draws).
-const ALL_FAULTS: [FaultKind; 7] = [
-    FaultKind::Wedge,
-    FaultKind::Slow,
-    FaultKind::Kill,
-    FaultKind::CrashBounce,
-    FaultKind::Partition,
-    FaultKind::Latency,
-    FaultKind::Disconnect,
-];
-
 fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderParams {
     let peers = spec.peers.sample(rng);
     let write_timeout = spec
@@ -332,7 +319,7 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
     let kinds = spec
         .chaos_kinds
         .clone()
-        .unwrap_or_else(|| ALL_FAULTS.to_vec());
+        .unwrap_or_else(|| FaultKind::DRAWN.to_vec());
     for _ in 0..chaos {
         if kinds.is_empty() {
             break;

@@ -433,6 +433,53 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// What sender chaos draws from when a scenario does not say: the
+    /// faults every sender scenario has always had (the hostile-frame kinds
+    /// are opt-in through `chaos_kinds`, so adding them moved no existing
+    /// scenario's draws). The hunt draws from [`FaultKind::ALL`].
+    pub const DRAWN: [FaultKind; 7] = [
+        Self::Wedge,
+        Self::Slow,
+        Self::Kill,
+        Self::CrashBounce,
+        Self::Partition,
+        Self::Latency,
+        Self::Disconnect,
+    ];
+
+    /// Every kind, in the order the hunt's genes number them: the drawn
+    /// ones, then the hostile frames (`every_fault_kind_is_in_all`).
+    pub const ALL: [FaultKind; 10] = [
+        Self::Wedge,
+        Self::Slow,
+        Self::Kill,
+        Self::CrashBounce,
+        Self::Partition,
+        Self::Latency,
+        Self::Disconnect,
+        Self::MaxFrame,
+        Self::OversizeFrame,
+        Self::TornFrame,
+    ];
+
+    /// Its place in [`FaultKind::ALL`] (exhaustive: a new kind fails to
+    /// compile here until it is placed).
+    #[must_use]
+    pub fn index(self) -> usize {
+        match self {
+            Self::Wedge => 0,
+            Self::Slow => 1,
+            Self::Kill => 2,
+            Self::CrashBounce => 3,
+            Self::Partition => 4,
+            Self::Latency => 5,
+            Self::Disconnect => 6,
+            Self::MaxFrame => 7,
+            Self::OversizeFrame => 8,
+            Self::TornFrame => 9,
+        }
+    }
+
     /// Whether the fault takes a `for` (a duration, or slow's read interval).
     #[must_use]
     pub fn lasts(self) -> bool {
