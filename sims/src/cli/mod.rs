@@ -1,0 +1,210 @@
+//! Command line. Model: the arguments (clap), and one function per
+//! subcommand, each returning a typed [`Outcome`]. Nothing here prints:
+//! outcomes, announcements (a run's seed and parameters before its first
+//! step, the determinism rule), streamed runs and errors all go through
+//! [`crate::report`], which also holds the one [`Exit`] code type.
+//!
+//! # Start here
+//!
+//! [`main_with`] parses the process arguments into a `Command` (`args`),
+//! `dispatch` hands each subcommand's arguments to its function, and the
+//! [`Outcome`] that returns is printed by [`report::print`] and mapped to
+//! the exit code.
+//!
+//! # Map
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `args` | the clap types `Cli` and `Command` (flags, help, examples), the `--jobs` and `--for` parsers |
+//! | `run` | `run` (the sweep and what it shows while it goes), `run --real`, `merge`, JUnit |
+//! | `replay` | `replay` (one seed, its events, log and trace file), `shrink` |
+//! | `hunt` | `hunt` (its regressions file, its progress), `bench --detection` |
+//! | `testbed` | `selftest`, `audit`, `fidelity`, `bench`, `list` |
+//! | `inputs` | scenarios under the given paths ([`load_all`]), bounded reads, scenarios real mode refuses |
+//! | `setup` | the subject a subcommand tests (`--bug`), tracing |
+//!
+//! Dependencies point one way: this file → `args` and the subcommands'
+//! files → `inputs`, `setup`.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::report::{self, print, Outcome};
+use crate::run::sweep::Shard;
+use crate::scenario::SeedRange;
+use crate::targets::Subject;
+
+mod args;
+mod hunt;
+mod inputs;
+mod replay;
+mod run;
+mod setup;
+mod testbed;
+
+use args::{Cli, Command};
+use setup::subject;
+
+pub use crate::report::{Exit, Format};
+pub use inputs::load_all;
+
+/// Runs the CLI on the process arguments, testing lanesim's own components.
+#[must_use]
+pub fn main() -> ExitCode {
+    main_with(&Subject::default())
+}
+
+/// Runs the CLI on the process arguments, testing `base` (a `--bug` plants
+/// into lanesim's own components only).
+#[must_use]
+pub fn main_with(base: &Subject) -> ExitCode {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // A user's runner run with no arguments (as `cargo test` runs a
+    // harness-less test) runs every shipped scenario.
+    if args.len() <= 1 && !base.is_builtin() {
+        args.extend(["run".into(), crate::scenario::shipped::PREFIX.into()]);
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            let code = if error.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Pass
+            };
+            return ExitCode::from(code as u8);
+        }
+    };
+    let exit = match dispatch(cli.command, base) {
+        Ok(outcome) => {
+            print(&outcome);
+            outcome.exit()
+        }
+        Err(message) => {
+            report::error(&message);
+            Exit::Usage
+        }
+    };
+    ExitCode::from(exit as u8)
+}
+
+fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
+    match command {
+        Command::List { paths } => testbed::list(&paths),
+        Command::Run {
+            paths,
+            seed,
+            seeds,
+            jobs,
+            for_,
+            shard,
+            format,
+            junit,
+            verbose,
+            marks,
+            bug,
+            real,
+        } => run::run(
+            &run::RunArgs {
+                paths,
+                seeds: seed.map(SeedRange::one).or(seeds),
+                jobs: usize::from(jobs),
+                wall: for_,
+                shard: shard.unwrap_or(Shard::ALL),
+                format,
+                junit,
+                verbose,
+                marks,
+                bug,
+                real,
+            },
+            base,
+        ),
+        Command::Merge {
+            files,
+            format,
+            junit,
+        } => run::merge(&files, format, junit.as_deref()),
+        Command::Replay {
+            path,
+            seed,
+            verbose,
+            trace,
+            bug,
+        } => replay::replay(
+            &path,
+            seed,
+            verbose,
+            trace.as_deref(),
+            subject(base, bug.as_deref())?,
+        ),
+        Command::Selftest {
+            paths,
+            seeds,
+            format,
+        } => testbed::selftest(&paths, seeds, format),
+        Command::Bench {
+            detection: true,
+            hunt_seeds,
+            hunt_for,
+            ..
+        } => hunt::detection_bench(hunt_seeds, hunt_for),
+        Command::Bench {
+            paths,
+            seeds,
+            no_real,
+            ..
+        } => testbed::bench(&paths, seeds, no_real, base),
+        Command::Audit {
+            paths,
+            seeds,
+            processes: false,
+        } => testbed::audit(&paths, seeds, base),
+        Command::Audit {
+            paths,
+            seeds,
+            processes: true,
+        } => testbed::audit_processes(&paths, seeds),
+        Command::Fidelity { paths, seeds, bug } => {
+            testbed::fidelity(&paths, seeds, &subject(base, bug.as_deref())?)
+        }
+        Command::Hunt {
+            world,
+            for_,
+            cases,
+            jobs,
+            seed,
+            keep_going,
+            unguided,
+            no_shrink,
+            out,
+            regressions,
+            format,
+            bug,
+        } => hunt::hunt(
+            hunt::HuntArgs {
+                world,
+                wall: for_,
+                cases,
+                jobs: usize::from(jobs),
+                seed,
+                keep_going,
+                unguided,
+                no_shrink,
+                out,
+                regressions,
+                format,
+                bug,
+            },
+            base,
+        ),
+        Command::Shrink {
+            path,
+            seed,
+            out,
+            bug,
+        } => replay::shrink(&path, seed, &out, &subject(base, bug.as_deref())?),
+    }
+}

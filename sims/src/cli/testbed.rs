@@ -1,0 +1,154 @@
+//! The subcommands that examine the testbed itself rather than hunt in the
+//! target: `selftest` (does each planted bug get caught), `audit` (is a run
+//! deterministic, in one process or across two), `fidelity` (does
+//! simulation agree with real mode), `bench` (how fast) and `list` (what
+//! there is to run).
+
+use std::path::PathBuf;
+
+use lanesim::planted::{PlantedBug, CATALOGUE};
+
+use super::inputs::{load_all, refuse_bad_for_real};
+use crate::real;
+use crate::report::{self, announce, Format, Outcome};
+use crate::run;
+use crate::run::selftest::{self, catalogue_contracts};
+use crate::scenario::SeedRange;
+use crate::targets::Subject;
+
+pub(super) fn selftest(
+    paths: &[PathBuf],
+    seeds: Option<SeedRange>,
+    format: Format,
+) -> Result<Outcome, String> {
+    if CATALOGUE.is_empty() {
+        return Err(
+            "selftest needs planted bugs: use `cargo run --features planted-bugs -- selftest`"
+                .into(),
+        );
+    }
+    if format == Format::Jsonl {
+        return Err("selftest --format: jsonl streams a run's results; use json or human".into());
+    }
+    let scenarios = load_all(paths)?;
+    let bugs: Vec<PlantedBug> = CATALOGUE
+        .iter()
+        .copied()
+        .filter(|bug| {
+            catalogue_contracts(*bug)
+                .iter()
+                .all(|c| c.undecidable_in_simulation().is_none())
+        })
+        .collect();
+    Ok(Outcome::Selftest {
+        reports: selftest::selftest(&bugs, &scenarios, seeds),
+        format,
+    })
+}
+
+pub(super) fn audit(
+    paths: &[PathBuf],
+    seeds: SeedRange,
+    subject: &Subject,
+) -> Result<Outcome, String> {
+    let scenarios = load_all(paths)?;
+    Ok(Outcome::Audit {
+        audits: scenarios
+            .iter()
+            .map(|scenario| {
+                (
+                    scenario.name.clone(),
+                    seeds.len(),
+                    run::audit(scenario, seeds, subject),
+                )
+            })
+            .collect(),
+        target: (!subject.is_builtin()).then(|| subject.name().to_string()),
+    })
+}
+
+pub(super) fn fidelity(
+    paths: &[PathBuf],
+    seeds: SeedRange,
+    subject: &Subject,
+) -> Result<Outcome, String> {
+    let scenarios = load_all(paths)?;
+    refuse_bad_for_real(&scenarios)?;
+    announce(Format::Human, report::REAL_NOTE);
+    let mut found = Vec::new();
+    for scenario in &scenarios {
+        announce(
+            Format::Human,
+            &format!("{}: seeds {seeds}, simulated and real", scenario.name),
+        );
+        found.push(real::fidelity(scenario, seeds, subject));
+    }
+    Ok(Outcome::Fidelity(found))
+}
+
+/// Runs the sweep in two child processes of this binary (`--jobs 1`, then
+/// `--jobs 2`) streaming JSON lines, and compares them run by run.
+pub(super) fn audit_processes(paths: &[PathBuf], seeds: SeedRange) -> Result<Outcome, String> {
+    load_all(paths)?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let sweep = |jobs: &str| -> Result<Vec<String>, String> {
+        let out = std::process::Command::new(&exe)
+            .arg("run")
+            .args(paths)
+            .args([
+                "--seeds",
+                &seeds.to_string(),
+                "--jobs",
+                jobs,
+                "--format",
+                "jsonl",
+            ])
+            .env("NO_COLOR", "1")
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        if out.stdout.is_empty() {
+            return Err(format!(
+                "the sweep with --jobs {jobs} streamed nothing: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        // The runs' lines; the summary record ends the stream and carries
+        // the wall time, which differs from process to process.
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|line| !line.starts_with("{\"summary\""))
+            .map(str::to_string)
+            .collect())
+    };
+    let (first, second) = (sweep("1")?, sweep("2")?);
+    let difference = run::first_line_difference(&first, &second);
+    Ok(Outcome::AuditProcesses {
+        runs: first.len() as u64,
+        difference,
+    })
+}
+
+/// `bench`: seeds/s per scenario, real vs simulated, the harness's cost.
+pub(super) fn bench(
+    paths: &[PathBuf],
+    seeds: SeedRange,
+    no_real: bool,
+    base: &Subject,
+) -> Result<Outcome, String> {
+    Ok(Outcome::Bench(run::bench::report(
+        &load_all(paths)?,
+        seeds,
+        no_real,
+        base,
+    )))
+}
+
+pub(super) fn list(paths: &[PathBuf]) -> Result<Outcome, String> {
+    let defaults = [PathBuf::from("scenarios")];
+    let paths = if paths.is_empty() {
+        &defaults[..]
+    } else {
+        paths
+    };
+    Ok(Outcome::List(load_all(paths)?))
+}
