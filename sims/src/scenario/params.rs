@@ -686,7 +686,7 @@ impl Params {
             description,
             world,
             checks: self.contracts(),
-            seeds: Some(super::SeedRange::one(seed)),
+            seeds: Some(super::seeds::SeedRange::one(seed)),
             budget: Some(Dur(budget)),
             exact: true,
             real_time_scale: None,

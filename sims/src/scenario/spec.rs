@@ -22,7 +22,7 @@ pub struct ScenarioFile {
     /// Seeds `run` uses without `--seed`/`--seeds`: `"A..B"` (B excluded)
     /// or `"A..=B"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seeds: Option<super::SeedRange>,
+    pub seeds: Option<super::seeds::SeedRange>,
     /// Virtual-time budget; a run still going then is a liveness failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<Dur>,
