@@ -1,0 +1,172 @@
+//! M7, M8 and M9: the mesh against hosts that are not honest nodes and
+//! against exhaustion. M7 holds a node to accepting for its whole life
+//! (the end's probes, and no spinning on `EMFILE`), M8 to registering and
+//! answering only peers that proved the cookie (the impostors' streams),
+//! M9 to never downing a node's generation for others' spending and to
+//! closing a trickled frame in time (the trickler's streams). Each reads
+//! the hostile hosts' own records, never a node pair's.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use super::faults::Exhaustion;
+use super::model::{GenId, Impostor, Model, Probe, Up};
+use crate::check::{CheckContext, Collector};
+use crate::event::{Down, Event, Record};
+use crate::scenario::{mesh_trickle_bound, Contract};
+
+/// Failed accepts a node may make while out of descriptors: 16, then 25 a
+/// second (one every 40 ms). A back-off from 1 ms doubling to 1 s (hyper's,
+/// lanesim's) fails about a dozen times in its first second and once a
+/// second after; a fixed pause of 50 ms (the example node's) twenty times a
+/// second; a node that retries at once, or every millisecond, spins on
+/// `EMFILE` a thousand times a second and is caught.
+pub(super) fn exhausted_accepts_allowed(lasting: Duration) -> u64 {
+    16 + (25.0 * lasting.as_secs_f64()).ceil() as u64
+}
+
+pub(super) fn m7(out: &mut Collector<'_>, model: &Model) {
+    for &Exhaustion {
+        record: index,
+        node,
+        lasted: lasting,
+        accepts,
+    } in &model.exhaustions
+    {
+        let allowed = exhausted_accepts_allowed(lasting);
+        if accepts > allowed {
+            out.violate(
+                Contract::M7,
+                format!(
+                    "node{node} spun on EMFILE: {accepts} failed accepts in {:.3}s without descriptors, more than the {allowed} allowed (16, then 25 a second): it retries without pausing",
+                    lasting.as_secs_f64()
+                ),
+                &[index],
+            );
+        }
+    }
+    for &Probe {
+        record: index,
+        node,
+        accepted,
+        attempts,
+    } in &model.probes
+    {
+        if !accepted {
+            let by = out.records()[index].at.as_secs_f64();
+            out.violate(
+                Contract::M7,
+                format!(
+                    "node{node} stopped accepting: {attempts} fresh dial(s) up to {by:.3}s, each \
+                     with the handshake, and none was accepted (nothing written back)"
+                ),
+                &[index],
+            );
+        }
+    }
+}
+
+pub(super) fn m8(out: &mut Collector<'_>, model: &Model) {
+    let by_socket: BTreeMap<SocketAddr, &Impostor> =
+        model.impostors.iter().map(|i| (i.socket, i)).collect();
+    for (
+        &GenId {
+            node,
+            peer,
+            generation,
+            ..
+        },
+        &Up {
+            record: up, socket, ..
+        },
+    ) in &model.ups
+    {
+        if let Some(impostor) = by_socket.get(&socket) {
+            out.violate(
+                Contract::M8,
+                format!(
+                    "node{node} registered generation {generation} for node{peer} on the \
+                     impostor's stream {socket}, whose peer never proved the cookie"
+                ),
+                &[up, impostor.record],
+            );
+        }
+    }
+    for impostor in model.impostors.iter().filter(|i| i.read > 0) {
+        out.violate(
+            Contract::M8,
+            format!(
+                "node{} wrote {} bytes after its challenge to the impostor's stream {} (which \
+                 claimed to be node{} and never proved the cookie)",
+                impostor.node, impostor.read, impostor.socket, impostor.claimed
+            ),
+            &[impostor.record],
+        );
+    }
+}
+
+pub(super) fn m9(
+    out: &mut Collector<'_>,
+    model: &Model,
+    records: &[Record],
+    context: &CheckContext,
+) {
+    for (index, record) in records.iter().enumerate() {
+        if let Event::MeshDown {
+            node,
+            peer,
+            generation,
+            reason: Down::OverBudget,
+        } = record.event
+        {
+            // Hosts that are not nodes (spenders, the prober) are named
+            // u64::MAX.
+            if peer != u64::MAX {
+                out.violate(
+                    Contract::M9,
+                    format!(
+                        "node{node} downed its generation {generation} to node{peer} for the \
+                         frame budget (OverBudget): an honest node's small frames were refused \
+                         for what others held"
+                    ),
+                    &[index],
+                );
+            }
+        }
+    }
+    let Some(heartbeat) = context.heartbeat else {
+        return;
+    };
+    let bound = mesh_trickle_bound(heartbeat, context.tick);
+    for trickle in model.trickles.iter().filter(|t| t.held > bound) {
+        // A crash tears the node's streams down with its host: what the
+        // trickler saw of them then is not something the node did.
+        let end = trickle.began + trickle.held;
+        let crashed = model
+            .crashed
+            .iter()
+            .any(|(crashed, &t)| crashed.node == trickle.node && t >= trickle.began && t <= end);
+        if crashed {
+            continue;
+        }
+        let how = if trickle.closed {
+            "before the node closed it"
+        } else {
+            "and the node never closed it (the trickler gave up)"
+        };
+        out.violate(
+            Contract::M9,
+            format!(
+                "node{} let a frame trickle in on stream {} for {:.3}s after its header ({} \
+                 bytes, one per quarter tick) {how}: past the frame deadline's bound of {:.3}s",
+                trickle.node,
+                trickle.socket,
+                trickle.held.as_secs_f64(),
+                trickle.sent,
+                bound.as_secs_f64()
+            ),
+            &[trickle.record],
+        );
+    }
+}
