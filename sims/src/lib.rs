@@ -15,18 +15,18 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`scenario`] | scenario files: TOML model, validation with file:line:col, `reaches`, seeded sampling |
+//! | [`scenario`] | scenario files: TOML model (`spec`), validation (`validate/`, by world) with file:line:col (`position`: typed key paths), bounds (`limits`), `reaches`, seeded sampling (`params`) |
 //! | [`world`] | the lanes world (paused tokio), the sender world (turmoil, peers, TCP tap) and the mesh world (turmoil, N production nodes, restarts, squatters, cross-dials) |
 //! | [`fault`] | the sender world's fault timeline and the peers' controls |
 //! | [`event`] | the typed event log every world writes and every checker reads |
 //! | [`coverage`] | coverage marks (code, world, preemption) and the probe that counts them and answers preemption points |
-//! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E and M1–M6 over a log, one evidence collector |
+//! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E and M1–M9 over a log, one evidence collector; `check::sender` and `check::mesh` each a model (`model.rs`) and its contract groups |
 //! | [`run`] | one run; the ordered parallel engine (`run::stream`); streamed sweeps in bounded memory, shards and their merge (`run::sweep`); audit, selftest (planted bugs), bench; reports (human, JSON, JSON lines, JUnit) |
 //! | [`hunt`] | bug hunting: proptest strategies for whole cases, a coverage-guided corpus, shrinking to exact scenario files, the detection benchmark |
 //! | [`real`] | real mode: a seed on a real runtime and loopback TCP, judged by the same checkers; its clock and lateness; `fidelity` |
 //! | [`report`] | everything shown: the typed outcome of each subcommand, the one printer, sweeps as human text, JSON, JSON lines and JUnit, the one exit code type |
 //! | [`input`] | every user-named file read bounded: regular files only, size checked before reading |
-//! | [`cli`] | the `lanesim` binary: arguments, one function per subcommand returning a typed outcome |
+//! | [`cli`] | the `lanesim` binary: arguments (`cli::args`), one function per subcommand returning a typed outcome (`run`, `replay`, `hunt`, `testbed`), bounded inputs |
 //! | [`rng`] | the run's only randomness: seeded xoshiro256** |
 //! | [`guide`] | docs/your-implementation.md: testing your own implementation (its example is a doc test) |
 //! | [`runner`] | a user's runner: `main!(MyTargets)` (the whole CLI on their targets) and `Runner::check` for plain tests |
