@@ -549,6 +549,55 @@ fn a_sweep_that_misses_a_required_mark_exits_5_and_names_it() {
     assert_eq!(value["scenarios"][0]["marks"]["lane_created"], 4);
 }
 
+/// `run --reach` prints each required mark of each scenario with the seeds
+/// that reached it, as the JSON report of the same sweep counts them, and
+/// `MISSED` on exactly the requirement the sweep missed: the figures behind
+/// a `reaches` line come from the run, not from a hand-kept table.
+#[test]
+fn run_reach_prints_each_required_marks_count_as_the_json_counts_it() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lanes_order.toml"),
+    )
+    .unwrap();
+    let text = text.replacen(
+        "reaches = [",
+        "reaches = [\n    \"reap_declined >= 25%\",",
+        1,
+    );
+    let path = scratch_scenario("unreached", &text);
+    let path = path.to_str().unwrap();
+    let human = lanesim(&["run", path, "--seeds", "0..6", "--reach"]);
+    assert_eq!(human.status.code(), Some(5), "{}", stdout(&human));
+    let printed = stdout(&human);
+    let json = lanesim(&["run", path, "--seeds", "0..6", "--format", "json"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("stdout is JSON");
+    let reaches = value["scenarios"][0]["reaches"].as_array().unwrap().clone();
+    assert!(reaches.len() >= 2, "{reaches:?}");
+    let section = printed
+        .split("reach: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no reach section: {printed}"));
+    assert!(section.contains("unreached (6 seeds)"), "{section}");
+    for reach in &reaches {
+        let mark = reach["mark"].as_str().unwrap();
+        let line = section
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(mark))
+            .unwrap_or_else(|| panic!("no line for {mark}: {section}"));
+        let count = format!("{}/6", reach["seeds_hit"]);
+        assert!(
+            line.split_whitespace().nth(1) == Some(count.as_str()),
+            "{mark}: {line} vs {count}"
+        );
+        assert_eq!(
+            line.ends_with("MISSED"),
+            reach["reached"] == false,
+            "{line}"
+        );
+    }
+    assert_eq!(section.matches("MISSED").count(), 1, "{section}");
+}
+
 #[test]
 fn list_names_every_coverage_mark_and_replay_prints_a_runs_marks() {
     let out = lanesim(&["list"]);

@@ -41,6 +41,7 @@ pub(super) enum Command {
   lanesim run scenarios --seeds 0..100000 --for 50m --shard 0/4 --format json > shard-0.json
   lanesim run scenarios --format jsonl > runs.jsonl        a line per run, then a summary line
   lanesim run scenarios --junit report.xml --marks         JUnit for CI, and the mark table
+  lanesim run scenarios --reach                            each required mark's count and share
   lanesim run scenarios/sender_fifo.toml --real            on real tokio and loopback TCP")]
     Run {
         /// Scenario files or directories.
@@ -80,6 +81,11 @@ pub(super) enum Command {
         /// sweep missed are printed).
         #[arg(long)]
         marks: bool,
+        /// Also print, per scenario, each mark it requires: the seeds that
+        /// reached it, their share, and the floor it is held to (the
+        /// figures behind a `reaches` line, as this sweep measured them).
+        #[arg(long)]
+        reach: bool,
         /// Plant this bug (needs a `--features planted-bugs` build).
         #[arg(long)]
         bug: Option<String>,

@@ -104,6 +104,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             junit,
             verbose,
             marks,
+            reach,
             bug,
             real,
         } => run::run(
@@ -117,6 +118,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
                 junit,
                 verbose,
                 marks,
+                reach,
                 bug,
                 real,
             },

@@ -29,6 +29,7 @@ pub(super) struct RunArgs {
     pub(super) junit: Option<PathBuf>,
     pub(super) verbose: bool,
     pub(super) marks: bool,
+    pub(super) reach: bool,
     pub(super) bug: Option<String>,
     pub(super) real: bool,
 }
@@ -122,6 +123,7 @@ pub(super) fn run(args: &RunArgs, base: &Subject) -> Result<Outcome, String> {
         shown: Shown {
             streamed: args.format == Format::Human,
             marks: args.marks,
+            reach: args.reach,
         },
     })
 }

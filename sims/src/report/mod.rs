@@ -192,6 +192,8 @@ pub struct Shown {
     pub streamed: bool,
     /// The mark table (`run --marks`).
     pub marks: bool,
+    /// Each scenario's required marks with their counts (`run --reach`).
+    pub reach: bool,
 }
 
 /// A scenario of a sweep finished: its line, as the sweep goes.

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::{paint, Shown, Tone};
 use crate::run::pending::{Pending, Unresolved};
 use crate::run::sweep::{Failure, SweepReport, Tally};
-use crate::run::{RunResult, ScenarioReach, Verdict};
+use crate::run::{MarkReach, RunResult, ScenarioReach, Verdict};
 use crate::targets::Subject;
 use crate::world::EndStep;
 
@@ -157,6 +157,9 @@ pub fn human(report: &SweepReport, shown: Shown) -> String {
     let reaches = report.reaches();
     if shown.marks {
         out.push_str(&mark_table(&reaches));
+    }
+    if shown.reach {
+        out.push_str(&reach_table(&reaches));
     }
     let mut short = String::new();
     let missed = missed_lines(&mut short, &reaches);
@@ -511,6 +514,71 @@ pub fn mark_table(reaches: &[ScenarioReach]) -> String {
             reach.scenario,
             reach.seeds
         );
+    }
+    out
+}
+
+/// Each scenario's required marks, one line each: the seeds that reached
+/// the mark, their share of the seeds run, and the floor (`>= 25%`, or one
+/// seed), `MISSED` when short. The figures behind a scenario's `reaches`,
+/// measured by this sweep rather than kept by hand.
+#[must_use]
+pub fn reach_table(reaches: &[ScenarioReach]) -> String {
+    fn required(reach: &ScenarioReach) -> Vec<&MarkReach> {
+        reach
+            .marks
+            .iter()
+            .filter(|m| m.required.is_some())
+            .collect()
+    }
+    let marks: Vec<&MarkReach> = reaches.iter().flat_map(required).collect();
+    let width = marks
+        .iter()
+        .map(|m| m.mark.to_string().len())
+        .max()
+        .unwrap_or(0);
+    let digits = reaches
+        .iter()
+        .map(|r| r.seeds.to_string().len())
+        .max()
+        .unwrap_or(1);
+    let mut out =
+        String::from("\nreach: seeds that reached each required mark, their share, the floor\n");
+    for reach in reaches {
+        let required = required(reach);
+        if required.is_empty() {
+            continue;
+        }
+        let seeds = if reach.seeds == 1 { "seed" } else { "seeds" };
+        let judged = if reach.judged {
+            ""
+        } else {
+            ", not judged: too few seeds"
+        };
+        let _ = writeln!(out, "{} ({} {seeds}{judged})", reach.scenario, reach.seeds);
+        for mark in required {
+            let floor = mark.required.and_then(|r| r.share).map_or_else(
+                || "one seed".to_string(),
+                |share| format!("{}%", share * 100.0),
+            );
+            let share = if reach.seeds == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.0}%", 100.0 * mark.seeds_hit as f64 / reach.seeds as f64)
+            };
+            let verdict = if reach.judged && mark.missed(reach.seeds) {
+                paint("  MISSED", Tone::Bad)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "  {:<width$}  {:>digits$}/{:<digits$}  {share:>4}  >= {floor}{verdict}",
+                mark.mark.to_string(),
+                mark.seeds_hit,
+                reach.seeds,
+            );
+        }
     }
     out
 }
