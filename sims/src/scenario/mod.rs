@@ -6,8 +6,8 @@
 //!
 //! Start here: [`Scenario::load`] reads a file (or a shipped one) and
 //! [`Scenario::parse`] turns its text into a [`Scenario`]: TOML into a
-//! [`ScenarioFile`], whose every problem `validate` finds and `position`
-//! places; then [`Scenario::sample`] draws one run's [`Params`].
+//! [`ScenarioFile`] (`document`), whose every problem `validate` finds and
+//! `position` places; then [`Scenario::sample`] draws one run's [`Params`].
 //!
 //! - this file: [`Scenario`], loading, [`ScenarioError`], the re-exports.
 //! - `spec`: the file's model ([`ScenarioFile`], one struct per table);
@@ -16,13 +16,16 @@
 //! - `validate`: every impossible value, by key: the file's own keys, then
 //!   one submodule per world (`lanes`, `sender`, `mesh`) over `common`'s
 //!   checks of one value; [`limits`]: the bounds it holds files to.
-//! - `position`: typed key paths (`mesh.fault[2].at`) and their
-//!   file:line:col, and the key a TOML error is about.
+//! - `document`: the parsed TOML walked into a [`ScenarioFile`] with typed
+//!   errors, each at the key the walk was on; `position`: typed key paths
+//!   (`mesh.fault[2].at`), their file:line:col, and the key written twice
+//!   that a parse error is about.
 //! - `reach`: `reaches`, the marks a sweep must reach; [`marks`]: which
 //!   world can reach which.
 //! - `params`: a run's parameters, sampled from its seed; [`shipped`]: the
 //!   scenarios built into the binary (`@shipped/…`).
 
+mod document;
 pub mod limits;
 pub mod marks;
 mod params;
@@ -38,7 +41,6 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize as _;
 use toml::de::DeTable;
 
 pub use limits::{
@@ -55,7 +57,7 @@ pub use spec::{
     ScenarioFile, SenderSpec, WorldKind, TORN_FRAME_LEN,
 };
 
-use position::{line_col, span_of, KeyPath};
+use position::{line_col, span_of, span_of_key, KeyPath};
 
 /// A loaded, validated scenario.
 #[derive(Clone, Debug)]
@@ -191,13 +193,17 @@ impl Scenario {
                 error.message(),
             )
         })?;
-        let file = ScenarioFile::deserialize(toml::de::Deserializer::from(doc.clone())).map_err(
-            |error| {
-                let span = error.span().unwrap_or(0..0);
-                let key = position::key_of_error(doc.get_ref(), &error);
-                at(&span, key, error.message())
-            },
-        )?;
+        let file: ScenarioFile = document::from_document(doc.get_ref()).map_err(|error| {
+            let key = error.key.clone().filter(|key| !key.is_empty());
+            let span = key.as_ref().map_or(0..0, |key| {
+                if error.at_key {
+                    span_of_key(doc.get_ref(), key)
+                } else {
+                    span_of(doc.get_ref(), key)
+                }
+            });
+            at(&span, key, &error.to_string())
+        })?;
         let name = file.name.clone().unwrap_or_else(|| {
             path.file_stem().map_or_else(
                 || "scenario".into(),

@@ -65,11 +65,8 @@ impl KeyPath {
         self.0.pop();
     }
 
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-
-    fn is_empty(&self) -> bool {
+    /// The document itself: no key.
+    pub(super) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 }
@@ -129,99 +126,59 @@ pub(super) fn span_of(doc: &DeTable<'_>, key: &KeyPath) -> Range<usize> {
     found
 }
 
-// The toml crate's wording. Its `de::Error` exposes only `message()` and
-// `span()`: no kind, and its key path is private. A duplicate key and a
-// missing field are told apart from every other error, and the missing
-// field named, by the message alone (`toml` 0.9: "duplicate key" from its
-// parser, and serde's default `missing_field`, which `Error::custom`
-// formats). Both are pinned by `sims/tests/scenario_errors.rs`.
-
-/// Whether the parser's `message` is its duplicate-key error.
-fn is_duplicate_key(message: &str) -> bool {
-    message.trim() == "duplicate key"
+/// The span of `key`'s last key as written (`cpacity` in `cpacity = 4`),
+/// else as [`span_of`].
+pub(super) fn span_of_key(doc: &DeTable<'_>, key: &KeyPath) -> Range<usize> {
+    let Some((Segment::Key(last), parent)) = key.segments().split_last() else {
+        return span_of(doc, key);
+    };
+    let table = if parent.is_empty() {
+        Some(doc)
+    } else {
+        lookup(doc, parent).and_then(DeValue::as_table)
+    };
+    table
+        .and_then(|table| table.get_key_value(last.as_str()))
+        .map_or_else(|| span_of(doc, key), |(written, _)| written.span())
 }
 
-/// The field a deserialization error's `message` says is missing.
-fn missing_field(message: &str) -> Option<&str> {
-    message
-        .strip_prefix("missing field `")
-        .and_then(|rest| rest.split('`').next())
-}
-
-/// The key a parse error of `source` is about, for a duplicate key: the key
-/// written the second time (the error's span), in the table the parser
-/// started last before it. None for any other error.
+/// The key a parse error of `source` is about, when it is a key written
+/// twice: the error's span is a key, and the document parsed up to the
+/// error already holds that key in the table the parser started last
+/// before it (or, for a `[table]` header written twice, that table). None
+/// for any other error. Told apart by the document's structure, not by the
+/// parser's wording.
 pub(super) fn key_of_parse_error(source: &str, error: &toml::de::Error) -> Option<KeyPath> {
-    let span = error.span().unwrap_or(0..0);
-    let key = source
-        .get(span.clone())
-        .filter(|_| is_duplicate_key(error.message()))?;
+    let span = error.span()?;
+    let key = source.get(span.clone())?.trim();
+    if key.is_empty() {
+        return None;
+    }
     let (partial, _) = DeTable::parse_recoverable(source);
     let mut path = KeyPath::default();
-    // A table header written twice names itself.
     let header = source[..span.start].trim_end().ends_with('[');
     if !header {
         last_table_before(partial.get_ref(), span.start, &mut path, &mut 0);
     }
-    path.push(Segment::Key(key.trim().to_string()));
-    Some(path)
+    path.push(Segment::Key(key.to_string()));
+    lookup(partial.get_ref(), path.segments())
+        .is_some()
+        .then_some(path)
 }
 
-/// The key a deserialization error of `doc` is about: the path of the key
-/// or entry the parser recorded at its span, and for a missing field (whose
-/// span is its table's) that field under it.
-pub(super) fn key_of_error(doc: &DeTable<'_>, error: &toml::de::Error) -> Option<KeyPath> {
-    let span = error.span().unwrap_or(0..0);
-    let mut path = KeyPath::default();
-    if let Some(field) = missing_field(error.message()) {
-        // The span is the table's that lacks it (the document's: none).
-        table_spanning(doc, &span, &mut path);
-        path.push(Segment::Key(field.to_string()));
-    } else if !path_at(doc, span.start, &mut path) {
-        path.clear();
+/// The value of `doc` at `path` (segments from the root), if any.
+fn lookup<'a, 'i>(doc: &'a DeTable<'i>, path: &[Segment]) -> Option<&'a DeValue<'i>> {
+    let mut here: Option<&DeValue<'_>> = None;
+    for segment in path {
+        let next = match (segment, here) {
+            (Segment::Key(name), None) => doc.get(name.as_str()),
+            (Segment::Key(name), Some(DeValue::Table(table))) => table.get(name.as_str()),
+            (Segment::Index(index), Some(DeValue::Array(items))) => items.get(*index),
+            _ => None,
+        };
+        here = Some(next?.get_ref());
     }
-    (!path.is_empty()).then_some(path)
-}
-
-/// The path of the innermost key or array entry of `table` whose span (the
-/// key's or its value's, as the TOML parser recorded them) holds `offset`;
-/// whether one does. A `[table]`'s own span is its header, so tables are
-/// searched whether or not their span holds the offset.
-fn path_at(table: &DeTable<'_>, offset: usize, path: &mut KeyPath) -> bool {
-    let holds = |span: Range<usize>| span.start <= offset && offset < span.end.max(span.start + 1);
-    for (key, value) in table {
-        path.push(Segment::Key(key.get_ref().to_string()));
-        if holds(key.span()) || value_path_at(value.get_ref(), offset, path) {
-            return true;
-        }
-        if holds(value.span()) {
-            return true;
-        }
-        path.pop();
-    }
-    false
-}
-
-/// Like [`path_at`], inside a value: a table's keys, an array's entries.
-fn value_path_at(value: &DeValue<'_>, offset: usize, path: &mut KeyPath) -> bool {
-    match value {
-        DeValue::Table(table) => path_at(table, offset, path),
-        DeValue::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                path.push(Segment::Index(index));
-                let span = item.span();
-                let inside = span.start <= offset && offset < span.end;
-                if value_path_at(item.get_ref(), offset, path)
-                    || (inside && item.get_ref().is_table())
-                {
-                    return true;
-                }
-                path.pop();
-            }
-            false
-        }
-        _ => false,
-    }
+    here
 }
 
 /// The path of the table (or array entry) whose span starts last before
@@ -266,36 +223,6 @@ fn walk_tables(
     }
 }
 
-/// The path of the table or array entry whose span is exactly `span`.
-fn table_spanning(table: &DeTable<'_>, span: &Range<usize>, path: &mut KeyPath) -> bool {
-    for (key, value) in table {
-        path.push(Segment::Key(key.get_ref().to_string()));
-        if value.span() == *span && value.get_ref().is_table() {
-            return true;
-        }
-        match value.get_ref() {
-            DeValue::Table(inner) if table_spanning(inner, span, path) => return true,
-            DeValue::Array(items) => {
-                for (index, item) in items.iter().enumerate() {
-                    path.push(Segment::Index(index));
-                    if item.span() == *span {
-                        return true;
-                    }
-                    if let DeValue::Table(inner) = item.get_ref() {
-                        if table_spanning(inner, span, path) {
-                            return true;
-                        }
-                    }
-                    path.pop();
-                }
-            }
-            _ => {}
-        }
-        path.pop();
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,5 +253,25 @@ mod tests {
             (7, 1)
         );
         assert_eq!(at(&KeyPath::top("budget")), (1, 1));
+    }
+
+    /// A key written twice is told by the document, not by the message: the
+    /// parse error's span is a key the partly parsed table already holds.
+    /// Any other parse error names no key, even one whose span is text
+    /// that could be a key.
+    #[test]
+    fn only_a_key_written_twice_is_named_from_a_parse_error() {
+        let key = |source: &str| {
+            let error = DeTable::parse(source).expect_err("a parse error");
+            key_of_parse_error(source, &error).map(|k| k.to_string())
+        };
+        assert_eq!(
+            key("[lanes]\nkeys = 1\nkeys = 2\n").as_deref(),
+            Some("lanes.keys")
+        );
+        assert_eq!(key("[lanes]\n[lanes]\n").as_deref(), Some("lanes"));
+        assert_eq!(key("[lanes]\nkeys = 1 keys\n"), None);
+        assert_eq!(key("[lanes]\nkeys = \n"), None);
+        assert_eq!(key("[lanes]\nkeys = [1,\n"), None);
     }
 }
