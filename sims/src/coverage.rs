@@ -124,11 +124,17 @@ pub enum WorldMark {
     FaultTrickle,
     /// Mesh: a node closed the trickler's stream before the trickle ended.
     TrickleCut,
+    /// Mesh: a generation read a frame after a stretch with no frame at
+    /// all longer than its node's frame deadline, and was still up: the
+    /// deadline did not count the wait for a header. (No data for half a
+    /// tick: it holds two keepalives a quarter tick apart, less the
+    /// network's 100 ms of jitter, which is longer than the deadline.)
+    QuietPastFrameDeadline,
 }
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 44] = [
+    pub const ALL: [WorldMark; 45] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -173,6 +179,7 @@ impl WorldMark {
         Self::FaultSpend,
         Self::FaultTrickle,
         Self::TrickleCut,
+        Self::QuietPastFrameDeadline,
     ];
 
     /// The name reports and scenario files use.
@@ -223,6 +230,7 @@ impl WorldMark {
             Self::FaultSpend => "fault_applied_spend",
             Self::FaultTrickle => "fault_applied_trickle",
             Self::TrickleCut => "trickle_cut",
+            Self::QuietPastFrameDeadline => "quiet_past_frame_deadline",
         }
     }
 }

@@ -167,6 +167,8 @@ pub struct CheckContext {
     pub connect_timeout: Duration,
     /// The production heartbeat tick, where the world runs one (M5).
     pub heartbeat: Option<Duration>,
+    /// The nodes' frame deadline, where the world sets one (M9).
+    pub frame_timeout: Option<Duration>,
     /// How far apart two racing steps on different threads may be logged
     /// out of the order in which they took effect: zero in simulation (one
     /// thread runs everything, and a step and its record have no `.await`

@@ -428,6 +428,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
                 hold: span((hold.0 * 1_000, hold.1 * 1_000)),
                 first_dials,
                 heartbeat,
+                frame_timeout: crate::scenario::mesh_frame_deadline(heartbeat),
                 connect_timeout: Duration::from_millis(connect_ms),
                 redial_after: Duration::from_millis(redial_ms),
                 tick: Duration::from_millis(sim_ms),
@@ -484,7 +485,10 @@ mod tests {
         // shorter than the bound could not show a node that never cuts it.
         for heartbeat_ms in [M_TICK_MS.0, 400, 1_000, M_TICK_MS.1] {
             let heartbeat = Duration::from_millis(heartbeat_ms);
-            let bound = mesh_trickle_bound(heartbeat, Duration::from_millis(10));
+            let bound = mesh_trickle_bound(
+                crate::scenario::mesh_frame_deadline(heartbeat),
+                Duration::from_millis(10),
+            );
             for permille in [0, 1, 500, 1_000] {
                 let lasting = mesh_lasting(MeshFaultKind::Trickle, heartbeat, permille);
                 assert!(

@@ -129,6 +129,7 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
             finished,
             tick: p.tick,
             heartbeat: Some(p.heartbeat),
+            frame_timeout: Some(p.frame_timeout),
             connect_timeout: p.connect_timeout,
             redial: Some((p.redial_after, p.connect_timeout)),
             ..CheckContext::default()

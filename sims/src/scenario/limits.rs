@@ -15,6 +15,8 @@ pub const NAME_CHARS: usize = 128;
 pub const REACHES: usize = 256;
 /// Shortest mesh heartbeat tick (see `validate::mesh`).
 pub const MIN_HEARTBEAT: Duration = Duration::from_millis(250);
+/// Shortest mesh frame deadline (see `validate::mesh`).
+pub const MIN_FRAME_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// Smallest `real_time_scale`: below it a scaled deadline drowns in
 /// real scheduling noise (a millisecond of jitter reads as 0.1 s).

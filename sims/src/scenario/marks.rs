@@ -93,7 +93,8 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
         | WorldMark::ImpostorRefused
         | WorldMark::FaultSpend
         | WorldMark::FaultTrickle
-        | WorldMark::TrickleCut => WorldKind::Mesh,
+        | WorldMark::TrickleCut
+        | WorldMark::QuietPastFrameDeadline => WorldKind::Mesh,
     }
 }
 
@@ -111,9 +112,13 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         CoverMark::World(WorldMark::AcceptExhausted),
     ];
     const IMPOSTORS: &[CoverMark] = &[CoverMark::World(WorldMark::FaultImpostor)];
+    // M9 holds a node to its budget and its frame deadline: spenders and
+    // tricklers test that it does, a link quiet past the deadline that it
+    // does not hold honest nodes to it.
     const SPENDERS: &[CoverMark] = &[
         CoverMark::World(WorldMark::FaultSpend),
         CoverMark::World(WorldMark::FaultTrickle),
+        CoverMark::World(WorldMark::QuietPastFrameDeadline),
     ];
     const REDIALS: &[CoverMark] = &[
         CoverMark::World(WorldMark::RedialOk),
@@ -125,7 +130,10 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         Contract::S8 => Some(("redialed", REDIALS)),
         Contract::M7 => Some(("made a node's accept fail", ACCEPT_ERRORS)),
         Contract::M8 => Some(("sent an impostor", IMPOSTORS)),
-        Contract::M9 => Some(("sent spenders", SPENDERS)),
+        Contract::M9 => Some((
+            "sent spenders or kept a link quiet past the frame deadline",
+            SPENDERS,
+        )),
         Contract::L1
         | Contract::L2
         | Contract::L3

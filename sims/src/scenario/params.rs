@@ -54,6 +54,8 @@ pub struct MeshParams {
     /// Per node, per other node: when its first dial leaves.
     pub first_dials: Vec<Vec<Duration>>,
     pub heartbeat: Duration,
+    /// The nodes' frame deadline (`frame_timeout`).
+    pub frame_timeout: Duration,
     pub connect_timeout: Duration,
     pub redial_after: Duration,
     pub tick: Duration,
@@ -125,12 +127,21 @@ pub fn probe_span(heartbeat: Duration) -> Duration {
     heartbeat * 2
 }
 
-/// The mesh world's frame deadline (its nodes' `frame_timeout`): two
-/// heartbeat ticks, past the silence clock, so a stream gone silent is the
-/// heartbeat's (M5) and a frame trickling in is this deadline's (M9).
+/// The mesh world's default frame deadline (its nodes' `frame_timeout`):
+/// two heartbeat ticks, past the silence clock, so a stream gone silent is
+/// the heartbeat's (M5) and a frame trickling in is this deadline's (M9).
 #[must_use]
 pub fn mesh_frame_deadline(heartbeat: Duration) -> Duration {
     heartbeat * 2
+}
+
+/// A mesh file's frame deadline: its `frame_timeout`, else the default.
+#[must_use]
+pub fn mesh_frame_timeout(spec: &MeshSpec) -> Duration {
+    spec.frame_timeout.map_or_else(
+        || mesh_frame_deadline(spec.heartbeat.map_or(Duration::from_secs(1), |d| d.0)),
+        |d| d.0,
+    )
 }
 
 /// How long after its header a trickled frame's stream may still be open
@@ -139,8 +150,8 @@ pub fn mesh_frame_deadline(heartbeat: Duration) -> Duration {
 /// the simulation's ticks. A `trickle` must last longer, or a node that
 /// never cuts it off could not be told from one that does.
 #[must_use]
-pub fn mesh_trickle_bound(heartbeat: Duration, tick: Duration) -> Duration {
-    mesh_frame_deadline(heartbeat) + Duration::from_millis(200) + tick * 4
+pub fn mesh_trickle_bound(frame_deadline: Duration, tick: Duration) -> Duration {
+    frame_deadline + Duration::from_millis(200) + tick * 4
 }
 
 /// How long a run goes on after an accept fault ends: the recovery M7
@@ -468,7 +479,8 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
         let lasting_ms = match kind {
             MeshFaultKind::HalfOpen => rng.range(beat * 3 / 2 + 1, beat * 3),
             MeshFaultKind::Trickle => {
-                let bound = mesh_trickle_bound(heartbeat, mesh_tick(spec)).as_millis() as u64;
+                let bound = mesh_trickle_bound(mesh_frame_timeout(spec), mesh_tick(spec))
+                    .as_millis() as u64;
                 rng.range(bound + 1, bound + beat)
             }
             _ => rng.range(1, beat * 3),
@@ -494,6 +506,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
         hold,
         first_dials,
         heartbeat,
+        frame_timeout: mesh_frame_timeout(spec),
         connect_timeout,
         redial_after,
         tick: mesh_tick(spec),
@@ -602,7 +615,7 @@ impl fmt::Display for Params {
                 write!(
                     f,
                     "nodes={} links={} data={} workload={} hold={} simultaneous_first_dials={} heartbeat={} \
-                     connect_timeout={} redial_after={} tick={} faults=[{}]",
+                     frame_timeout={} connect_timeout={} redial_after={} tick={} faults=[{}]",
                     p.nodes,
                     p.links,
                     p.data,
@@ -610,6 +623,7 @@ impl fmt::Display for Params {
                     span(p.hold),
                     simultaneous,
                     D(p.heartbeat),
+                    D(p.frame_timeout),
                     D(p.connect_timeout),
                     D(p.redial_after),
                     D(p.tick),
@@ -716,6 +730,8 @@ impl MeshParams {
                     .collect(),
             ),
             heartbeat: Some(Dur(self.heartbeat)),
+            frame_timeout: (self.frame_timeout != mesh_frame_deadline(self.heartbeat))
+                .then_some(Dur(self.frame_timeout)),
             connect_timeout: Some(Dur(self.connect_timeout)),
             redial_after: Some(dur(self.redial_after)),
             tick: Some(Dur(self.tick)),

@@ -550,6 +550,12 @@ pub struct MeshSpec {
     /// The production heartbeat tick (default: 1s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat: Option<Dur>,
+    /// The nodes' frame deadline: how long a frame's body may take after
+    /// its header (default: two heartbeat ticks). Shorter than the gap
+    /// between keepalives, it tells a deadline that starts at the header
+    /// from one that counts the quiet wait for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_timeout: Option<Dur>,
     /// Dial timeout (default: 500ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_timeout: Option<Dur>,

@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::faults::Exhaustion;
 use super::model::{GenId, Impostor, Model, Probe, Up};
 use crate::check::{CheckContext, Collector};
-use crate::event::{Down, Event, Record};
+use crate::event::{Down, Event, MeshFaultApplied, Record};
 use crate::scenario::{mesh_trickle_bound, Contract};
 
 /// Failed accepts a node may make while out of descriptors: 16, then 25 a
@@ -112,33 +112,65 @@ pub(super) fn m9(
     records: &[Record],
     context: &CheckContext,
 ) {
+    // A deadline shorter than the silence clock can be outrun by a frame
+    // an honest node wrote whole: held in a partition, dropped by a
+    // half-open link, or read slowly by a wedged or slowed reader. Such a
+    // run holds FrameTimeout downs to nothing.
+    let deadline_below_tick = match (context.frame_timeout, context.heartbeat) {
+        (Some(deadline), Some(tick)) => deadline < tick,
+        _ => false,
+    };
+    let stalled = records.iter().any(|r| {
+        matches!(
+            r.event,
+            Event::MeshFault {
+                fault: MeshFaultApplied::Partition { .. }
+                    | MeshFaultApplied::HalfOpen { .. }
+                    | MeshFaultApplied::Wedge { .. }
+                    | MeshFaultApplied::Slow { .. }
+            }
+        )
+    });
     for (index, record) in records.iter().enumerate() {
-        if let Event::MeshDown {
+        let Event::MeshDown {
             node,
             peer,
             generation,
-            reason: Down::OverBudget,
+            reason,
         } = record.event
-        {
-            // Hosts that are not nodes (spenders, the prober) are named
-            // u64::MAX.
-            if peer != u64::MAX {
-                out.violate(
-                    Contract::M9,
-                    format!(
-                        "node{node} downed its generation {generation} to node{peer} for the \
-                         frame budget (OverBudget): an honest node's small frames were refused \
-                         for what others held"
-                    ),
-                    &[index],
-                );
+        else {
+            continue;
+        };
+        // Hosts that are not nodes (spenders, tricklers, the prober) are
+        // named u64::MAX: only they may be held to the budget and the
+        // deadline. An honest node writes each frame whole and at once, so
+        // its frames never wait on the budget, and never take longer than
+        // the deadline after their header: a stalled stream is the silence
+        // clock's (a tick, M5), well before the deadline (two ticks).
+        let why = match reason {
+            Down::OverBudget => {
+                "for the frame budget (OverBudget): an honest node's small frames were refused \
+                 for what others held"
             }
+            Down::FrameTimeout if !(deadline_below_tick && stalled) => {
+                "for the frame deadline (FrameTimeout): an honest node's frames arrive whole, \
+                 so the deadline ran while no frame was being read (the wait for a header is \
+                 not a frame's)"
+            }
+            _ => continue,
+        };
+        if peer != u64::MAX {
+            out.violate(
+                Contract::M9,
+                format!("node{node} downed its generation {generation} to node{peer} {why}"),
+                &[index],
+            );
         }
     }
-    let Some(heartbeat) = context.heartbeat else {
+    let Some(deadline) = context.frame_timeout else {
         return;
     };
-    let bound = mesh_trickle_bound(heartbeat, context.tick);
+    let bound = mesh_trickle_bound(deadline, context.tick);
     for trickle in model.trickles.iter().filter(|t| t.held > bound) {
         // A crash tears the node's streams down with its host: what the
         // trickler saw of them then is not something the node did.

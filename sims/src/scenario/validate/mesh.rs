@@ -76,6 +76,7 @@ pub(super) fn validate(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>
     let heartbeat = mesh.heartbeat.map_or(Duration::from_secs(1), |d| d.0);
     for (field, value) in [
         ("heartbeat", mesh.heartbeat),
+        ("frame_timeout", mesh.frame_timeout),
         ("connect_timeout", mesh.connect_timeout),
         ("tick", mesh.tick),
     ] {
@@ -98,6 +99,18 @@ pub(super) fn validate(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>
             format!(
                 "at least {}: a keepalive every quarter tick must cross a simulated link whose latency reaches 100ms, or healthy links are declared dead",
                 Dur(limits::MIN_HEARTBEAT)
+            ),
+        ));
+    }
+    if mesh
+        .frame_timeout
+        .is_some_and(|t| t.0 < limits::MIN_FRAME_TIMEOUT)
+    {
+        problems.push(problem(
+            key("frame_timeout"),
+            format!(
+                "at least {}: an honest frame's bytes may cross a simulated link 100ms apart, and a shorter deadline would cut them",
+                Dur(limits::MIN_FRAME_TIMEOUT)
             ),
         ));
     }
@@ -204,12 +217,13 @@ fn faults(mesh: &MeshSpec, heartbeat: Duration, problems: &mut Vec<Problem>) {
                         ),
                     ));
                 }
-                let trickle_bound = mesh_trickle_bound(heartbeat, params::mesh_tick(mesh));
+                let trickle_bound =
+                    mesh_trickle_bound(params::mesh_frame_timeout(mesh), params::mesh_tick(mesh));
                 if fault.kind == MeshFaultKind::Trickle && lasting.bounds().0 .0 <= trickle_bound {
                     problems.push(problem(
                         key("for"),
                         format!(
-                            "a trickle must last more than {}, the frame deadline (twice the heartbeat) and its slack: a shorter one ends before a node that never cuts it off could be caught",
+                            "a trickle must last more than {}, the frame deadline (`frame_timeout`, by default twice the heartbeat) and its slack: a shorter one ends before a node that never cuts it off could be caught",
                             Dur(trickle_bound)
                         ),
                     ));

@@ -37,9 +37,34 @@ struct MeshObserver {
     downs: Arc<Vec<tokio::sync::Notify>>,
     links: Links,
     learned: Links,
+    /// A stretch with no data that holds a stretch with no frame at all
+    /// longer than the frame deadline (`quiet_past_frame_deadline`): half a
+    /// tick holds two of lanesim's keepalives (one every quarter tick), a
+    /// quarter tick less 100 ms of jitter apart; None when the deadline is
+    /// not shorter than that.
+    quiet: Option<Duration>,
+    /// Per other node: the generation a frame last came on, and when.
+    last_frame: std::sync::Mutex<Vec<Option<(u64, tokio::time::Instant)>>>,
 }
 
 impl MeshObserver {
+    /// A frame came from `peer` on `generation`: marks a generation still
+    /// up after a quiet stretch past the frame deadline.
+    fn heard(&self, peer: u64, generation: u64) {
+        let Some(quiet) = self.quiet else { return };
+        let now = tokio::time::Instant::now();
+        let mut last = self
+            .last_frame
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(slot) = last.get_mut(peer as usize) {
+            if matches!(*slot, Some((g, at)) if g == generation && now - at > quiet) {
+                self.shared.probe.world(WorldMark::QuietPastFrameDeadline);
+            }
+            *slot = Some((generation, now));
+        }
+    }
+
     fn current(&self) -> bool {
         self.shared.current(self.index, self.incarnation)
     }
@@ -98,6 +123,7 @@ impl NodeEvents for MeshObserver {
             return;
         }
         let index = self.index;
+        self.heard(peer, from.generation);
         if let Some((&b'D', seq)) = control.split_first() {
             if let Ok(seq) = seq.try_into() {
                 self.record(Event::MeshDataArrived {
@@ -199,6 +225,9 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
         downs: Arc::clone(&downs),
         links: links.clone(),
         learned: learned.clone(),
+        quiet: (p.frame_timeout + Duration::from_millis(100) < p.heartbeat / 4)
+            .then_some(p.heartbeat / 2),
+        last_frame: std::sync::Mutex::new(vec![None; p.nodes as usize]),
     };
     let gate = Arc::new(ReadGate::default());
     let accepts = Arc::new(AcceptGate::default());
@@ -225,7 +254,7 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
                 frame_budget: FRAME_BUDGET,
                 // Past the heartbeat: a stream gone silent is the
                 // heartbeat's (M5), a frame trickling in is this deadline's.
-                frame_timeout: Some(crate::scenario::mesh_frame_deadline(p.heartbeat)),
+                frame_timeout: Some(p.frame_timeout),
                 data_capacity: DATA_CAPACITY,
                 control_capacity: CONTROL_CAPACITY,
                 reports: NodeReports::new(Arc::new(observer)),
