@@ -1,15 +1,23 @@
 //! Each mesh checker (M1-M9) against a hand-made log that breaks exactly
 //! its contract (`*_detects_*`), the same log mended that breaks none, and
 //! the excuses each checker makes (a crashed maker, a fault on the pair).
+//! Each test names the violation it expects by its contract and the
+//! records it cites (`support`).
+
+mod support;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use lanesim_sims::check::{check, CheckContext};
+use lanesim_sims::check::CheckContext;
 use lanesim_sims::event::{
     DialFailure, Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side,
 };
 use lanesim_sims::scenario::Contract;
+use support::{
+    assert_clean, assert_holds, assert_only, assert_violates, assert_violates_exactly, citing,
+    edit_all, insert_before, insert_in_time, is, remove, remove_all, replace, the,
+};
 
 const ALL: [Contract; 9] = [
     Contract::M1,
@@ -24,11 +32,7 @@ const ALL: [Contract; 9] = [
 ];
 
 fn at(ms: u64, event: Event) -> Record {
-    Record {
-        at: Duration::from_millis(ms),
-        host: "node".into(),
-        event,
-    }
+    support::record("node", ms, event)
 }
 
 fn context() -> CheckContext {
@@ -142,13 +146,9 @@ fn end(ms: u64) -> Record {
     at(ms, Event::RunEnd { finished: true })
 }
 
+/// The contracts `log` breaks, each once.
 fn broken(log: &[Record]) -> Vec<Contract> {
-    let mut found: Vec<Contract> = check(&ALL, log, &context())
-        .into_iter()
-        .map(|v| v.contract)
-        .collect();
-    found.dedup();
-    found
+    support::broken(&ALL, log, &context())
 }
 
 /// Two nodes on one socket; node 0 links over it and the EXIT arrives.
@@ -167,28 +167,72 @@ fn healthy() -> Vec<Record> {
     ]
 }
 
+/// The table node `node` held at the end.
+fn table_of(log: &[Record], node: u64) -> Record {
+    the(
+        log,
+        |e| matches!(e, Event::MeshTableAtEnd { node: n, .. } if *n == node),
+    )
+}
+
+/// Node `node`'s generation `generation` coming up.
+fn up_of(log: &[Record], node: u64, generation: u64) -> Record {
+    the(
+        log,
+        |e| matches!(e, Event::MeshUp { node: n, generation: g, .. } if *n == node && *g == generation),
+    )
+}
+
+/// The fault record matching `pred`.
+fn the_fault(log: &[Record], pred: impl Fn(&MeshFaultApplied) -> bool) -> Record {
+    the(
+        log,
+        |e| matches!(e, Event::MeshFault { fault } if pred(fault)),
+    )
+}
+
+/// The cross-dial fault of a log.
+fn cross_dial(log: &[Record]) -> Record {
+    the_fault(log, |f| matches!(f, MeshFaultApplied::CrossDial { .. }))
+}
+
 #[test]
 fn a_healthy_mesh_log_breaks_nothing() {
-    assert_eq!(broken(&healthy()), vec![]);
+    assert_clean(&ALL, &healthy(), &context());
 }
 
 #[test]
 fn m1_detects_two_ends_holding_different_sockets() {
     let mut log = healthy();
-    log[8] = table(5000, 1, 0, Some(5002));
+    let other = replace(
+        &mut log,
+        is!(Event::MeshTableAtEnd { node: 1, .. }),
+        table(5000, 1, 0, Some(5002)),
+    );
     // (M4 also sees node 1's generation 1 neither live nor down.)
-    assert!(broken(&log).contains(&Contract::M1));
+    assert_violates(
+        &log,
+        &context(),
+        Contract::M1,
+        &[&table_of(&log, 0), &other],
+    );
 }
 
 #[test]
 fn m1_detects_a_pair_with_no_connection_at_the_end() {
     let mut log = healthy();
-    log.insert(7, down(4000, 0, 1, 1));
-    log.insert(8, down(4000, 1, 0, 1));
-    log[9] = table(5000, 0, 1, None);
-    log[10] = table(5000, 1, 0, None);
+    let tables = is!(Event::MeshTableAtEnd { node: 0, .. });
+    insert_before(&mut log, tables, down(4000, 0, 1, 1));
+    insert_before(&mut log, tables, down(4000, 1, 0, 1));
+    let none_0 = replace(&mut log, tables, table(5000, 0, 1, None));
+    let none_1 = replace(
+        &mut log,
+        is!(Event::MeshTableAtEnd { node: 1, .. }),
+        table(5000, 1, 0, None),
+    );
     // The link made over the downed generation is settled by its EXIT.
     assert_eq!(broken(&log), vec![Contract::M1]);
+    assert_violates(&log, &context(), Contract::M1, &[&none_0, &none_1]);
 }
 
 #[test]
@@ -214,12 +258,32 @@ fn m1_detects_a_cross_dial_that_needs_a_redial_to_converge() {
         end(5000),
     ];
     assert_eq!(broken(&log), vec![Contract::M1]);
+    assert_violates(&log, &context(), Contract::M1, &[&cross_dial(&log)]);
     // Mended: the tie-break settles on 5001 within the round trip.
-    log[8] = up(1030, 1, 0, 2, 5001);
-    log.drain(9..13);
-    log[9] = table(5000, 0, 1, Some(5001));
-    log[10] = table(5000, 1, 0, Some(5001));
-    assert_eq!(broken(&log), vec![]);
+    replace(
+        &mut log,
+        is!(Event::MeshUp {
+            node: 1,
+            generation: 2,
+            ..
+        }),
+        up(1030, 1, 0, 2, 5001),
+    );
+    remove_all(
+        &mut log,
+        is!(Event::MeshDown { generation: 2, .. } | Event::MeshUp { generation: 3, .. }),
+    );
+    replace(
+        &mut log,
+        is!(Event::MeshTableAtEnd { node: 0, .. }),
+        table(5000, 0, 1, Some(5001)),
+    );
+    replace(
+        &mut log,
+        is!(Event::MeshTableAtEnd { node: 1, .. }),
+        table(5000, 1, 0, Some(5001)),
+    );
+    assert_clean(&ALL, &log, &context());
 }
 
 #[test]
@@ -236,24 +300,46 @@ fn m1_excuses_a_cross_dial_inside_a_partition_of_the_pair() {
         table(5000, 1, 0, Some(5000)),
         end(5000),
     ];
-    assert_eq!(broken(&log), vec![]);
+    assert_clean(&ALL, &log, &context());
 }
 
 #[test]
 fn m2_detects_a_link_whose_exit_never_arrived_and_that_was_never_broken() {
     let mut log = healthy();
-    log.remove(6); // the EXIT
+    remove(
+        &mut log,
+        is!(Event::MeshArrived {
+            msg: LinkMsg::Exit,
+            ..
+        }),
+    );
     let found = broken(&log);
     assert_eq!(found, vec![Contract::M2], "{found:?}");
+    // Unsettled on both ends: the maker's link, and the learner's LINK.
+    let made = the(&log, is!(Event::MeshLinked { .. }));
+    assert_violates_exactly(&log, &context(), Contract::M2, &[&made]);
+    let learned = the(
+        &log,
+        is!(Event::MeshArrived {
+            msg: LinkMsg::Link,
+            ..
+        }),
+    );
+    assert_violates_exactly(&log, &context(), Contract::M2, &[&learned]);
     // Either end's noconnection after a down would have settled it.
 }
 
 #[test]
 fn m2_detects_an_exit_arriving_over_another_socket_than_its_link() {
     let mut log = healthy();
-    log.insert(6, up(250, 1, 0, 2, 5009));
-    log[7] = arrived(300, 1, 0, 2, 7, LinkMsg::Exit);
-    assert!(broken(&log).contains(&Contract::M2));
+    let exit = is!(Event::MeshArrived {
+        msg: LinkMsg::Exit,
+        ..
+    });
+    insert_before(&mut log, exit, up(250, 1, 0, 2, 5009));
+    let elsewhere = replace(&mut log, exit, arrived(300, 1, 0, 2, 7, LinkMsg::Exit));
+    let made = the(&log, is!(Event::MeshLinked { .. }));
+    assert_violates(&log, &context(), Contract::M2, &[&made, &elsewhere]);
 }
 
 #[test]
@@ -278,39 +364,71 @@ fn m2_excuses_a_maker_that_crashed_but_not_the_learner() {
         table(5000, 1, 0, Some(5004)),
         end(5000),
     ];
-    assert_eq!(broken(&log), vec![]);
-    log.remove(8); // the learner's noconnection
+    assert_clean(&ALL, &log, &context());
+    remove(&mut log, is!(Event::MeshNoConnection { .. })); // the learner's noconnection
     assert_eq!(broken(&log), vec![Contract::M2]);
+    let learned = the(
+        &log,
+        is!(Event::MeshArrived {
+            msg: LinkMsg::Link,
+            ..
+        }),
+    );
+    assert_violates_exactly(&log, &context(), Contract::M2, &[&learned]);
 }
 
 #[test]
 fn m3_detects_a_noconnection_for_a_generation_that_never_went_down() {
     let mut log = healthy();
-    log.insert(6, noconnection(200, 0, 1, 1, 7, LinkSide::Maker));
+    let told = insert_before(
+        &mut log,
+        is!(Event::MeshArrived {
+            msg: LinkMsg::Exit,
+            ..
+        }),
+        noconnection(200, 0, 1, 1, 7, LinkSide::Maker),
+    );
     assert_eq!(broken(&log), vec![Contract::M3]);
+    // The noconnection alone: one delivered twice cites every delivery.
+    assert_violates_exactly(&log, &context(), Contract::M3, &[&told]);
 }
 
 #[test]
 fn m3_detects_a_noconnection_delivered_twice() {
     let mut log = healthy();
-    log.remove(6); // no EXIT: the down settles it
-    log.insert(6, down(200, 0, 1, 1));
-    log.insert(7, noconnection(200, 0, 1, 1, 7, LinkSide::Maker));
-    log.insert(8, noconnection(210, 0, 1, 1, 7, LinkSide::Maker));
+    remove(
+        &mut log,
+        is!(Event::MeshArrived {
+            msg: LinkMsg::Exit,
+            ..
+        }),
+    ); // no EXIT: the down settles it
+    let tables = is!(Event::MeshTableAtEnd { node: 0, .. });
+    insert_before(&mut log, tables, down(200, 0, 1, 1));
+    let first = insert_before(
+        &mut log,
+        tables,
+        noconnection(200, 0, 1, 1, 7, LinkSide::Maker),
+    );
+    let second = insert_before(
+        &mut log,
+        tables,
+        noconnection(210, 0, 1, 1, 7, LinkSide::Maker),
+    );
     // The table at the end now holds nothing for node 0: say so.
-    let len = log.len();
-    log[len - 3] = table(5000, 0, 1, Some(5000));
+    replace(&mut log, tables, table(5000, 0, 1, None));
     let found = broken(&log);
     assert!(found.contains(&Contract::M3), "{found:?}");
+    assert_violates(&log, &context(), Contract::M3, &[&first, &second]);
 }
 
 #[test]
 fn m4_detects_a_down_hook_fired_twice_for_one_generation() {
     let mut log = healthy();
-    log.insert(7, down(400, 1, 0, 1));
-    log.insert(8, down(410, 1, 0, 1));
-    let found = broken(&log);
-    assert!(found.contains(&Contract::M4), "{found:?}");
+    let tables = is!(Event::MeshTableAtEnd { node: 0, .. });
+    let first = insert_before(&mut log, tables, down(400, 1, 0, 1));
+    let second = insert_before(&mut log, tables, down(410, 1, 0, 1));
+    assert_violates(&log, &context(), Contract::M4, &[&first, &second]);
 }
 
 #[test]
@@ -318,10 +436,23 @@ fn m4_detects_a_generation_that_vanished_without_a_down() {
     let mut log = healthy();
     // Node 1 registers a second generation; the first is neither live
     // at the end nor went down.
-    log.insert(6, up(200, 1, 0, 2, 5001));
-    log[9] = table(5000, 1, 0, Some(5001));
-    let found = broken(&log);
-    assert!(found.contains(&Contract::M4), "{found:?}");
+    insert_before(
+        &mut log,
+        is!(Event::MeshArrived {
+            msg: LinkMsg::Exit,
+            ..
+        }),
+        up(200, 1, 0, 2, 5001),
+    );
+    replace(
+        &mut log,
+        is!(Event::MeshTableAtEnd { node: 1, .. }),
+        table(5000, 1, 0, Some(5001)),
+    );
+    let vanished = up_of(&log, 1, 1);
+    // Its coming up alone (a down hook for a generation that never came
+    // up cites the down).
+    assert_violates_exactly(&log, &context(), Contract::M4, &[&vanished]);
 }
 
 #[test]
@@ -347,9 +478,20 @@ fn m5_detects_a_generation_that_outlives_a_tick_of_silence() {
         end(5000),
     ];
     assert_eq!(broken(&squatter), vec![Contract::M5]);
+    let squat = the(&squatter, is!(Event::MeshSquat { .. }));
+    assert_violates(
+        &squatter,
+        &context(),
+        Contract::M5,
+        &[&up_of(&squatter, 1, 1), &squat],
+    );
     let mut mended = squatter.clone();
-    mended[4] = down(1020, 1, 0, 1);
-    assert_eq!(broken(&mended), vec![]);
+    replace(
+        &mut mended,
+        is!(Event::MeshDown { .. }),
+        down(1020, 1, 0, 1),
+    );
+    assert_clean(&ALL, &mended, &context());
 }
 
 #[test]
@@ -372,11 +514,19 @@ fn m5_detects_a_half_open_generation_and_excuses_a_short_silence() {
         ]
     };
     // Silent from 1 s to 3 s; node 1 noticed only at 2.5 s.
-    assert_eq!(broken(&log(3000, 2500)), vec![Contract::M5]);
+    let late = log(3000, 2500);
+    assert_eq!(broken(&late), vec![Contract::M5]);
+    let half_open = the_fault(&late, |f| matches!(f, MeshFaultApplied::HalfOpen { .. }));
+    assert_violates(
+        &late,
+        &context(),
+        Contract::M5,
+        &[&up_of(&late, 1, 1), &half_open],
+    );
     // Noticed within the tick plus slack.
-    assert_eq!(broken(&log(3000, 2050)), vec![]);
+    assert_clean(&ALL, &log(3000, 2050), &context());
     // The silence was shorter than a tick: nothing had to notice.
-    assert_eq!(broken(&log(1500, 3500)), vec![]);
+    assert_clean(&ALL, &log(1500, 3500), &context());
 }
 
 /// Found by the hunt (`hunt --world mesh --seed 7 --unguided`, 5 of 40,000
@@ -403,6 +553,13 @@ fn m5_detects_a_silent_generation_left_up_but_not_a_backlog_still_draining() {
         log.sort_by_key(|record| record.at);
         log
     };
+    // Node 0's generation, left up after node 1's crash: M5 cites its
+    // coming up and its late down.
+    let left_up = |log: &[Record]| {
+        assert_eq!(broken(log), vec![Contract::M5]);
+        let late = the(log, is!(Event::MeshDown { node: 0, .. }));
+        assert_violates(log, &context(), Contract::M5, &[&up_of(log, 0, 1), &late]);
+    };
     let slow = |node, peer| MeshFaultApplied::Slow {
         node,
         peer,
@@ -410,32 +567,25 @@ fn m5_detects_a_silent_generation_left_up_but_not_a_backlog_still_draining() {
     };
     let slow_end = |node, peer| MeshFaultApplied::SlowEnd { node, peer };
     // Crashed at 1 s, noticed at 2.5 s: over the 1.14 s tick plus slack.
-    assert_eq!(broken(&log(None, None, 2500)), vec![Contract::M5]);
+    left_up(&log(None, None, 2500));
     // Node 0 read node 1 slowly until 2 s: heard until then.
     let draining = log(Some(slow(0, 1)), Some(slow_end(0, 1)), 2500);
-    assert_eq!(broken(&draining), vec![]);
+    assert_clean(&ALL, &draining, &context());
     // ... but not for a tick after the backlog ended.
-    let late = log(Some(slow(0, 1)), Some(slow_end(0, 1)), 3500);
-    assert_eq!(broken(&late), vec![Contract::M5]);
+    left_up(&log(Some(slow(0, 1)), Some(slow_end(0, 1)), 3500));
     // A slow read the other way delays nothing node 0 hears.
-    let other_way = log(Some(slow(1, 0)), Some(slow_end(1, 0)), 2500);
-    assert_eq!(broken(&other_way), vec![Contract::M5]);
+    left_up(&log(Some(slow(1, 0)), Some(slow_end(1, 0)), 2500));
     // A wedged reader reads the backlog when it is unwedged, as a slow one
     // does; the other way, it delays nothing node 0 hears.
     let wedge = |node, peer| MeshFaultApplied::Wedge { node, peer };
     let unwedge = |node, peer| MeshFaultApplied::Unwedge { node, peer };
-    assert_eq!(
-        broken(&log(Some(wedge(0, 1)), Some(unwedge(0, 1)), 2500)),
-        vec![]
+    assert_clean(
+        &ALL,
+        &log(Some(wedge(0, 1)), Some(unwedge(0, 1)), 2500),
+        &context(),
     );
-    assert_eq!(
-        broken(&log(Some(wedge(0, 1)), Some(unwedge(0, 1)), 3500)),
-        vec![Contract::M5]
-    );
-    assert_eq!(
-        broken(&log(Some(wedge(1, 0)), Some(unwedge(1, 0)), 2500)),
-        vec![Contract::M5]
-    );
+    left_up(&log(Some(wedge(0, 1)), Some(unwedge(0, 1)), 3500));
+    left_up(&log(Some(wedge(1, 0)), Some(unwedge(1, 0)), 2500));
     // 200 ms more latency: the last bytes land at 1.2 s.
     let latency = MeshFaultApplied::Latency {
         a: 0,
@@ -443,9 +593,9 @@ fn m5_detects_a_silent_generation_left_up_but_not_a_backlog_still_draining() {
         us: 200_000,
     };
     let latency_end = MeshFaultApplied::LatencyEnd { a: 0, b: 1 };
-    assert_eq!(broken(&log(None, None, 2300)), vec![Contract::M5]);
+    left_up(&log(None, None, 2300));
     let lagged = log(Some(latency), Some(latency_end), 2300);
-    assert_eq!(broken(&lagged), vec![]);
+    assert_clean(&ALL, &lagged, &context());
 }
 
 /// Found by the hunt (both are regression scenarios): a cross-dial during
@@ -478,10 +628,9 @@ fn m1_excuses_a_cross_dial_under_latency_or_while_a_node_is_down_but_not_elsewhe
         ),
         fault(2500, MeshFaultApplied::LatencyEnd { a: 1, b: 0 }),
     ];
-    assert_eq!(broken(&unconverged(latency)), vec![]);
+    assert_clean(&ALL, &unconverged(latency), &context());
     let crashed = vec![fault(300, MeshFaultApplied::Crash { node: 1 })];
-    let found = broken(&unconverged(crashed));
-    assert!(!found.contains(&Contract::M1), "{found:?}");
+    assert_holds(&unconverged(crashed), &context(), Contract::M1);
     let elsewhere = vec![
         fault(
             0,
@@ -493,7 +642,9 @@ fn m1_excuses_a_cross_dial_under_latency_or_while_a_node_is_down_but_not_elsewhe
         ),
         fault(2500, MeshFaultApplied::LatencyEnd { a: 2, b: 0 }),
     ];
-    assert_eq!(broken(&unconverged(elsewhere)), vec![Contract::M1]);
+    let log = unconverged(elsewhere);
+    assert_eq!(broken(&log), vec![Contract::M1]);
+    assert_violates(&log, &context(), Contract::M1, &[&cross_dial(&log)]);
 }
 
 fn data(ms: u64, node: u64, peer: u64, generation: u64, seq: u64) -> Record {
@@ -508,58 +659,68 @@ fn data(ms: u64, node: u64, peer: u64, generation: u64, seq: u64) -> Record {
     )
 }
 
+/// Out of order, and twice: both cite the two arrivals of a pair, so a
+/// frame read twice in a row on one generation is both (two violations
+/// cite the pair), and two frames swapped are the first alone (one does).
 #[test]
 fn m6_detects_data_out_of_order_on_one_generation_and_a_frame_arriving_twice() {
-    let with = |arrivals: Vec<Record>| {
+    let with = |first: Record, second: Record| {
         let mut log = healthy();
-        let len = log.len();
-        log.splice(len - 3..len - 3, arrivals);
+        let tables = is!(Event::MeshTableAtEnd { node: 0, .. });
+        insert_before(&mut log, tables, first);
+        insert_before(&mut log, tables, second);
         log
+    };
+    let m6_citing = |log: &[Record], first: &Record, second: &Record| {
+        assert_eq!(broken(log), vec![Contract::M6]);
+        citing(log, &context(), Contract::M6, &[first, second])
+            .into_iter()
+            .filter(|v| v.evidence.len() == 2)
+            .count()
     };
     // In order on one generation; a later frame on a new generation
     // after an earlier one on the old is fine (a redial re-resolves data).
-    assert_eq!(
-        broken(&with(vec![data(400, 1, 0, 1, 1), data(410, 1, 0, 1, 2)])),
-        vec![]
+    assert_clean(
+        &ALL,
+        &with(data(400, 1, 0, 1, 1), data(410, 1, 0, 1, 2)),
+        &context(),
     );
+    let (two, one) = (data(400, 1, 0, 1, 2), data(410, 1, 0, 1, 1));
+    let swapped = with(two.clone(), one.clone());
+    assert_eq!(m6_citing(&swapped, &two, &one), 1, "out of order");
+    let (once, again) = (data(400, 1, 0, 1, 1), data(410, 1, 0, 1, 1));
+    let twice = with(once.clone(), again.clone());
     assert_eq!(
-        broken(&with(vec![data(400, 1, 0, 1, 2), data(410, 1, 0, 1, 1)])),
-        vec![Contract::M6]
-    );
-    assert_eq!(
-        broken(&with(vec![data(400, 1, 0, 1, 1), data(410, 1, 0, 1, 1)])),
-        vec![Contract::M6]
+        m6_citing(&twice, &once, &again),
+        2,
+        "out of order, and arrived twice"
     );
 }
 
 #[test]
 fn m1_detects_both_ends_of_a_socket_claiming_to_have_dialed_it() {
     let mut log = healthy();
-    let accepted = log
-        .iter()
-        .position(|r| matches!(r.event, Event::MeshUp { node: 1, .. }))
-        .unwrap();
-    log[accepted] = at(
-        20,
-        Event::MeshUp {
-            node: 1,
-            peer: 0,
-            generation: 1,
-            origin: Side::Dialed,
-            socket: socket(5000),
-        },
+    let dialed = replace(
+        &mut log,
+        is!(Event::MeshUp { node: 1, .. }),
+        at(
+            20,
+            Event::MeshUp {
+                node: 1,
+                peer: 0,
+                generation: 1,
+                origin: Side::Dialed,
+                socket: socket(5000),
+            },
+        ),
     );
-    let found: Vec<String> = check(&ALL, &log, &context())
-        .into_iter()
-        .map(|v| v.message)
-        .collect();
-    assert!(
-        found
-            .iter()
-            .any(|m| m.contains("both registered socket 192.168.0.1:5000 as Dialed")),
-        "{found:#?}"
+    assert_violates(
+        &log,
+        &context(),
+        Contract::M1,
+        &[&up_of(&log, 0, 1), &dialed],
     );
-    assert!(!broken(&healthy()).contains(&Contract::M1));
+    assert_holds(&healthy(), &context(), Contract::M1);
 }
 
 fn probe(ms: u64, node: u64, accepted: bool) -> Record {
@@ -576,20 +737,16 @@ fn probe(ms: u64, node: u64, accepted: bool) -> Record {
 #[test]
 fn m7_detects_a_node_that_no_longer_accepts_a_fresh_stream() {
     let mut log = healthy();
-    let len = log.len();
-    log.insert(len - 1, probe(4900, 0, true));
-    log.insert(len, probe(4900, 1, true));
-    assert_eq!(broken(&log), vec![]);
-    log[len] = probe(4900, 1, false);
-    let violations = check(&ALL, &log, &context());
-    assert_eq!(
-        violations.iter().map(|v| v.contract).collect::<Vec<_>>(),
-        vec![Contract::M7]
+    let the_end = is!(Event::RunEnd { .. });
+    insert_before(&mut log, the_end, probe(4900, 0, true));
+    insert_before(&mut log, the_end, probe(4900, 1, true));
+    assert_clean(&ALL, &log, &context());
+    let refused = replace(
+        &mut log,
+        is!(Event::MeshProbe { node: 1, .. }),
+        probe(4900, 1, false),
     );
-    assert!(
-        violations[0].message.contains("node1 stopped accepting"),
-        "{violations:?}"
-    );
+    assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&refused])]);
 }
 
 #[test]
@@ -612,9 +769,9 @@ fn m1_excuses_a_cross_dial_while_either_end_is_out_of_descriptors() {
             end(5000),
         ];
         if exhausted {
-            log.insert(4, fault(500, MeshFaultApplied::Exhaust { node: 1 }));
-            log.insert(
-                8,
+            insert_in_time(&mut log, fault(500, MeshFaultApplied::Exhaust { node: 1 }));
+            insert_in_time(
+                &mut log,
                 fault(
                     3000,
                     MeshFaultApplied::ExhaustEnd {
@@ -627,17 +784,25 @@ fn m1_excuses_a_cross_dial_while_either_end_is_out_of_descriptors() {
         }
         log
     };
-    assert_eq!(broken(&log(false)), vec![Contract::M1]);
-    assert_eq!(broken(&log(true)), vec![]);
+    let held = log(false);
+    assert_eq!(broken(&held), vec![Contract::M1]);
+    assert_violates(&held, &context(), Contract::M1, &[&cross_dial(&held)]);
+    assert_clean(&ALL, &log(true), &context());
 }
 
 #[test]
 fn m7_detects_a_node_that_spins_on_emfile() {
     let log = |accepts: u64| {
         let mut log = healthy();
-        log.insert(4, fault(500, MeshFaultApplied::Exhaust { node: 1 }));
-        log.insert(
-            5,
+        let linked = is!(Event::MeshLinked { .. });
+        insert_before(
+            &mut log,
+            linked,
+            fault(500, MeshFaultApplied::Exhaust { node: 1 }),
+        );
+        let ended = insert_before(
+            &mut log,
+            linked,
             fault(
                 2000,
                 MeshFaultApplied::ExhaustEnd {
@@ -647,13 +812,15 @@ fn m7_detects_a_node_that_spins_on_emfile() {
                 },
             ),
         );
-        log
+        (log, ended)
     };
     // 1.5 s: a back-off makes about 12, a 50 ms pause 30; 54 are allowed.
-    assert_eq!(broken(&log(14)), vec![]);
-    assert_eq!(broken(&log(54)), vec![]);
-    assert_eq!(broken(&log(55)), vec![Contract::M7]);
-    assert_eq!(broken(&log(1500)), vec![Contract::M7]);
+    assert_clean(&ALL, &log(14).0, &context());
+    assert_clean(&ALL, &log(54).0, &context());
+    for spun in [55, 1500] {
+        let (log, ended) = log(spun);
+        assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&ended])]);
+    }
 }
 
 fn impostor(ms: u64, port: u16, read: u64) -> Record {
@@ -672,23 +839,17 @@ fn impostor(ms: u64, port: u16, read: u64) -> Record {
 #[test]
 fn m8_detects_an_impostor_registered_or_written_to() {
     let mut log = healthy();
-    let len = log.len();
-    log.insert(len - 1, impostor(2000, 6000, 0));
-    assert_eq!(broken(&log), vec![], "refused at once");
-    // Written to after the challenge: the node let it in.
-    log[len - 1] = impostor(2000, 6000, 12);
-    assert_eq!(broken(&log), vec![Contract::M8]);
+    insert_before(&mut log, is!(Event::RunEnd { .. }), impostor(2000, 6000, 0));
+    assert_clean(&ALL, &log, &context()); // refused at once
+                                          // Written to after the challenge: the node let it in.
+    let impostors = is!(Event::MeshImpostor { .. });
+    let answered = replace(&mut log, impostors, impostor(2000, 6000, 12));
+    assert_only(&ALL, &log, &context(), &[(Contract::M8, &[&answered])]);
     // Registered on its socket, even with nothing written.
-    log[len - 1] = impostor(2000, 6000, 0);
-    log.insert(len - 1, up(1900, 1, 0, 2, 6000));
-    log.insert(len, down(1950, 1, 0, 2));
-    let found = check(&ALL, &log, &context());
-    assert!(
-        found
-            .iter()
-            .any(|v| v.contract == Contract::M8 && v.message.contains("impostor's stream")),
-        "{found:#?}"
-    );
+    let silent = replace(&mut log, impostors, impostor(2000, 6000, 0));
+    let registered = insert_before(&mut log, impostors, up(1900, 1, 0, 2, 6000));
+    insert_before(&mut log, impostors, down(1950, 1, 0, 2));
+    assert_violates(&log, &context(), Contract::M8, &[&registered, &silent]);
 }
 
 fn over_budget(ms: u64, node: u64, peer: u64, generation: u64) -> Record {
@@ -706,21 +867,24 @@ fn over_budget(ms: u64, node: u64, peer: u64, generation: u64) -> Record {
 #[test]
 fn m9_detects_an_honest_node_downed_for_the_budget_but_not_a_spender() {
     let mut log = healthy();
-    let len = log.len();
+    let the_end = is!(Event::RunEnd { .. });
     // A spender (a host that is no node: u64::MAX) refused: as it should be.
-    log.insert(len - 1, up(1000, 1, u64::MAX, 1, 7000));
-    log.insert(len, over_budget(1100, 1, u64::MAX, 1));
-    assert_eq!(broken(&log), vec![]);
+    insert_before(&mut log, the_end, up(1000, 1, u64::MAX, 1, 7000));
+    insert_before(&mut log, the_end, over_budget(1100, 1, u64::MAX, 1));
+    assert_clean(&ALL, &log, &context());
     // Node 0's generation on node 1 refused for the budget.
     let mut log = healthy();
-    let len = log.len();
-    log.insert(len - 3, over_budget(1100, 1, 0, 1));
-    let found = check(&[Contract::M9], &log, &context());
-    assert_eq!(
-        found.iter().map(|v| v.contract).collect::<Vec<_>>(),
-        vec![Contract::M9]
+    let refused = insert_before(
+        &mut log,
+        is!(Event::MeshTableAtEnd { node: 0, .. }),
+        over_budget(1100, 1, 0, 1),
     );
-    assert!(found[0].message.contains("OverBudget"), "{found:?}");
+    assert_only(
+        &[Contract::M9],
+        &log,
+        &context(),
+        &[(Contract::M9, &[&refused])],
+    );
 }
 
 fn trickle(ms: u64, node: u64, held_ms: u64, closed: bool) -> Record {
@@ -742,33 +906,38 @@ fn m9_detects_a_frame_trickled_past_the_deadline_but_excuses_a_crash() {
     // 2 s + 200 ms + 40 ms.
     let with = |record: Record| {
         let mut log = healthy();
-        let len = log.len();
-        log.insert(len - 1, record);
+        insert_before(&mut log, is!(Event::RunEnd { .. }), record);
         log
     };
-    assert_eq!(broken(&with(trickle(3_200, 1, 2_200, true))), vec![]);
-    assert_eq!(broken(&with(trickle(3_240, 1, 2_240, true))), vec![]);
-    let found = check(&ALL, &with(trickle(3_300, 1, 2_300, true)), &context());
-    assert_eq!(
-        found.iter().map(|v| v.contract).collect::<Vec<_>>(),
-        vec![Contract::M9],
-        "cut, but late"
-    );
-    assert!(found[0].message.contains("node1 let a frame trickle in"));
-    let found = check(&ALL, &with(trickle(5_000, 1, 4_000, false)), &context());
-    assert_eq!(
-        found.iter().map(|v| v.contract).collect::<Vec<_>>(),
-        vec![Contract::M9],
-        "never cut"
-    );
-    assert!(found[0].message.contains("never closed it"), "{found:?}");
+    assert_clean(&ALL, &with(trickle(3_200, 1, 2_200, true)), &context());
+    assert_clean(&ALL, &with(trickle(3_240, 1, 2_240, true)), &context());
+    // Cut, but late; and never cut.
+    for late in [
+        trickle(3_300, 1, 2_300, true),
+        trickle(5_000, 1, 4_000, false),
+    ] {
+        assert_only(
+            &ALL,
+            &with(late.clone()),
+            &context(),
+            &[(Contract::M9, &[&late])],
+        );
+    }
     // Node 1 crashed while the frame trickled in: its streams died with
     // its host, whatever the trickler saw of them.
     let mut log = with(trickle(5_000, 1, 4_000, false));
-    log.insert(2, fault(1_500, MeshFaultApplied::Crash { node: 1 }));
-    log.insert(3, fault(1_600, MeshFaultApplied::Bounce { node: 1 }));
-    let found = check(&[Contract::M9], &log, &context());
-    assert_eq!(found, vec![], "a crash is excused");
+    let first_up = is!(Event::MeshUp { node: 0, .. });
+    insert_before(
+        &mut log,
+        first_up,
+        fault(1_500, MeshFaultApplied::Crash { node: 1 }),
+    );
+    insert_before(
+        &mut log,
+        first_up,
+        fault(1_600, MeshFaultApplied::Bounce { node: 1 }),
+    );
+    assert_clean(&[Contract::M9], &log, &context()); // a crash is excused
 }
 
 #[test]
@@ -807,45 +976,31 @@ fn m1_allows_a_redial_when_both_dials_time_out_on_a_healthy_link() {
         ]);
         log
     };
-    let contracts = |log: &[Record], context: &CheckContext| {
-        check(&[Contract::M1], log, context)
-            .into_iter()
-            .map(|v| v.contract)
-            .collect::<Vec<_>>()
+    // Held to converging: M1 cites the dials made together.
+    let unconverged = |log: &[Record], context: &CheckContext| {
+        let together = the(log, is!(Event::MeshDialedTogether { .. }));
+        assert_violates(log, context, Contract::M1, &[&together]);
     };
-    assert_eq!(contracts(&log(false), &short), vec![], "a dial timed out");
-    assert_eq!(
-        contracts(&log(true), &short),
-        vec![Contract::M1],
-        "one registered"
-    );
-    // Refused, not timed out: the pair's own doing.
-    let refused: Vec<Record> = log(false)
-        .into_iter()
-        .map(|mut r| {
-            if let Event::MeshDialFailed { error, .. } = &mut r.event {
-                *error = DialFailure::Unauthenticated;
-            }
-            r
-        })
-        .collect();
-    assert_eq!(contracts(&refused, &short), vec![Contract::M1], "refused");
+    assert_holds(&log(false), &short, Contract::M1); // a dial timed out
+    unconverged(&log(true), &short); // one registered
+                                     // Refused, not timed out: the pair's own doing.
+    let mut refused = log(false);
+    edit_all(&mut refused, is!(Event::MeshDialFailed { .. }), |r| {
+        if let Event::MeshDialFailed { error, .. } = &mut r.event {
+            *error = DialFailure::Unauthenticated;
+        }
+    });
+    unconverged(&refused, &short);
     // With a connect timeout a dial always fits, no redial is allowed.
     let long = CheckContext {
         connect_timeout: Duration::from_millis(500),
         redial: Some((Duration::from_millis(200), Duration::from_millis(500))),
         ..context()
     };
-    let late = |log: Vec<Record>| -> Vec<Record> {
-        // The same, 400 ms later: past 500 ms + 440 ms.
-        log.into_iter()
-            .map(|mut r| {
-                if matches!(r.event, Event::MeshUp { .. }) {
-                    r.at += Duration::from_millis(400);
-                }
-                r
-            })
-            .collect()
-    };
-    assert_eq!(contracts(&late(log(false)), &long), vec![Contract::M1]);
+    // The same, 400 ms later: past 500 ms + 440 ms.
+    let mut late = log(false);
+    edit_all(&mut late, is!(Event::MeshUp { .. }), |r| {
+        r.at += Duration::from_millis(400);
+    });
+    unconverged(&late, &long);
 }

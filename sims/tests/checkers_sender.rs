@@ -1,15 +1,24 @@
 //! Each sender checker against a hand-made log that breaks exactly its
 //! contract (`*_detects_*`), and a well-behaved log that breaks none. Every
-//! check a checker makes has a log here that trips it.
+//! check a checker makes has a log here that trips it, and each test names
+//! the violation it expects by its contract and the records it cites
+//! (`support`): the breach the test planted.
+
+mod support;
 
 use std::time::Duration;
 
-use lanesim_sims::check::{check, CheckContext};
+use lanesim_sims::check::CheckContext;
 use lanesim_sims::event::{
     ControlOutcome, Counts, DataOutcome, DialFailure, Down, Event, FaultApplied, Lane, PeerAct,
     Record, SocketEnd, Written,
 };
 use lanesim_sims::scenario::Contract;
+use support::{
+    assert_clean, assert_holds, assert_not_violates, assert_violates, assert_violates_exactly,
+    citing, edit, edit_all, find, insert_after, insert_before, insert_in_time, is, remove,
+    remove_all, replace, the,
+};
 
 const ALL: [Contract; 11] = [
     Contract::Dc1,
@@ -28,11 +37,7 @@ const ALL: [Contract; 11] = [
 const SOCKET: u16 = 4000;
 
 fn at(ms: u64, event: Event) -> Record {
-    Record {
-        at: Duration::from_millis(ms),
-        host: "local".into(),
-        event,
-    }
+    support::record("local", ms, event)
 }
 
 fn context() -> CheckContext {
@@ -225,82 +230,126 @@ fn good() -> Vec<Record> {
 
 /// The log ends with peer 0's table slot empty (its generation went down).
 fn empty_table_at_end(log: &mut [Record]) {
-    let table = find(log, |e| matches!(e, Event::TableAtEnd { .. }));
-    log[table] = at(
-        890,
-        Event::TableAtEnd {
-            peer: 0,
-            generation: None,
-        },
+    replace(
+        log,
+        is!(Event::TableAtEnd { .. }),
+        at(
+            890,
+            Event::TableAtEnd {
+                peer: 0,
+                generation: None,
+            },
+        ),
     );
 }
 
 /// [`good`] but data frame 2, written whole, never arrives.
 fn data_2_lost() -> Vec<Record> {
     let mut log = good();
-    log.retain(|r| {
-        !matches!(
-            r.event,
-            Event::FrameArrived {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
-    log
-}
-
-/// Index of the first record matching `pred`.
-fn find(log: &[Record], pred: impl Fn(&Event) -> bool) -> usize {
-    log.iter()
-        .position(|r| pred(&r.event))
-        .expect("the record is in the log")
-}
-
-fn found(records: &[Record], context: &CheckContext) -> Vec<(Contract, String)> {
-    check(&ALL, records, context)
-        .into_iter()
-        .map(|v| (v.contract, v.message))
-        .collect()
-}
-
-#[track_caller]
-fn assert_has(records: &[Record], context: &CheckContext, contract: Contract, needle: &str) {
-    let f = found(records, context);
-    assert!(
-        f.iter().any(|(c, m)| *c == contract && m.contains(needle)),
-        "expected {} `{needle}`, found {f:#?}",
-        contract.id()
+    remove_all(
+        &mut log,
+        is!(Event::FrameArrived {
+            lane: Lane::Data,
+            seq: 2,
+            ..
+        }),
     );
-}
-
-#[track_caller]
-fn assert_clean(records: &[Record], context: &CheckContext) {
-    assert_eq!(found(records, context), vec![]);
+    log
 }
 
 /// The good log with the generation down (by `reason`) after its work, its
 /// peer having been cut off first, so nothing else trips.
 fn good_then_down(reason: Down) -> Vec<Record> {
     let mut log = good();
-    log.insert(17, acted(850, PeerAct::Killed));
-    log.insert(18, down(860, 1, reason, None));
+    let table = is!(Event::TableAtEnd { .. });
+    insert_before(&mut log, table, acted(850, PeerAct::Killed));
+    insert_before(&mut log, table, down(860, 1, reason, None));
     empty_table_at_end(&mut log);
     log
 }
 
+/// The one `ConnectionDown` of a log.
+fn the_down(log: &[Record]) -> Record {
+    the(log, is!(Event::ConnectionDown { .. }))
+}
+
+/// The enqueue of control 1 (link 7), the good log's only control.
+fn control_1(log: &[Record]) -> Record {
+    the(log, is!(Event::ControlEnqueued { seq: 1, .. }))
+}
+
+/// Whether `event` is the drain's end of data frame 2's write.
+fn is_data_2_end(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::WriteFinished {
+            lane: Lane::Data,
+            seq: 2,
+            ..
+        }
+    )
+}
+
+/// The drain's end of data frame 2's write.
+fn data_2_written(log: &[Record]) -> Record {
+    the(log, is_data_2_end)
+}
+
+/// Data frame 2's write ends `outcome` instead (at 7 ms); returns that end.
+fn data_2_ends(log: &mut [Record], outcome: Written) -> Record {
+    replace(log, is_data_2_end, finished(7, 1, Lane::Data, 2, outcome))
+}
+
 #[test]
 fn a_well_behaved_log_breaks_nothing() {
-    assert_clean(&good(), &context());
-    assert_clean(&good_then_down(Down::PeerClosed), &context());
+    assert_clean(&ALL, &good(), &context());
+    assert_clean(&ALL, &good_then_down(Down::PeerClosed), &context());
+}
+
+/// The good log with a control 2 refused as `Closed` though no shutdown
+/// was asked for (DC-1), and that control's enqueue.
+fn closed_without_shutdown() -> (Vec<Record>, Record) {
+    let mut log = good();
+    let refused = insert_after(
+        &mut log,
+        is!(Event::ControlEnqueued { seq: 1, .. }),
+        control(3, 1, 2, 8, ControlOutcome::Closed),
+    );
+    (log, refused)
+}
+
+/// The one test of how a violation reads (`Display`): its contract's id
+/// and name, its message, and each record it cites on a line of its own.
+#[test]
+fn a_violation_renders_its_contract_message_and_evidence() {
+    let (log, closed) = closed_without_shutdown();
+    let found = citing(&log, &context(), Contract::Dc1, &[&closed]);
+    let [violation] = &found[..] else {
+        panic!("expected one DC-1 violation citing {closed}, found {found:#?}");
+    };
+    let mut expected = format!(
+        "{} ({}) violated: {}\n",
+        Contract::Dc1.id(),
+        Contract::Dc1.name(),
+        violation.message
+    );
+    for record in &violation.evidence {
+        expected.push_str(&format!("    {record}\n"));
+    }
+    assert_eq!(violation.to_string(), expected);
+    assert!(!violation.message.is_empty() && !violation.message.contains('\n'));
+    assert!(
+        expected.contains(&format!("    {closed}\n")),
+        "the planted record is cited: {expected}"
+    );
 }
 
 #[test]
 fn dc1_detects_an_overflow_before_down_and_a_closed_without_shutdown() {
     let mut early = good();
-    early.insert(
-        4,
+    let overflow = insert_after(
+        &mut early,
+        is!(Event::ControlEnqueued { seq: 1, .. }),
         at(
             3,
             Event::ControlEnqueued {
@@ -313,73 +362,71 @@ fn dc1_detects_an_overflow_before_down_and_a_closed_without_shutdown() {
             },
         ),
     );
-    assert_has(&early, &context(), Contract::Dc1, "Overflow returned while");
+    assert_violates(&early, &context(), Contract::Dc1, &[&overflow]);
 
-    let mut closed = good();
-    closed.insert(4, control(3, 1, 2, 8, ControlOutcome::Closed));
-    assert_has(&closed, &context(), Contract::Dc1, "no shutdown was asked");
-    closed.insert(3, at(2, Event::ShutdownRequested));
-    assert!(!found(&closed, &context())
-        .iter()
-        .any(|(_, m)| m.contains("no shutdown")));
+    let (mut closed, refused) = closed_without_shutdown();
+    assert_violates(&closed, &context(), Contract::Dc1, &[&refused]);
+    insert_before(
+        &mut closed,
+        is!(Event::ControlEnqueued { seq: 1, .. }),
+        at(2, Event::ShutdownRequested),
+    );
+    assert_not_violates(&closed, &context(), Contract::Dc1, &[&refused]);
 }
 
 #[test]
 fn dc1_detects_a_control_the_drain_never_saw_even_when_its_generation_goes_down_later() {
     let mut vanished = good_then_down(Down::PeerClosed);
-    vanished.retain(|r| {
-        !matches!(
-            r.event,
-            Event::WriteStarted {
-                lane: Lane::Control,
-                ..
-            } | Event::WriteFinished {
-                lane: Lane::Control,
-                ..
-            } | Event::FrameWriteBegun {
-                lane: Lane::Control,
-                ..
-            } | Event::FrameArrived {
-                lane: Lane::Control,
-                ..
-            }
-        )
-    });
-    assert_has(
+    remove_all(&mut vanished, is_control_frame);
+    // The enqueue alone: "silently lost" would cite it alone too (it has
+    // no fate), but the generation went down, which excuses that.
+    assert_violates_exactly(
         &vanished,
         &context(),
         Contract::Dc1,
-        "the drain never saw it",
+        &[&control_1(&vanished)],
     );
 }
 
 #[test]
 fn dc1_detects_a_silently_lost_control_two_fates_and_a_skip_while_up() {
     let mut lost = good();
-    let written = find(&lost, |e| {
-        matches!(
-            e,
-            Event::WriteFinished {
-                lane: Lane::Control,
-                ..
-            }
-        )
-    });
-    lost[written] = finished(5, 1, Lane::Control, 1, Written::Failed);
-    lost.retain(|r| {
-        !matches!(
-            r.event,
-            Event::FrameArrived {
-                lane: Lane::Control,
-                ..
-            }
-        )
-    });
-    assert_has(&lost, &context(), Contract::Dc1, "silently lost");
+    let failed = replace(
+        &mut lost,
+        is!(Event::WriteFinished {
+            lane: Lane::Control,
+            ..
+        }),
+        finished(5, 1, Lane::Control, 1, Written::Failed),
+    );
+    remove_all(
+        &mut lost,
+        is!(Event::FrameArrived {
+            lane: Lane::Control,
+            ..
+        }),
+    );
+    assert_violates_exactly(
+        &lost,
+        &context(),
+        Contract::Dc1,
+        &[&control_1(&lost), &failed],
+    );
 
     let mut twice = good();
-    twice.insert(
-        8,
+    let written = the(
+        &twice,
+        is!(Event::WriteFinished {
+            lane: Lane::Control,
+            ..
+        }),
+    );
+    let skipped = insert_after(
+        &mut twice,
+        is!(Event::WriteFinished {
+            lane: Lane::Control,
+            ..
+        }),
         at(
             5,
             Event::ControlSkipped {
@@ -389,58 +436,91 @@ fn dc1_detects_a_silently_lost_control_two_fates_and_a_skip_while_up() {
             },
         ),
     );
-    assert_has(&twice, &context(), Contract::Dc1, "met 2 fates");
-    assert_has(
+    let enqueued = control_1(&twice);
+    // Two fates: both, and the enqueue.
+    assert_violates_exactly(
         &twice,
         &context(),
         Contract::Dc1,
-        "skipped while its pinned generation",
+        &[&enqueued, &written, &skipped],
     );
+    // A skip while up: the enqueue and the skip, nothing else.
+    assert_violates_exactly(&twice, &context(), Contract::Dc1, &[&enqueued, &skipped]);
+}
+
+/// Whether `event` is a record of the control frame's journey: the drain's
+/// write, its begin on the socket, its arrival.
+fn is_control_frame(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::WriteStarted {
+            lane: Lane::Control,
+            ..
+        } | Event::WriteFinished {
+            lane: Lane::Control,
+            ..
+        } | Event::FrameWriteBegun {
+            lane: Lane::Control,
+            ..
+        } | Event::FrameArrived {
+            lane: Lane::Control,
+            ..
+        }
+    )
+}
+
+/// Control 1 written by the drain to `peer`'s generation `generation`,
+/// and begun on and arrived over `socket` (the peer's arrival on `peer`).
+fn control_sent_to(log: &mut [Record], to_peer: u64, to_generation: u64, to_socket: u16) {
+    edit_all(log, is_control_frame, |record| match &mut record.event {
+        Event::WriteStarted {
+            peer, generation, ..
+        }
+        | Event::WriteFinished {
+            peer, generation, ..
+        } => (*peer, *generation) = (to_peer, to_generation),
+        Event::FrameWriteBegun { socket, .. } => *socket = to_socket,
+        Event::FrameArrived { peer, socket, .. } => (*peer, *socket) = (to_peer, to_socket),
+        _ => {}
+    });
+}
+
+/// DC-2 cites control 1's write (to a generation it was not pinned to),
+/// and, apart, its arrival (on that generation's socket).
+#[track_caller]
+fn assert_control_went_astray(log: &[Record]) {
+    let astray: [fn(&Event) -> bool; 2] = [
+        is!(Event::WriteStarted {
+            lane: Lane::Control,
+            ..
+        }),
+        is!(Event::FrameArrived {
+            lane: Lane::Control,
+            ..
+        }),
+    ];
+    for record in astray.map(|pred| the(log, pred)) {
+        assert_violates(log, &context(), Contract::Dc2, &[&record]);
+    }
 }
 
 #[test]
 fn dc2_detects_a_control_on_a_redialed_generation() {
     let mut stale = good();
-    stale.insert(5, down(4, 1, Down::PeerClosed, None));
-    stale.insert(6, up(4, 2, 4001));
-    stale.insert(5, acted(4, PeerAct::Killed));
-    for record in &mut stale {
-        match &mut record.event {
-            Event::WriteStarted {
-                generation,
-                lane: Lane::Control,
-                ..
-            }
-            | Event::WriteFinished {
-                generation,
-                lane: Lane::Control,
-                ..
-            } => *generation = 2,
-            Event::FrameArrived {
-                socket,
-                lane: Lane::Control,
-                ..
-            }
-            | Event::FrameWriteBegun {
-                socket,
-                lane: Lane::Control,
-                ..
-            } => *socket = 4001,
-            _ => {}
-        }
-    }
-    assert_has(
-        &stale,
-        &context(),
-        Contract::Dc2,
-        "pinned to peer0/1 was written to peer0/2",
+    let control_write = is!(Event::WriteStarted {
+        lane: Lane::Control,
+        ..
+    });
+    insert_before(&mut stale, control_write, acted(4, PeerAct::Killed));
+    insert_before(
+        &mut stale,
+        control_write,
+        down(4, 1, Down::PeerClosed, None),
     );
-    assert_has(
-        &stale,
-        &context(),
-        Contract::Dc2,
-        "arrived on peer0/2's socket",
-    );
+    insert_before(&mut stale, control_write, up(4, 2, 4001));
+    control_sent_to(&mut stale, 0, 2, 4001);
+    // Written to peer0/2, and arrived on its socket.
+    assert_control_went_astray(&stale);
 }
 
 /// Generations count from 1 on every node: a control pinned to peer0's
@@ -449,8 +529,9 @@ fn dc2_detects_a_control_on_a_redialed_generation() {
 #[test]
 fn dc2_detects_a_control_sent_to_another_nodes_generation_of_the_same_number() {
     let mut elsewhere = good();
-    elsewhere.insert(
-        1,
+    insert_after(
+        &mut elsewhere,
+        is!(Event::ConnectionUp { peer: 0, .. }),
         at(
             0,
             Event::ConnectionUp {
@@ -460,76 +541,38 @@ fn dc2_detects_a_control_sent_to_another_nodes_generation_of_the_same_number() {
             },
         ),
     );
-    for record in &mut elsewhere {
-        match &mut record.event {
-            Event::WriteStarted {
-                peer,
-                lane: Lane::Control,
-                ..
-            }
-            | Event::WriteFinished {
-                peer,
-                lane: Lane::Control,
-                ..
-            }
-            | Event::FrameArrived {
-                peer,
-                lane: Lane::Control,
-                ..
-            } => *peer = 1,
-            _ => {}
-        }
-        match &mut record.event {
-            Event::FrameArrived {
-                socket,
-                lane: Lane::Control,
-                ..
-            }
-            | Event::FrameWriteBegun {
-                socket,
-                lane: Lane::Control,
-                ..
-            } => *socket = 4001,
-            _ => {}
-        }
-    }
-    assert_has(
+    control_sent_to(&mut elsewhere, 1, 1, 4001);
+    assert_control_went_astray(&elsewhere);
+    // Never written to its own generation, which never went down.
+    let fate = the(
+        &elsewhere,
+        is!(Event::WriteFinished {
+            lane: Lane::Control,
+            ..
+        }),
+    );
+    assert_violates_exactly(
         &elsewhere,
         &context(),
-        Contract::Dc2,
-        "pinned to peer0/1 was written to peer1/1",
+        Contract::Dc1,
+        &[&control_1(&elsewhere), &fate],
     );
-    assert_has(
-        &elsewhere,
-        &context(),
-        Contract::Dc2,
-        "arrived on peer1/1's socket",
-    );
-    assert_has(&elsewhere, &context(), Contract::Dc1, "silently lost");
-    assert_has(&elsewhere, &context(), Contract::EndToEnd, "link 7");
+    let linked = the(&elsewhere, is!(Event::Linked { link: 7, .. }));
+    assert_violates(&elsewhere, &context(), Contract::EndToEnd, &[&linked]);
 }
 
 #[test]
 fn dc2_detects_a_frame_begun_on_a_socket_after_its_generation_went_down() {
     let mut late = good();
-    let begun_at = find(&late, |e| {
-        matches!(
-            e,
-            Event::FrameWriteBegun {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
+    let begun_2 = is!(Event::FrameWriteBegun {
+        lane: Lane::Data,
+        seq: 2,
+        ..
     });
-    late.insert(begun_at, down(7, 1, Down::WriteError, None));
-    late.insert(begun_at, acted(7, PeerAct::Killed));
-    assert_has(
-        &late,
-        &context(),
-        Contract::Dc2,
-        "Data frame 2 began to be written to peer0/1 after that generation went down",
-    );
+    insert_before(&mut late, begun_2, acted(7, PeerAct::Killed));
+    let down = insert_before(&mut late, begun_2, down(7, 1, Down::WriteError, None));
+    let begun = the(&late, begun_2);
+    assert_violates(&late, &context(), Contract::Dc2, &[&down, &begun]);
 }
 
 /// For real, a write that passed its down check just before another
@@ -539,244 +582,170 @@ fn dc2_detects_a_frame_begun_on_a_socket_after_its_generation_went_down() {
 #[test]
 fn real_dc2_excuses_only_a_write_racing_the_down() {
     let mut raced = good();
-    let begun_at = find(&raced, |e| {
-        matches!(
-            e,
-            Event::FrameWriteBegun {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
+    let begun_2 = is!(Event::FrameWriteBegun {
+        lane: Lane::Data,
+        seq: 2,
+        ..
     });
-    let begun = raced[begun_at].at;
+    let begun = the(&raced, begun_2);
     let mut down_then = down(0, 1, Down::WriteError, None);
-    down_then.at = begun.saturating_sub(Duration::from_millis(2));
-    raced.insert(begun_at, down_then);
-    let dc2 = |records: &[Record], context: &CheckContext| {
-        found(records, context)
-            .into_iter()
-            .filter(|(c, _)| *c == Contract::Dc2)
-            .count()
-    };
+    down_then.at = begun.at.saturating_sub(Duration::from_millis(2));
+    let down = insert_before(&mut raced, begun_2, down_then);
     let real = CheckContext {
         race_window: Duration::from_millis(5),
         ..context()
     };
-    assert_eq!(dc2(&raced, &real), 0, "a 2 ms race is excused for real");
-    assert_has(
-        &raced,
-        &context(),
-        Contract::Dc2,
-        "Data frame 2 began to be written to peer0/1 after that generation went down",
-    );
+    assert_holds(&raced, &real, Contract::Dc2);
+    assert_violates(&raced, &context(), Contract::Dc2, &[&down, &begun]);
     let narrow = CheckContext {
         race_window: Duration::from_millis(1),
         ..context()
     };
-    assert_has(
-        &raced,
-        &narrow,
-        Contract::Dc2,
-        "Data frame 2 began to be written to peer0/1 after that generation went down",
-    );
+    assert_violates(&raced, &narrow, Contract::Dc2, &[&down, &begun]);
 }
 
 #[test]
 fn dc5_detects_reordered_data_and_controls() {
     let mut data_swapped = good();
-    let first = find(&data_swapped, |e| {
-        matches!(
-            e,
-            Event::FrameArrived {
-                lane: Lane::Data,
-                seq: 1,
-                ..
-            }
-        )
-    });
-    data_swapped.swap(first, first + 1);
-    assert_has(
-        &data_swapped,
-        &context(),
-        Contract::Dc5,
-        "Data frames on socket 4000 of peer0 arrived out of order: 1 after 2",
+    let arrival = |seq| move |e: &Event| matches!(e, Event::FrameArrived { lane: Lane::Data, seq: s, .. } if *s == seq);
+    let (first, second) = (
+        find(&data_swapped, arrival(1)),
+        find(&data_swapped, arrival(2)),
     );
+    data_swapped.swap(first, second);
+    let (one, two) = (
+        the(&data_swapped, arrival(1)),
+        the(&data_swapped, arrival(2)),
+    );
+    assert_violates(&data_swapped, &context(), Contract::Dc5, &[&two, &one]);
 
     let mut controls = good();
-    let arrival = find(&controls, |e| {
-        matches!(
-            e,
-            Event::FrameArrived {
-                lane: Lane::Control,
-                ..
-            }
-        )
+    let control_arrival = is!(Event::FrameArrived {
+        lane: Lane::Control,
+        seq: 1,
+        ..
     });
-    controls.insert(arrival + 1, arrived(8, SOCKET, Lane::Control, 1, 0));
-    assert_has(
-        &controls,
-        &context(),
-        Contract::Dc5,
-        "Control frames on socket 4000",
+    let first = the(&controls, control_arrival);
+    let earlier = insert_after(
+        &mut controls,
+        control_arrival,
+        arrived(8, SOCKET, Lane::Control, 1, 0),
     );
+    assert_violates(&controls, &context(), Contract::Dc5, &[&first, &earlier]);
 
     let mut written = good();
-    let first = find(&written, |e| {
-        matches!(
-            e,
-            Event::WriteStarted {
-                lane: Lane::Data,
-                seq: 1,
-                ..
-            }
-        )
-    });
-    let second = find(&written, |e| {
-        matches!(
-            e,
-            Event::WriteStarted {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
+    let start = |seq| move |e: &Event| matches!(e, Event::WriteStarted { lane: Lane::Data, seq: s, .. } if *s == seq);
+    let (first, second) = (find(&written, start(1)), find(&written, start(2)));
     written.swap(first, second);
-    assert_has(
-        &written,
-        &context(),
-        Contract::Dc5,
-        "data to peer0 written out of order: 1 after 2",
-    );
+    let (one, two) = (the(&written, start(1)), the(&written, start(2)));
+    assert_violates(&written, &context(), Contract::Dc5, &[&two, &one]);
 }
 
 #[test]
 fn s2_detects_a_write_past_the_deadline_and_a_write_that_never_ends() {
     let mut long = good();
-    let end = find(&long, |e| {
-        matches!(
-            e,
-            Event::WriteFinished {
-                lane: Lane::Data,
-                seq: 1,
-                ..
-            }
-        )
-    });
-    long[end] = finished(6 + 5_200, 1, Lane::Data, 1, Written::Written);
-    assert_has(&long, &context(), Contract::S2, "held the drain for");
+    let begun = the(
+        &long,
+        is!(Event::WriteStarted {
+            lane: Lane::Data,
+            seq: 1,
+            ..
+        }),
+    );
+    let ended = replace(
+        &mut long,
+        is!(Event::WriteFinished {
+            lane: Lane::Data,
+            seq: 1,
+            ..
+        }),
+        finished(6 + 5_200, 1, Lane::Data, 1, Written::Written),
+    );
+    assert_violates(&long, &context(), Contract::S2, &[&begun, &ended]);
 
     let mut stuck = good();
-    stuck.retain(|r| {
-        !matches!(
-            r.event,
-            Event::WriteFinished {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
+    remove(&mut stuck, is_data_2_end);
     stuck.push(at(10_000, Event::RunEnd { finished: false }));
     let unfinished = CheckContext {
         finished: false,
         ..context()
     };
-    assert_has(&stuck, &unfinished, Contract::S2, "never finished");
+    let begun = the(
+        &stuck,
+        is!(Event::WriteStarted {
+            lane: Lane::Data,
+            seq: 2,
+            ..
+        }),
+    );
+    // The begin alone: a write that ended past its deadline cites its end too.
+    assert_violates_exactly(&stuck, &unfinished, Contract::S2, &[&begun]);
 }
 
 #[test]
 fn s2_detects_a_timed_out_write_whose_generation_stays_up() {
     // A down long after the timed-out write returned is not the deadline's.
     let mut later = good_then_down(Down::PeerClosed);
-    let end = find(&later, |e| {
-        matches!(
-            e,
-            Event::WriteFinished {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
-    later[end] = finished(7, 1, Lane::Data, 2, Written::TimedOut);
-    assert_has(
-        &later,
-        &context(),
-        Contract::S2,
-        "timed out but the generation was not down when it returned",
-    );
+    let timed_out = data_2_ends(&mut later, Written::TimedOut);
+    // The write's end alone: a down of another reason cites the down too.
+    assert_violates_exactly(&later, &context(), Contract::S2, &[&timed_out]);
 
     let mut kept = good();
-    let end = find(&kept, |e| {
-        matches!(
-            e,
-            Event::WriteFinished {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
-    kept[end] = finished(7, 1, Lane::Data, 2, Written::TimedOut);
-    assert_has(
-        &kept,
-        &context(),
-        Contract::S2,
-        "timed out but the generation was not down when it returned",
-    );
+    let timed_out = data_2_ends(&mut kept, Written::TimedOut);
+    assert_violates_exactly(&kept, &context(), Contract::S2, &[&timed_out]);
 }
 
 #[test]
 fn s2_detects_a_timed_out_write_whose_generation_went_down_for_another_reason() {
     let mut wrong = good();
-    let end = find(&wrong, |e| {
-        matches!(
-            e,
-            Event::WriteFinished {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
-    wrong[end] = finished(7, 1, Lane::Data, 2, Written::TimedOut);
-    wrong.insert(end, down(7, 1, Down::WriteError, None));
-    wrong.insert(end, acted(7, PeerAct::Wedged));
-    assert_has(
-        &wrong,
-        &context(),
-        Contract::S2,
-        "timed out but its generation went down as WriteError",
+    let timed_out = data_2_ends(&mut wrong, Written::TimedOut);
+    insert_before(&mut wrong, is_data_2_end, acted(7, PeerAct::Wedged));
+    let other = insert_before(
+        &mut wrong,
+        is_data_2_end,
+        down(7, 1, Down::WriteError, None),
     );
-    wrong[end + 1] = down(7, 1, Down::WriteTimeout, None);
-    assert!(!found(&wrong, &context())
-        .iter()
-        .any(|(c, m)| *c == Contract::S2 && m.contains("went down as")));
+    assert_violates(&wrong, &context(), Contract::S2, &[&other, &timed_out]);
+    replace(
+        &mut wrong,
+        is!(Event::ConnectionDown { .. }),
+        down(7, 1, Down::WriteTimeout, None),
+    );
+    assert_not_violates(&wrong, &context(), Contract::S2, &[&timed_out]);
+}
+
+/// The good log with the generation down as the local node asked
+/// (`Disconnected`, then `ManualDisconnect`), its peer never cut off.
+fn disconnected() -> Vec<Record> {
+    let mut log = good_then_down(Down::ManualDisconnect);
+    replace(
+        &mut log,
+        is!(Event::PeerActed { .. }),
+        at(
+            850,
+            Event::Disconnected {
+                peer: 0,
+                generation: Some(1),
+            },
+        ),
+    );
+    log
 }
 
 /// A local down closes the socket: a peer still reading sees the end.
 #[test]
 fn s3_detects_a_down_generation_whose_socket_was_never_closed() {
-    let mut open = good_then_down(Down::ManualDisconnect);
-    open[17] = at(
-        850,
-        Event::Disconnected {
-            peer: 0,
-            generation: Some(1),
-        },
-    );
-    open.last_mut().expect("RunEnd").at = Duration::from_secs(5);
-    assert_has(
-        &open,
-        &context(),
-        Contract::S3,
-        "its socket was never closed",
-    );
+    let mut open = disconnected();
+    edit(&mut open, is!(Event::RunEnd { .. }), |end| {
+        end.at = Duration::from_secs(5);
+    });
+    let down = the_down(&open);
+    // The down alone (the table left it, so that clause is silent).
+    assert_violates_exactly(&open, &context(), Contract::S3, &[&down]);
     let mut closed = open.clone();
-    closed.insert(
-        19,
+    insert_after(
+        &mut closed,
+        is!(Event::ConnectionDown { .. }),
         at(
             870,
             Event::PeerSocketClosed {
@@ -786,31 +755,14 @@ fn s3_detects_a_down_generation_whose_socket_was_never_closed() {
             },
         ),
     );
-    assert!(!found(&closed, &context())
-        .iter()
-        .any(|(_, m)| m.contains("never closed")));
+    assert_not_violates(&closed, &context(), Contract::S3, &[&down]);
 }
 
 #[test]
 fn s3_detects_a_failed_write_that_left_its_generation_up() {
     let mut kept = good();
-    let end = find(&kept, |e| {
-        matches!(
-            e,
-            Event::WriteFinished {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
-    kept[end] = finished(7, 1, Lane::Data, 2, Written::Failed);
-    assert_has(
-        &kept,
-        &context(),
-        Contract::S3,
-        "failed but the generation was not down when it returned",
-    );
+    let failed = data_2_ends(&mut kept, Written::Failed);
+    assert_violates(&kept, &context(), Contract::S3, &[&failed]);
 }
 
 /// For real, a write refused because another thread had just marked its
@@ -820,39 +772,24 @@ fn s3_detects_a_failed_write_that_left_its_generation_up() {
 #[test]
 fn real_s3_excuses_only_a_down_racing_the_failed_write() {
     let mut raced = good();
-    let end = find(&raced, |e| {
-        matches!(
-            e,
-            Event::WriteFinished {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
-    raced[end] = finished(7, 1, Lane::Data, 2, Written::Failed);
-    let s3 = |records: &[Record], context: &CheckContext| {
-        found(records, context)
-            .into_iter()
-            .filter(|(c, m)| *c == Contract::S3 && m.contains("failed but the generation"))
-            .count()
-    };
-    raced.insert(end + 1, down(9, 1, Down::WriteError, None));
+    let failed = data_2_ends(&mut raced, Written::Failed);
+    insert_after(
+        &mut raced,
+        is_data_2_end,
+        down(9, 1, Down::WriteError, None),
+    );
+    let s3 = |context: &CheckContext| citing(&raced, context, Contract::S3, &[&failed]).len();
     let real = CheckContext {
         race_window: Duration::from_millis(5),
         ..context()
     };
-    assert_eq!(
-        s3(&raced, &real),
-        0,
-        "a down 2 ms later is excused for real"
-    );
-    assert_eq!(s3(&raced, &context()), 1, "and not in simulation");
+    assert_eq!(s3(&real), 0, "a down 2 ms later is excused for real");
+    assert_eq!(s3(&context()), 1, "and not in simulation");
     let narrow = CheckContext {
         race_window: Duration::from_millis(1),
         ..context()
     };
-    assert_eq!(s3(&raced, &narrow), 1, "nor 2 ms after a 1 ms window");
+    assert_eq!(s3(&narrow), 1, "nor 2 ms after a 1 ms window");
 }
 
 #[test]
@@ -860,126 +797,151 @@ fn s2_detects_a_drain_that_sits_idle_with_frames_queued() {
     let mut idle = good();
     // The second data frame waits 50 ms after the first write, with the
     // drain doing nothing.
-    let start = find(&idle, |e| {
-        matches!(
-            e,
-            Event::WriteStarted {
+    edit_all(
+        &mut idle,
+        is!(Event::WriteStarted {
+            lane: Lane::Data,
+            seq: 2,
+            ..
+        } | Event::FrameWriteBegun {
+            lane: Lane::Data,
+            seq: 2,
+            ..
+        } | Event::WriteFinished {
+            lane: Lane::Data,
+            seq: 2,
+            ..
+        }),
+        |record| record.at += Duration::from_millis(50),
+    );
+    let (idle_from, picked) = (
+        the(
+            &idle,
+            is!(Event::WriteFinished {
+                lane: Lane::Data,
+                seq: 1,
+                ..
+            }),
+        ),
+        the(
+            &idle,
+            is!(Event::WriteStarted {
                 lane: Lane::Data,
                 seq: 2,
                 ..
-            }
-        )
-    });
-    for record in &mut idle[start..start + 3] {
-        record.at += Duration::from_millis(50);
-    }
-    assert_has(&idle, &context(), Contract::S2, "sat idle");
+            }),
+        ),
+    );
+    assert_violates(&idle, &context(), Contract::S2, &[&idle_from, &picked]);
     // Preemption points may hold the drain: two of them are allowed.
     let preempting = CheckContext {
         preempt_max: Duration::from_millis(25),
         ..context()
     };
-    assert!(!found(&idle, &preempting)
-        .iter()
-        .any(|(_, m)| m.contains("sat idle")));
+    assert_holds(&idle, &preempting, Contract::S2);
 }
 
 #[test]
 fn s3_detects_a_second_hook_and_a_down_generation_left_in_the_table() {
     let mut twice = good_then_down(Down::PeerClosed);
-    twice.insert(19, down(861, 1, Down::WriteTimeout, None));
-    assert_has(&twice, &context(), Contract::S3, "fired 2 times");
+    let first = the_down(&twice);
+    let second = insert_after(
+        &mut twice,
+        is!(Event::ConnectionDown { .. }),
+        down(861, 1, Down::WriteTimeout, None),
+    );
+    assert_violates(&twice, &context(), Contract::S3, &[&first, &second]);
 
     let mut kept = good_then_down(Down::PeerClosed);
-    kept[18] = down(860, 1, Down::PeerClosed, Some(1));
-    assert_has(
-        &kept,
-        &context(),
-        Contract::S3,
-        "its table slot still holds it",
+    let held = replace(
+        &mut kept,
+        is!(Event::ConnectionDown { .. }),
+        down(860, 1, Down::PeerClosed, Some(1)),
     );
+    // The down alone (its socket was closed: the kill).
+    assert_violates_exactly(&kept, &context(), Contract::S3, &[&held]);
 
     let mut at_end = good_then_down(Down::PeerClosed);
-    let table = find(&at_end, |e| matches!(e, Event::TableAtEnd { .. }));
-    at_end[table] = at(
-        890,
-        Event::TableAtEnd {
-            peer: 0,
-            generation: Some(1),
-        },
+    let table = replace(
+        &mut at_end,
+        is!(Event::TableAtEnd { .. }),
+        at(
+            890,
+            Event::TableAtEnd {
+                peer: 0,
+                generation: Some(1),
+            },
+        ),
     );
-    assert_has(
+    assert_violates(
         &at_end,
         &context(),
         Contract::S3,
-        "at the end the table still holds",
+        &[&the_down(&at_end), &table],
     );
 }
 
 #[test]
 fn s3_detects_a_closed_socket_whose_generation_stays_up_and_a_generation_going_backwards() {
     let mut never = good();
-    never.push(at(
+    let closed = at(
         960,
         Event::PeerSocketClosed {
             peer: 0,
             socket: SOCKET,
             how: SocketEnd::Eof,
         },
-    ));
-    assert_has(&never, &context(), Contract::S3, "never went down");
+    );
+    never.push(closed.clone());
+    assert_violates(&never, &context(), Contract::S3, &[&closed]);
 
     let mut backwards = good_then_down(Down::PeerClosed);
-    backwards.insert(19, up(870, 1, 4001));
-    assert_has(
-        &backwards,
-        &context(),
-        Contract::S3,
-        "generations start at 1 and only grow",
+    let first = the(&backwards, is!(Event::ConnectionUp { .. }));
+    let again = insert_after(
+        &mut backwards,
+        is!(Event::ConnectionDown { .. }),
+        up(870, 1, 4001),
     );
+    assert_violates(&backwards, &context(), Contract::S3, &[&first, &again]);
     let mut from_zero = good();
-    from_zero[0] = up(0, 0, SOCKET);
-    assert_has(
-        &from_zero,
-        &context(),
-        Contract::S3,
-        "generation 0 came up after generation 0",
+    let zero = replace(
+        &mut from_zero,
+        is!(Event::ConnectionUp { .. }),
+        up(0, 0, SOCKET),
     );
+    assert_violates_exactly(&from_zero, &context(), Contract::S3, &[&zero]);
 }
 
 #[test]
 fn s4_detects_a_frame_with_no_fate_two_fates_or_invented_and_wrong_counters() {
     let mut no_fate = good();
-    no_fate.retain(|r| {
-        !matches!(
-            r.event,
-            Event::WriteFinished {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
-    assert_has(&no_fate, &context(), Contract::S4, "has no fate");
-    assert_has(
-        &no_fate,
-        &context(),
-        Contract::S4,
-        "disagree with the events",
-    );
+    remove(&mut no_fate, is_data_2_end);
+    let queued = the(&no_fate, is!(Event::DataEnqueued { seq: 2, .. }));
+    assert_violates(&no_fate, &context(), Contract::S4, &[&queued]);
+    let counters = the(&no_fate, is!(Event::SenderStats(_)));
+    assert_violates(&no_fate, &context(), Contract::S4, &[&counters]);
 
     let mut two = good();
-    two.insert(14, at(7, Event::DataUnroutable { peer: 0, seq: 2 }));
-    assert_has(&two, &context(), Contract::S4, "met 2 fates");
+    let written = data_2_written(&two);
+    let unroutable = insert_after(
+        &mut two,
+        is_data_2_end,
+        at(7, Event::DataUnroutable { peer: 0, seq: 2 }),
+    );
+    // Both fates ("never queued" would cite them too, but frame 2 was).
+    assert_violates_exactly(&two, &context(), Contract::S4, &[&written, &unroutable]);
 
     let mut invented = good();
-    invented.insert(17, arrived(9, SOCKET, Lane::Data, 0, 9));
-    assert_has(
-        &invented,
-        &context(),
-        Contract::S4,
-        "arrived at peer0 but was never written",
+    let arrival = insert_after(
+        &mut invented,
+        is!(Event::FrameArrived {
+            lane: Lane::Data,
+            seq: 2,
+            ..
+        }),
+        arrived(9, SOCKET, Lane::Data, 0, 9),
     );
+    assert_violates(&invented, &context(), Contract::S4, &[&arrival]);
 }
 
 /// A peer that read something the local node was never given (a frame
@@ -990,27 +952,19 @@ fn s4_detects_a_peer_reading_bytes_that_are_not_a_frame() {
     // The good log, with peer0's socket ending `how` just before its end.
     let ended = |how| {
         let mut log = good();
-        let end = log.len() - 1;
         let closed = Event::PeerSocketClosed {
             peer: 0,
             socket: SOCKET,
             how,
         };
-        log.insert(end, at(900, closed));
-        log
+        let closed = insert_before(&mut log, is!(Event::RunEnd { .. }), at(900, closed));
+        (log, closed)
     };
-    assert_has(
-        &ended(SocketEnd::Garbage),
-        &context(),
-        Contract::S4,
-        "that are not a frame the local node was given",
-    );
-    assert!(
-        !found(&ended(SocketEnd::Error), &context())
-            .iter()
-            .any(|(_, message)| message.contains("not a frame")),
-        "a stream that merely failed is not garbage"
-    );
+    let (garbage, closed) = ended(SocketEnd::Garbage);
+    assert_violates(&garbage, &context(), Contract::S4, &[&closed]);
+    let (failed, closed) = ended(SocketEnd::Error);
+    // A stream that merely failed is not garbage.
+    assert_not_violates(&failed, &context(), Contract::S4, &[&closed]);
 }
 
 #[test]
@@ -1020,20 +974,29 @@ fn s4_and_dc1_detect_a_lane_refusing_before_it_is_full_or_holding_more() {
         ..context()
     };
     // The good log holds at most 2 data frames and 1 control at once.
-    assert_clean(&good(), &bounded(2, 1));
+    assert_clean(&ALL, &good(), &bounded(2, 1));
     // A third frame while two wait (one of them perhaps in the drain's
-    // hands): a lane of two would have refused it.
+    // hands): a lane of two would have refused it. It is discarded at the
+    // end, so that its enqueue is cited for the lane's depth alone (a
+    // frame with no fate would cite it too).
     let mut over = good();
-    over.insert(5, data(4, 3));
-    assert_has(
-        &over,
-        &bounded(1, 1),
-        Contract::S4,
-        "accepted a frame while it held 2 of 1",
+    let third = insert_after(
+        &mut over,
+        is!(Event::DataEnqueued { seq: 2, .. }),
+        data(4, 3),
     );
+    insert_before(
+        &mut over,
+        is!(Event::RunEnd { .. }),
+        at(950, Event::DataDiscarded { peer: 0, seq: 3 }),
+    );
+    assert_violates(&over, &bounded(1, 1), Contract::S4, &[&third]);
+    // Without a depth, nothing of S4 is about that enqueue.
+    assert_not_violates(&over, &context(), Contract::S4, &[&third]);
     let mut early = good();
-    early.insert(
-        3,
+    let refused = insert_after(
+        &mut early,
+        is!(Event::DataEnqueued { seq: 1, .. }),
         at(
             2,
             Event::DataEnqueued {
@@ -1043,43 +1006,39 @@ fn s4_and_dc1_detect_a_lane_refusing_before_it_is_full_or_holding_more() {
             },
         ),
     );
-    assert_has(
-        &early,
-        &bounded(2, 1),
-        Contract::S4,
-        "refused a frame while it held 1 of 2",
-    );
+    assert_violates(&early, &bounded(2, 1), Contract::S4, &[&refused]);
+    assert_not_violates(&early, &context(), Contract::S4, &[&refused]);
     let mut overflow = good_then_down(Down::ControlOverflow);
-    overflow.insert(4, control(3, 1, 2, 8, ControlOutcome::Overflow));
-    assert_has(
-        &overflow,
-        &bounded(2, 4),
-        Contract::Dc1,
-        "the Control lane refused a frame while it held 1 of 4",
+    let refused = insert_after(
+        &mut overflow,
+        is!(Event::ControlEnqueued { seq: 1, .. }),
+        control(3, 1, 2, 8, ControlOutcome::Overflow),
     );
+    assert_violates(&overflow, &bounded(2, 4), Contract::Dc1, &[&refused]);
+    // The overflow took its generation down as it returned: without a
+    // depth, DC-1 has nothing to say of it.
+    assert_not_violates(&overflow, &context(), Contract::Dc1, &[&refused]);
 }
 
 #[test]
 fn s6_detects_a_written_frame_that_never_arrives_at_a_reading_peer() {
     let missing = data_2_lost();
-    assert_has(
-        &missing,
-        &context(),
-        Contract::S6,
-        "Data frame 2 was written whole",
-    );
+    let written = data_2_written(&missing);
+    assert_violates(&missing, &context(), Contract::S6, &[&written]);
 
     // Excused when the peer stopped reading that socket in time ...
     let mut wedged = missing.clone();
-    wedged.insert(14, acted(8, PeerAct::Wedged));
-    assert!(!found(&wedged, &context())
-        .iter()
-        .any(|(c, _)| *c == Contract::S6));
+    insert_after(&mut wedged, is_data_2_end, acted(8, PeerAct::Wedged));
+    assert_holds(&wedged, &context(), Contract::S6);
 
     // ... but not by a wedge long after the frame could have been read.
     let mut late = missing;
-    late.insert(17, acted(700, PeerAct::Wedged));
-    assert_has(&late, &context(), Contract::S6, "never arrived");
+    insert_after(
+        &mut late,
+        is!(Event::TableAtEnd { .. }),
+        acted(700, PeerAct::Wedged),
+    );
+    assert_violates(&late, &context(), Contract::S6, &[&written]);
 }
 
 /// A partition that came and went while nothing was in flight leaves the
@@ -1087,58 +1046,57 @@ fn s6_detects_a_written_frame_that_never_arrives_at_a_reading_peer() {
 #[test]
 fn s6_and_s7_detect_a_loss_or_down_a_partition_that_healed_before_the_write_cannot_excuse() {
     let mut healed = data_2_lost();
-    let first_write = find(&healed, |e| matches!(e, Event::WriteStarted { .. }));
-    healed.insert(first_write, fault(0, FaultApplied::Partition));
-    healed.insert(first_write + 1, fault(0, FaultApplied::Repair));
-    // Nothing was written during [0, 0]: the partition is over by the writes.
-    for record in &mut healed[first_write + 2..] {
+    let first_write = is!(Event::WriteStarted {
+        lane: Lane::Control,
+        ..
+    });
+    // Nothing was written during [0, 0]: the partition is over by the
+    // writes, 200 ms later.
+    let from = find(&healed, first_write);
+    for record in &mut healed[from..] {
         record.at += Duration::from_millis(200);
     }
-    assert_has(
-        &healed,
-        &context(),
-        Contract::S6,
-        "Data frame 2 was written whole",
-    );
+    insert_before(&mut healed, first_write, fault(0, FaultApplied::Partition));
+    insert_before(&mut healed, first_write, fault(0, FaultApplied::Repair));
+    let written = data_2_written(&healed);
+    assert_violates(&healed, &context(), Contract::S6, &[&written]);
 
     let mut late_down = good_then_down(Down::WriteTimeout);
-    late_down.remove(17); // not the kill: the partition is the only excuse
-    late_down.insert(1, fault(0, FaultApplied::Partition));
-    late_down.insert(2, fault(0, FaultApplied::Repair));
-    assert_has(&late_down, &context(), Contract::S7, "with no cause");
+    remove(&mut late_down, is!(Event::PeerActed { .. })); // not the kill: the partition is the only excuse
+    let came_up = is!(Event::ConnectionUp { .. });
+    insert_after(&mut late_down, came_up, fault(0, FaultApplied::Repair));
+    insert_after(&mut late_down, came_up, fault(0, FaultApplied::Partition));
+    let down = the_down(&late_down);
+    assert_violates(&late_down, &context(), Contract::S7, &[&down]);
 
     // Bytes written during the partition are lost for good: excused.
     let mut lossy = data_2_lost();
-    let begun = find(&lossy, |e| {
-        matches!(
-            e,
-            Event::FrameWriteBegun {
-                lane: Lane::Data,
-                seq: 1,
-                ..
-            }
-        )
+    let begun_1 = is!(Event::FrameWriteBegun {
+        lane: Lane::Data,
+        seq: 1,
+        ..
     });
-    lossy.insert(begun, fault(6, FaultApplied::Partition));
-    lossy.insert(begun + 2, fault(6, FaultApplied::Repair));
-    assert!(!found(&lossy, &context())
-        .iter()
-        .any(|(c, _)| *c == Contract::S6));
+    insert_before(&mut lossy, begun_1, fault(6, FaultApplied::Partition));
+    insert_after(&mut lossy, begun_1, fault(6, FaultApplied::Repair));
+    assert_holds(&lossy, &context(), Contract::S6);
 }
 
 #[test]
 fn s7_detects_a_down_with_no_cause() {
     // A slow peer (no fault that stops reading) timed out.
     let mut slow = good();
-    slow.insert(1, fault(0, FaultApplied::Slow { every_us: 1000 }));
-    slow.insert(19, down(860, 1, Down::WriteTimeout, None));
-    empty_table_at_end(&mut slow);
-    assert_has(
-        &slow,
-        &context(),
-        Contract::S7,
-        "went down (WriteTimeout) with no cause",
+    insert_after(
+        &mut slow,
+        is!(Event::ConnectionUp { .. }),
+        fault(0, FaultApplied::Slow { every_us: 1000 }),
     );
+    let down = insert_before(
+        &mut slow,
+        is!(Event::SenderStats(_)),
+        down(860, 1, Down::WriteTimeout, None),
+    );
+    empty_table_at_end(&mut slow);
+    assert_violates(&slow, &context(), Contract::S7, &[&down]);
 
     for reason in [
         Down::ReadError,
@@ -1148,8 +1106,9 @@ fn s7_detects_a_down_with_no_cause() {
         Down::WriteCancelled,
     ] {
         let mut spurious = good_then_down(reason);
-        spurious.remove(17); // the kill that excused it
-        assert_has(&spurious, &context(), Contract::S7, "with no cause");
+        remove(&mut spurious, is!(Event::PeerActed { .. })); // the kill that excused it
+        let down = the_down(&spurious);
+        assert_violates(&spurious, &context(), Contract::S7, &[&down]);
     }
 
     // A write dropped mid-frame is excused by a shutdown asked for before it
@@ -1157,26 +1116,17 @@ fn s7_detects_a_down_with_no_cause() {
     // (a sender that bounds a write by dropping it, its peer cut off), and
     // by nothing else (above).
     let mut cancelled = good_then_down(Down::WriteCancelled);
-    cancelled[17] = at(850, Event::ShutdownRequested);
-    assert!(!found(&cancelled, &context())
-        .iter()
-        .any(|(c, _)| *c == Contract::S7));
-    let dropped_on_deadline = good_then_down(Down::WriteCancelled);
-    assert!(!found(&dropped_on_deadline, &context())
-        .iter()
-        .any(|(c, _)| *c == Contract::S7));
-
-    let mut asked = good_then_down(Down::ManualDisconnect);
-    asked[17] = at(
-        850,
-        Event::Disconnected {
-            peer: 0,
-            generation: Some(1),
-        },
+    replace(
+        &mut cancelled,
+        is!(Event::PeerActed { .. }),
+        at(850, Event::ShutdownRequested),
     );
-    assert!(!found(&asked, &context())
-        .iter()
-        .any(|(c, _)| *c == Contract::S7));
+    assert_holds(&cancelled, &context(), Contract::S7);
+    let dropped_on_deadline = good_then_down(Down::WriteCancelled);
+    assert_holds(&dropped_on_deadline, &context(), Contract::S7);
+
+    let asked = disconnected();
+    assert_holds(&asked, &context(), Contract::S7);
 }
 
 /// For real, the driver kills a peer and then logs it; the local read can
@@ -1186,15 +1136,14 @@ fn s7_detects_a_down_with_no_cause() {
 #[test]
 fn real_s7_excuses_only_a_fault_logged_just_after_its_down() {
     let mut raced = good_then_down(Down::ReadError);
-    raced.remove(17); // the kill logged at 850, before the down at 860
-    let down_at = find(&raced, |e| matches!(e, Event::ConnectionDown { .. }));
-    raced.insert(down_at + 1, acted(862, PeerAct::Killed));
-    let s7 = |context: &CheckContext| {
-        found(&raced, context)
-            .into_iter()
-            .filter(|(c, m)| *c == Contract::S7 && m.contains("with no cause"))
-            .count()
-    };
+    remove(&mut raced, is!(Event::PeerActed { .. })); // the kill logged at 850, before the down at 860
+    insert_after(
+        &mut raced,
+        is!(Event::ConnectionDown { .. }),
+        acted(862, PeerAct::Killed),
+    );
+    let down = the_down(&raced);
+    let s7 = |context: &CheckContext| citing(&raced, context, Contract::S7, &[&down]).len();
     let window = |ms| CheckContext {
         race_window: Duration::from_millis(ms),
         ..context()
@@ -1211,16 +1160,24 @@ fn real_s7_excuses_only_a_fault_logged_just_after_its_down() {
 #[test]
 fn s7_detects_a_live_generation_displaced_by_a_new_one() {
     let mut displaced = good();
-    displaced.insert(17, up(800, 2, 4001));
-    let table = find(&displaced, |e| matches!(e, Event::TableAtEnd { .. }));
-    displaced[table] = at(
-        890,
-        Event::TableAtEnd {
-            peer: 0,
-            generation: Some(2),
-        },
+    let first = the(&displaced, is!(Event::ConnectionUp { .. }));
+    let second = insert_before(
+        &mut displaced,
+        is!(Event::TableAtEnd { .. }),
+        up(800, 2, 4001),
     );
-    assert_has(&displaced, &context(), Contract::S7, "was still live");
+    replace(
+        &mut displaced,
+        is!(Event::TableAtEnd { .. }),
+        at(
+            890,
+            Event::TableAtEnd {
+                peer: 0,
+                generation: Some(2),
+            },
+        ),
+    );
+    assert_violates(&displaced, &context(), Contract::S7, &[&first, &second]);
 }
 
 #[test]
@@ -1230,22 +1187,28 @@ fn s8_detects_a_node_never_redialed_once_its_peer_was_reachable() {
         ..context()
     };
     let mut log = good_then_down(Down::PeerClosed);
-    log.last_mut().expect("RunEnd").at = Duration::from_secs(5);
-    assert_has(&log, &redialing, Contract::S8, "no new generation came up");
+    edit(&mut log, is!(Event::RunEnd { .. }), |end| {
+        end.at = Duration::from_secs(5);
+    });
+    assert_violates(&log, &redialing, Contract::S8, &[&the_down(&log)]);
 
     // A redial in time satisfies it.
     let mut redialed = log.clone();
-    redialed.insert(19, up(870, 2, 4001));
-    assert!(!found(&redialed, &redialing)
-        .iter()
-        .any(|(c, _)| *c == Contract::S8));
+    insert_after(
+        &mut redialed,
+        is!(Event::ConnectionDown { .. }),
+        up(870, 2, 4001),
+    );
+    assert_holds(&redialed, &redialing, Contract::S8);
 
     // A peer that crashed and never came back need not be reconnected.
     let mut crashed = log;
-    crashed.insert(17, fault(850, FaultApplied::Crash));
-    assert!(!found(&crashed, &redialing)
-        .iter()
-        .any(|(c, _)| *c == Contract::S8));
+    insert_before(
+        &mut crashed,
+        is!(Event::PeerActed { .. }),
+        fault(850, FaultApplied::Crash),
+    );
+    assert_holds(&crashed, &redialing, Contract::S8);
 }
 
 #[test]
@@ -1260,68 +1223,62 @@ fn s8_excuses_a_peer_every_dial_to_which_times_out_under_a_short_timeout() {
         ..context()
     };
     let mut log = good_then_down(Down::PeerClosed);
-    log.last_mut().expect("RunEnd").at = Duration::from_secs(5);
+    edit(&mut log, is!(Event::RunEnd { .. }), |end| {
+        end.at = Duration::from_secs(5);
+    });
+    let down = the_down(&log);
     let dial = |ms: u64, error: DialFailure| at(ms, Event::DialFailed { peer: 0, error });
+    // Two dials after the down, the later inserted first.
+    let after_down = is!(Event::ConnectionDown { .. });
     let mut timed_out = log.clone();
-    timed_out.insert(19, dial(920, DialFailure::Timeout));
-    timed_out.insert(20, dial(980, DialFailure::Timeout));
-    let s8 = |log: &[Record], context: &CheckContext| {
-        found(log, context).iter().any(|(c, _)| *c == Contract::S8)
-    };
-    assert!(!s8(&timed_out, &context_with(50)), "excused");
+    insert_after(&mut timed_out, after_down, dial(980, DialFailure::Timeout));
+    insert_after(&mut timed_out, after_down, dial(920, DialFailure::Timeout));
+    assert_holds(&timed_out, &context_with(50), Contract::S8);
     // A connect timeout a healthy dial always fits: held to it.
-    assert!(s8(&timed_out, &context_with(500)), "a long timeout");
+    assert_violates(&timed_out, &context_with(500), Contract::S8, &[&down]);
     // A dial that failed otherwise: held to it.
     let mut refused = log;
-    refused.insert(19, dial(920, DialFailure::Timeout));
-    refused.insert(20, dial(980, DialFailure::Io));
-    assert!(s8(&refused, &context_with(50)), "not every dial timed out");
+    insert_after(&mut refused, after_down, dial(980, DialFailure::Io));
+    insert_after(&mut refused, after_down, dial(920, DialFailure::Timeout));
+    assert_violates(&refused, &context_with(50), Contract::S8, &[&down]);
 }
 
 #[test]
 fn end_to_end_detects_a_lost_death_signal_and_accepts_noconnection_instead() {
+    let control_arrival = is!(Event::FrameArrived {
+        lane: Lane::Control,
+        ..
+    });
     let mut broken = good();
-    broken.retain(|r| {
-        !matches!(
-            r.event,
-            Event::FrameArrived {
-                lane: Lane::Control,
-                ..
-            }
-        )
-    });
-    assert_has(&broken, &context(), Contract::EndToEnd, "link 7");
+    remove(&mut broken, control_arrival);
+    let linked = the(&broken, is!(Event::Linked { link: 7, .. }));
+    assert_violates(&broken, &context(), Contract::EndToEnd, &[&linked]);
     let mut told = good_then_down(Down::PeerClosed);
-    told.retain(|r| {
-        !matches!(
-            r.event,
-            Event::FrameArrived {
-                lane: Lane::Control,
-                ..
-            }
-        )
-    });
-    told.insert(19, noconnection(860, 1, 7));
-    assert!(!found(&told, &context())
-        .iter()
-        .any(|(c, _)| *c == Contract::EndToEnd));
+    remove(&mut told, control_arrival);
+    insert_after(
+        &mut told,
+        is!(Event::ConnectionDown { .. }),
+        noconnection(860, 1, 7),
+    );
+    assert_holds(&told, &context(), Contract::EndToEnd);
 }
 
 #[test]
 fn end_to_end_detects_an_invented_or_repeated_noconnection() {
     let mut invented = good();
-    invented.insert(17, noconnection(800, 1, 7));
-    assert_has(
-        &invented,
-        &context(),
-        Contract::EndToEnd,
-        "an invented death signal",
+    let told = insert_before(
+        &mut invented,
+        is!(Event::TableAtEnd { .. }),
+        noconnection(800, 1, 7),
     );
+    // The noconnection alone: one told twice cites both.
+    assert_violates_exactly(&invented, &context(), Contract::EndToEnd, &[&told]);
 
     let mut twice = good_then_down(Down::PeerClosed);
-    twice.insert(19, noconnection(860, 1, 7));
-    twice.insert(20, noconnection(861, 1, 7));
-    assert_has(&twice, &context(), Contract::EndToEnd, "delivered twice");
+    let after_down = is!(Event::ConnectionDown { .. });
+    let second = insert_after(&mut twice, after_down, noconnection(861, 1, 7));
+    let first = insert_after(&mut twice, after_down, noconnection(860, 1, 7));
+    assert_violates(&twice, &context(), Contract::EndToEnd, &[&first, &second]);
 }
 
 /// A write deadline no longer than a healthy link needs to carry a frame
@@ -1330,22 +1287,19 @@ fn end_to_end_detects_an_invented_or_repeated_noconnection() {
 #[test]
 fn s7_detects_a_timeout_only_when_the_deadline_could_cover_a_healthy_transfer() {
     let mut timeout = good();
-    timeout.insert(19, down(860, 1, Down::WriteTimeout, None));
+    let down = insert_before(
+        &mut timeout,
+        is!(Event::RunEnd { .. }),
+        down(860, 1, Down::WriteTimeout, None),
+    );
     empty_table_at_end(&mut timeout);
     let mut roomy = context();
     roomy.write_timeout = Some(Duration::from_secs(5));
     roomy.write_bound = Duration::from_millis(480);
-    assert_has(
-        &timeout,
-        &roomy,
-        Contract::S7,
-        "went down (WriteTimeout) with no cause",
-    );
+    assert_violates(&timeout, &roomy, Contract::S7, &[&down]);
     let mut tight = roomy;
     tight.write_timeout = Some(Duration::from_millis(100));
-    assert!(!found(&timeout, &tight)
-        .iter()
-        .any(|(c, _)| *c == Contract::S7));
+    assert_holds(&timeout, &tight, Contract::S7);
 }
 
 /// A peer's close sent into a partition is lost for good (turmoil drops
@@ -1363,13 +1317,11 @@ fn s3_detects_a_close_that_no_partition_swallowed() {
     let mut swallowed = good();
     swallowed.push(close.clone());
     swallowed.push(fault(1000, FaultApplied::Partition));
-    assert!(!found(&swallowed, &context())
-        .iter()
-        .any(|(c, m)| *c == Contract::S3 && m.contains("never went down")));
+    assert_not_violates(&swallowed, &context(), Contract::S3, &[&close]);
     let mut later = good();
-    later.push(close);
+    later.push(close.clone());
     later.push(fault(5_000, FaultApplied::Partition));
-    assert_has(&later, &context(), Contract::S3, "never went down");
+    assert_violates(&later, &context(), Contract::S3, &[&close]);
 }
 
 /// A socket exists from its first byte (the dialer's hello), before its
@@ -1383,16 +1335,17 @@ fn s6_detects_a_loss_only_when_no_partition_cut_the_socket_before_it_registered(
             record.at += Duration::from_millis(300);
         }
         // Hello at 297 ms, the generation registers at 300 ms.
-        log.push(at(297, Event::HandshakeWriteBegun { socket: SOCKET }));
-        log.push(fault(partition_ms, FaultApplied::Partition));
-        log.push(fault(partition_ms, FaultApplied::Repair));
-        log.sort_by_key(|r| r.at);
+        insert_in_time(
+            &mut log,
+            at(297, Event::HandshakeWriteBegun { socket: SOCKET }),
+        );
+        insert_in_time(&mut log, fault(partition_ms, FaultApplied::Partition));
+        insert_in_time(&mut log, fault(partition_ms, FaultApplied::Repair));
         log
     };
-    assert!(!found(&lossy(298), &context())
-        .iter()
-        .any(|(c, _)| *c == Contract::S6));
-    assert_has(&lossy(100), &context(), Contract::S6, "never arrived");
+    assert_holds(&lossy(298), &context(), Contract::S6);
+    let lost = lossy(100);
+    assert_violates(&lost, &context(), Contract::S6, &[&data_2_written(&lost)]);
 }
 
 /// A log where the peer did `act` to the socket at 850 ms and the
@@ -1400,11 +1353,13 @@ fn s6_detects_a_loss_only_when_no_partition_cut_the_socket_before_it_registered(
 /// peer's socket ended at 865 ms.
 fn hostile_then(act: PeerAct, reason: Option<Down>) -> Vec<Record> {
     let mut log = good();
-    log.insert(17, acted(850, act));
+    let table = is!(Event::TableAtEnd { .. });
+    insert_before(&mut log, table, acted(850, act));
     if let Some(reason) = reason {
-        log.insert(18, down(860, 1, reason, None));
-        log.insert(
-            19,
+        insert_before(&mut log, table, down(860, 1, reason, None));
+        insert_before(
+            &mut log,
+            table,
             at(
                 865,
                 Event::PeerSocketClosed {
@@ -1419,6 +1374,11 @@ fn hostile_then(act: PeerAct, reason: Option<Down>) -> Vec<Record> {
     log
 }
 
+/// What the peer did in a [`hostile_then`] log.
+fn the_act(log: &[Record]) -> Record {
+    the(log, is!(Event::PeerActed { .. }))
+}
+
 /// A stream that ends inside a frame, and a header over the maximum, are
 /// read errors: a decoder that reports either as a clean close
 /// (`PeerClosed`) is caught, whichever the tear (in the header or the
@@ -1430,19 +1390,20 @@ fn s3_detects_a_torn_stream_or_an_oversize_header_reported_as_a_clean_close() {
         PeerAct::Tore { bytes: 20 },
         PeerAct::WroteOversize,
     ] {
-        assert_has(
-            &hostile_then(act, Some(Down::PeerClosed)),
+        let log = hostile_then(act, Some(Down::PeerClosed));
+        assert_violates(
+            &log,
             &context(),
             Contract::S3,
-            "not a clean close",
+            &[&the_act(&log), &the_down(&log)],
         );
         for fine in [Down::ReadError, Down::WriteError] {
             let log = hostile_then(act, Some(fine));
-            assert!(
-                !found(&log, &context())
-                    .iter()
-                    .any(|(_, m)| m.contains("not a clean close")),
-                "{act:?} then {fine:?}"
+            assert_not_violates(
+                &log,
+                &context(),
+                Contract::S3,
+                &[&the_act(&log), &the_down(&log)],
             );
         }
     }
@@ -1454,23 +1415,17 @@ fn s3_detects_a_torn_stream_or_an_oversize_header_reported_as_a_clean_close() {
 #[test]
 fn s3_detects_an_oversize_header_or_a_tear_that_left_the_generation_up() {
     for act in [PeerAct::WroteOversize, PeerAct::Tore { bytes: 5 }] {
-        assert_has(
-            &hostile_then(act, None),
-            &context(),
-            Contract::S3,
-            "but the generation never went down",
-        );
+        let log = hostile_then(act, None);
+        // The act alone: a clean close it was not would cite the down too.
+        assert_violates_exactly(&log, &context(), Contract::S3, &[&the_act(&log)]);
     }
     // Unless the run never finished: then nothing is owed yet.
     let unfinished = CheckContext {
         finished: false,
         ..context()
     };
-    assert!(
-        !found(&hostile_then(PeerAct::WroteOversize, None), &unfinished)
-            .iter()
-            .any(|(_, m)| m.contains("never went down"))
-    );
+    let log = hostile_then(PeerAct::WroteOversize, None);
+    assert_not_violates(&log, &unfinished, Contract::S3, &[&the_act(&log)]);
 }
 
 /// A well-formed frame at exactly the maximum must be read: it cuts
@@ -1479,19 +1434,18 @@ fn s3_detects_an_oversize_header_or_a_tear_that_left_the_generation_up() {
 /// after an oversize header had one.
 #[test]
 fn s7_detects_a_frame_at_the_maximum_refused() {
-    assert_has(
-        &hostile_then(PeerAct::WroteMaxFrame, Some(Down::ReadError)),
+    let refused = hostile_then(PeerAct::WroteMaxFrame, Some(Down::ReadError));
+    assert_violates(&refused, &context(), Contract::S7, &[&the_down(&refused)]);
+    assert_holds(
+        &hostile_then(PeerAct::WroteOversize, Some(Down::ReadError)),
         &context(),
         Contract::S7,
-        "went down (ReadError) with no cause",
     );
-    assert!(!found(
-        &hostile_then(PeerAct::WroteOversize, Some(Down::ReadError)),
-        &context()
-    )
-    .iter()
-    .any(|(c, _)| *c == Contract::S7));
-    assert_clean(&hostile_then(PeerAct::WroteMaxFrame, None), &context());
+    assert_clean(
+        &ALL,
+        &hostile_then(PeerAct::WroteMaxFrame, None),
+        &context(),
+    );
 }
 
 /// A local close while a frame the peer was writing is still unread resets
@@ -1505,19 +1459,21 @@ fn s7_detects_a_frame_at_the_maximum_refused() {
 fn s6_detects_a_lost_frame_unless_a_reset_discarded_it() {
     let lossy = |read_before_down: bool| {
         let mut log = data_2_lost();
-        log.insert(1, acted(0, PeerAct::WroteMaxFrame));
-        let arrived = find(&log, |e| {
-            matches!(
-                e,
-                Event::FrameArrived {
-                    lane: Lane::Data,
-                    ..
-                }
-            )
+        insert_after(
+            &mut log,
+            is!(Event::ConnectionUp { .. }),
+            acted(0, PeerAct::WroteMaxFrame),
+        );
+        // After data frame 1's arrival: the read (if any), the disconnect
+        // and the down, each inserted just after it, the last first.
+        let arrival = is!(Event::FrameArrived {
+            lane: Lane::Data,
+            ..
         });
-        log.insert(arrived + 1, down(10, 1, Down::ManualDisconnect, None));
-        log.insert(
-            arrived + 1,
+        insert_after(&mut log, arrival, down(10, 1, Down::ManualDisconnect, None));
+        insert_after(
+            &mut log,
+            arrival,
             at(
                 10,
                 Event::Disconnected {
@@ -1527,8 +1483,9 @@ fn s6_detects_a_lost_frame_unless_a_reset_discarded_it() {
             ),
         );
         if read_before_down {
-            log.insert(
-                arrived + 1,
+            insert_after(
+                &mut log,
+                arrival,
                 at(
                     10,
                     Event::InboundFrameRead {
@@ -1542,46 +1499,34 @@ fn s6_detects_a_lost_frame_unless_a_reset_discarded_it() {
         empty_table_at_end(&mut log);
         log
     };
-    assert!(
-        !found(&lossy(false), &context())
-            .iter()
-            .any(|(c, _)| *c == Contract::S6),
-        "a reset excuses the loss"
-    );
-    assert_has(
-        &lossy(true),
-        &context(),
-        Contract::S6,
-        "Data frame 2 was written whole",
-    );
+    // A reset excuses the loss.
+    assert_holds(&lossy(false), &context(), Contract::S6);
+    let read = lossy(true);
+    assert_violates(&read, &context(), Contract::S6, &[&data_2_written(&read)]);
     // A frame written to the socket after the local close reaches a closed
     // socket, which answers with a reset: excused too.
     let mut after = lossy(true);
-    let act = find(&after, |e| {
-        matches!(
-            e,
-            Event::PeerActed {
-                act: PeerAct::WroteMaxFrame,
-                ..
-            }
-        )
-    });
-    after.remove(act);
-    let down_at = find(&after, |e| matches!(e, Event::ConnectionDown { .. }));
-    after.insert(down_at + 1, acted(11, PeerAct::WroteMaxFrame));
-    assert!(
-        !found(&after, &context())
-            .iter()
-            .any(|(c, _)| *c == Contract::S6),
-        "a frame written after the close resets the stream"
+    remove(
+        &mut after,
+        is!(Event::PeerActed {
+            act: PeerAct::WroteMaxFrame,
+            ..
+        }),
     );
+    insert_after(
+        &mut after,
+        is!(Event::ConnectionDown { .. }),
+        acted(11, PeerAct::WroteMaxFrame),
+    );
+    assert_holds(&after, &context(), Contract::S6);
 }
 
 #[test]
 fn s4_detects_data_dropped_as_closed_with_no_shutdown() {
     let mut log = good();
-    log.insert(
-        3,
+    let dropped = insert_after(
+        &mut log,
+        is!(Event::DataEnqueued { seq: 1, .. }),
         at(
             2,
             Event::DataEnqueued {
@@ -1591,17 +1536,17 @@ fn s4_detects_data_dropped_as_closed_with_no_shutdown() {
             },
         ),
     );
-    assert_has(
-        &log,
-        &context(),
-        Contract::S4,
-        "data frame 9 to peer0 was dropped as closed though no shutdown was asked for",
-    );
+    assert_violates(&log, &context(), Contract::S4, &[&dropped]);
     // After a shutdown was asked for, closed is the answer.
-    log.insert(3, at(2, Event::ShutdownRequested));
-    assert!(!found(&log, &context())
-        .iter()
-        .any(|(_, m)| m.contains("dropped as closed")));
+    insert_before(
+        &mut log,
+        is!(Event::DataEnqueued {
+            outcome: DataOutcome::DroppedClosed,
+            ..
+        }),
+        at(2, Event::ShutdownRequested),
+    );
+    assert_not_violates(&log, &context(), Contract::S4, &[&dropped]);
 }
 
 #[test]
@@ -1609,27 +1554,14 @@ fn s2_detects_a_write_its_deadline_ended_reported_as_failed() {
     // Data frame 2's write is under way when its generation goes down as
     // WriteTimeout, and its end says Failed.
     let mut log = good();
-    let finished_2 = find(&log, |e| {
-        matches!(
-            e,
-            Event::WriteFinished {
-                lane: Lane::Data,
-                seq: 2,
-                ..
-            }
-        )
-    });
-    log[finished_2] = finished(7, 1, Lane::Data, 2, Written::Failed);
-    log.insert(finished_2, down(7, 1, Down::WriteTimeout, None));
-    assert_has(
-        &log,
-        &context(),
-        Contract::S2,
-        "was reported failed, not timed out",
+    let failed = data_2_ends(&mut log, Written::Failed);
+    insert_before(
+        &mut log,
+        is_data_2_end,
+        down(7, 1, Down::WriteTimeout, None),
     );
-    // Reported as timed out, the same log says nothing of it.
-    log[finished_2 + 1] = finished(7, 1, Lane::Data, 2, Written::TimedOut);
-    assert!(!found(&log, &context())
-        .iter()
-        .any(|(_, m)| m.contains("reported failed")));
+    assert_violates(&log, &context(), Contract::S2, &[&failed]);
+    // Reported as timed out, the same log says nothing of that write.
+    let timed_out = data_2_ends(&mut log, Written::TimedOut);
+    assert_not_violates(&log, &context(), Contract::S2, &[&timed_out]);
 }
