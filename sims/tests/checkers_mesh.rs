@@ -40,6 +40,7 @@ fn context() -> CheckContext {
         finished: true,
         tick: Duration::from_millis(10),
         heartbeat: Some(Duration::from_secs(1)),
+        frame_timeout: Some(Duration::from_secs(2)),
         connect_timeout: Duration::from_millis(500),
         ..CheckContext::default()
     }
@@ -853,15 +854,74 @@ fn m8_detects_an_impostor_registered_or_written_to() {
 }
 
 fn over_budget(ms: u64, node: u64, peer: u64, generation: u64) -> Record {
+    down_for(ms, node, peer, generation, Down::OverBudget)
+}
+
+fn down_for(ms: u64, node: u64, peer: u64, generation: u64, reason: Down) -> Record {
     at(
         ms,
         Event::MeshDown {
             node,
             peer,
             generation,
-            reason: Down::OverBudget,
+            reason,
         },
     )
+}
+
+/// An honest node writes each frame whole, so the frame deadline never
+/// runs out on it: a FrameTimeout down of a node's generation is the
+/// deadline counting the quiet wait for a header (M9). A host that is no
+/// node may be cut; and a deadline below the tick in a run that held
+/// frames (a partition) excuses it.
+#[test]
+fn m9_detects_an_honest_node_downed_for_the_frame_deadline() {
+    let honest = |fault: Option<Record>| {
+        let mut log = healthy();
+        let timed_out = insert_before(
+            &mut log,
+            is!(Event::MeshTableAtEnd { node: 0, .. }),
+            down_for(1100, 1, 0, 1, Down::FrameTimeout),
+        );
+        if let Some(fault) = fault {
+            insert_before(&mut log, is!(Event::MeshUp { node: 0, .. }), fault);
+        }
+        (log, timed_out)
+    };
+    let (log, timed_out) = honest(None);
+    assert_only(
+        &[Contract::M9],
+        &log,
+        &context(),
+        &[(Contract::M9, &[&timed_out])],
+    );
+    // A trickler (no node: u64::MAX) cut at the deadline: as it should be.
+    let mut log = healthy();
+    let the_end = is!(Event::RunEnd { .. });
+    insert_before(&mut log, the_end, up(1000, 1, u64::MAX, 1, 7000));
+    insert_before(
+        &mut log,
+        the_end,
+        down_for(1100, 1, u64::MAX, 1, Down::FrameTimeout),
+    );
+    assert_clean(&ALL, &log, &context());
+    // A 250 ms deadline under a 1 s tick: a partition may hold an honest
+    // frame past it, so that run excuses the down; a run without one
+    // does not.
+    let short = CheckContext {
+        frame_timeout: Some(Duration::from_millis(250)),
+        ..context()
+    };
+    let partition = fault(500, MeshFaultApplied::Partition { a: 0, b: 1 });
+    let (log, _) = honest(Some(partition));
+    assert_holds(&log, &short, Contract::M9);
+    let (log, timed_out) = honest(None);
+    assert_violates(&log, &short, Contract::M9, &[&timed_out]);
+    // At the default deadline (two ticks) a partition is the silence
+    // clock's first: the down is not excused.
+    let partition = fault(500, MeshFaultApplied::Partition { a: 0, b: 1 });
+    let (log, timed_out) = honest(Some(partition));
+    assert_violates(&log, &context(), Contract::M9, &[&timed_out]);
 }
 
 #[test]

@@ -416,3 +416,24 @@ fn a_file_larger_than_any_scenario_is_refused_unread() {
         "{error}"
     );
 }
+
+/// A mesh file's frame deadline has a floor (an honest frame's bytes may
+/// cross the simulated network apart), and a trickle is held to the
+/// deadline the file sets, not to the default.
+#[test]
+fn a_mesh_frame_deadline_is_bounded_and_holds_its_trickles() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad");
+    for (file, expected) in [
+        (
+            "mesh_frame_timeout_under_latency.toml",
+            ":10:17: mesh.frame_timeout: at least 250ms",
+        ),
+        (
+            "mesh_trickle_under_its_deadline.toml",
+            ":16:7: mesh.fault[0].for: a trickle must last more than 5204ms",
+        ),
+    ] {
+        let error = Scenario::load(&dir.join(file)).unwrap_err().to_string();
+        assert!(error.contains(expected), "{file}: {error}");
+    }
+}

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use super::strategy::bounds::*;
 use super::strategy::{mesh_lasting, mesh_permille};
-use crate::scenario::{LanesParams, MeshParams, Params, Policy, SenderParams, SLOW_FRACTION};
+use crate::scenario::{
+    LanesParams, MeshFaultKind, MeshParams, Params, Policy, SenderParams, SLOW_FRACTION,
+};
 
 /// One knob: its name (for reports), value, least value, and the most a
 /// mutation may set it to (the most generation draws, so a mutant is a case
@@ -186,6 +188,12 @@ fn clamp_mesh(p: &mut MeshParams) {
         if fault.a == fault.b {
             fault.b = (fault.a + 1) % p.nodes;
         }
+        // A trickle outlasts the frame deadline's bound (a corpus file's
+        // deadline need not be the two ticks `mesh_lasting` assumes).
+        let bound = crate::scenario::mesh_trickle_bound(p.frame_timeout, p.tick);
+        if fault.kind == MeshFaultKind::Trickle && fault.lasting <= bound {
+            fault.lasting = bound + p.heartbeat;
+        }
     }
 }
 
@@ -201,6 +209,14 @@ fn set_mesh(p: &mut MeshParams, index: usize, v: u64) {
             // Lengths scale with the tick: keep each fault's share of it.
             let old = p.heartbeat;
             p.heartbeat = d;
+            // So does the frame deadline (a trickle's length is held to it).
+            p.frame_timeout = if p.frame_timeout == crate::scenario::mesh_frame_deadline(old) {
+                crate::scenario::mesh_frame_deadline(d)
+            } else {
+                p.frame_timeout
+                    .mul_f64(d.as_secs_f64() / old.as_secs_f64().max(1e-9))
+                    .max(crate::scenario::limits::MIN_FRAME_TIMEOUT)
+            };
             for fault in &mut p.faults {
                 let permille = mesh_permille(fault.kind, old, fault.lasting);
                 fault.lasting = mesh_lasting(fault.kind, d, permille);
