@@ -31,6 +31,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "mesh_cross_dial.toml",
     "mesh_impostor.toml",
     "mesh_partition_half_open.toml",
+    "mesh_quiet_links.toml",
     "mesh_many_nodes.toml",
     "mesh_restart.toml",
     "mesh_spender.toml",
