@@ -130,11 +130,15 @@ pub enum WorldMark {
     /// tick: it holds two keepalives a quarter tick apart, less the
     /// network's 100 ms of jitter, which is longer than the deadline.)
     QuietPastFrameDeadline,
+    /// Mesh: a node held more than half its frame budget of frames it had
+    /// not finished reading (measured at its read halves): the spending
+    /// pressed the budget, so M9's memory bound could have failed.
+    HeldPastHalfBudget,
 }
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 45] = [
+    pub const ALL: [WorldMark; 46] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -180,6 +184,7 @@ impl WorldMark {
         Self::FaultTrickle,
         Self::TrickleCut,
         Self::QuietPastFrameDeadline,
+        Self::HeldPastHalfBudget,
     ];
 
     /// The name reports and scenario files use.
@@ -231,6 +236,7 @@ impl WorldMark {
             Self::FaultTrickle => "fault_applied_trickle",
             Self::TrickleCut => "trickle_cut",
             Self::QuietPastFrameDeadline => "quiet_past_frame_deadline",
+            Self::HeldPastHalfBudget => "held_past_half_budget",
         }
     }
 }

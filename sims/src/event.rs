@@ -680,6 +680,10 @@ pub enum Event {
         peer: u64,
         error: DialFailure,
     },
+    /// What `node` holds of frames it has not finished reading crossed its
+    /// frame budget: `over`, holding `bytes`; or back under it, having held
+    /// at most `bytes` meanwhile (measured at its read halves, M9).
+    MeshHeld { node: u64, over: bool, bytes: u64 },
 }
 
 /// An event with its time and host.

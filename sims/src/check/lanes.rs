@@ -286,6 +286,7 @@ impl Replay<'_> {
             | Event::MeshImpostor { .. }
             | Event::MeshTrickle { .. }
             | Event::MeshDialFailed { .. }
+            | Event::MeshHeld { .. }
             | Event::MeshTableAtEnd { .. }
             | Event::MeshDialedTogether { .. }
             | Event::MeshDataSent { .. }

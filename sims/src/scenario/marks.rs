@@ -94,7 +94,8 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
         | WorldMark::FaultSpend
         | WorldMark::FaultTrickle
         | WorldMark::TrickleCut
-        | WorldMark::QuietPastFrameDeadline => WorldKind::Mesh,
+        | WorldMark::QuietPastFrameDeadline
+        | WorldMark::HeldPastHalfBudget => WorldKind::Mesh,
     }
 }
 

@@ -21,6 +21,7 @@
 //! is torn down. A liveness verdict is otherwise only "it did not finish".
 
 pub mod handshake;
+pub mod held;
 pub mod lanes;
 pub mod links;
 pub mod mesh;

@@ -88,6 +88,8 @@ impl TurmoilTcp {
             Some(gate) => Box::new(GatedRead {
                 inner: read,
                 remote: peer.ip(),
+                id: gate.held.open(),
+                meter: super::held::FrameMeter::default(),
                 gate: Arc::clone(gate),
                 pause: None,
             }),
@@ -399,9 +401,13 @@ impl AcceptGate {
 /// Which peers a node's read halves stop reading (wedged) or read slowly
 /// (one read per interval): the mesh world's wedge and slow faults, made at
 /// the one place a production node's reads pass through, its transport.
+/// Its read halves also measure what the node holds of unfinished frames
+/// (`held`).
 #[derive(Default)]
 pub struct ReadGate {
     state: Mutex<GateState>,
+    /// The node's held bytes of unfinished frames, stream by stream.
+    pub held: super::held::Holding,
 }
 
 #[derive(Default)]
@@ -441,10 +447,14 @@ impl ReadGate {
     }
 }
 
-/// A read half that obeys a [`ReadGate`].
+/// A read half that obeys a [`ReadGate`], and reports to it what it holds
+/// of an unfinished frame.
 struct GatedRead {
     inner: SharedRead,
     remote: std::net::IpAddr,
+    /// This stream's id in the gate's `held`.
+    id: u64,
+    meter: super::held::FrameMeter,
     gate: Arc<ReadGate>,
     /// After a read from a slow peer: no next read before this fires.
     pause: Option<Pin<Box<tokio::time::Sleep>>>,
@@ -472,10 +482,27 @@ impl AsyncRead for GatedRead {
         };
         let before = buf.filled().len();
         let read = std::task::ready!(Pin::new(&mut self.inner).poll_read(cx, buf));
+        let fresh = &buf.filled()[before..];
+        // The end of the stream, or its failure, frees what it held.
+        let held = if read.is_ok() && !fresh.is_empty() {
+            self.meter.feed(fresh)
+        } else {
+            0
+        };
+        let this = &mut *self;
+        this.gate.held.hold(this.id, held);
         if let Some(every) = slow.filter(|_| buf.filled().len() > before) {
             self.pause = Some(Box::pin(tokio::time::sleep(every)));
         }
         Poll::Ready(read)
+    }
+}
+
+/// A read half dropped (the node closed the stream, or its host died)
+/// frees what it held.
+impl Drop for GatedRead {
+    fn drop(&mut self) {
+        self.gate.held.hold(self.id, 0);
     }
 }
 

@@ -167,6 +167,7 @@ pub(super) fn m9(
             );
         }
     }
+    held_over_budget(out, records, context);
     let Some(deadline) = context.frame_timeout else {
         return;
     };
@@ -200,5 +201,84 @@ pub(super) fn m9(
             ),
             &[trickle.record],
         );
+    }
+}
+
+/// How long a node may hold more of unfinished frames than its budget:
+/// the instant an eviction takes (the evicted reader frees its bytes when
+/// its task next runs) and four simulation ticks.
+fn held_allowance(context: &CheckContext) -> Duration {
+    context.tick * 4
+}
+
+/// M9's memory bound: a node never holds more bytes of frames it has not
+/// finished reading than its frame budget (`MeshHeld`, measured at its
+/// read halves), beyond an eviction's instant.
+fn held_over_budget(out: &mut Collector<'_>, records: &[Record], context: &CheckContext) {
+    let allowance = held_allowance(context);
+    let mut over: BTreeMap<u64, (usize, Duration, u64)> = BTreeMap::new();
+    let breach = |out: &mut Collector<'_>,
+                  node,
+                  since: (usize, Duration, u64),
+                  to,
+                  peak,
+                  end: Option<usize>| {
+        let (record, at, _) = since;
+        let lasted: Duration = to - at;
+        if lasted > allowance {
+            let until = if end.is_some() {
+                ""
+            } else {
+                ", to the end of the run"
+            };
+            out.violate(
+                Contract::M9,
+                format!(
+                    "node{node} held {peak} bytes of frames it had not finished reading, over \
+                     its frame budget, for {:.3}s{until}: the budget did not bound what \
+                     spenders made it hold",
+                    lasted.as_secs_f64()
+                ),
+                &[Some(record), end]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>(),
+            );
+        }
+    };
+    let mut end = Duration::ZERO;
+    for (index, record) in records.iter().enumerate() {
+        end = end.max(record.at);
+        match record.event {
+            Event::MeshHeld {
+                node,
+                over: true,
+                bytes,
+            } => {
+                over.entry(node).or_insert((index, record.at, bytes));
+            }
+            Event::MeshHeld {
+                node,
+                over: false,
+                bytes,
+            } => {
+                if let Some(since) = over.remove(&node) {
+                    breach(out, node, since, record.at, bytes, Some(index));
+                }
+            }
+            // A crash frees what the node held with its host (its next
+            // incarnation reports its own holdings).
+            Event::MeshFault {
+                fault: MeshFaultApplied::Crash { node },
+            } => {
+                if let Some(since) = over.remove(&node) {
+                    breach(out, node, since, record.at, since.2, Some(index));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (node, since) in over {
+        breach(out, node, since, end, since.2, None);
     }
 }

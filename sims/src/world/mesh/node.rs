@@ -21,6 +21,7 @@ use crate::coverage::WorldMark;
 use crate::event::{Event, LinkMsg, LinkSide};
 use crate::rng::SimRng;
 use crate::world::handshake::{self, COOKIE};
+use crate::world::held::Crossing;
 use crate::world::links::{Link, Links};
 use crate::world::net::{AcceptGate, ReadGate, TurmoilTcp};
 
@@ -230,6 +231,33 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
         last_frame: std::sync::Mutex::new(vec![None; p.nodes as usize]),
     };
     let gate = Arc::new(ReadGate::default());
+    {
+        // M9: what the node holds of unfinished frames, against its budget.
+        let shared = Arc::clone(&shared);
+        gate.held.watch(
+            FRAME_BUDGET,
+            Box::new(move |crossing| {
+                let (over, bytes) = match crossing {
+                    Crossing::Half => {
+                        shared.probe.world(WorldMark::HeldPastHalfBudget);
+                        return;
+                    }
+                    Crossing::Over(bytes) => (true, bytes),
+                    Crossing::Under(bytes) => (false, bytes),
+                };
+                if shared.current(index, incarnation) {
+                    shared.record(
+                        &node_name(index),
+                        Event::MeshHeld {
+                            node: index,
+                            over,
+                            bytes,
+                        },
+                    );
+                }
+            }),
+        );
+    }
     let accepts = Arc::new(AcceptGate::default());
     let transport = Arc::new(TurmoilTcp {
         mss: MSS,
