@@ -684,6 +684,10 @@ pub enum Event {
     /// frame budget: `over`, holding `bytes`; or back under it, having held
     /// at most `bytes` meanwhile (measured at its read halves, M9).
     MeshHeld { node: u64, over: bool, bytes: u64 },
+    /// `node` took a stream down for its frame budget (`OverBudget`) while
+    /// holding `held` bytes of frames it had not finished reading
+    /// (measured at its read halves, M9).
+    MeshBudgetDown { node: u64, held: u64 },
 }
 
 /// An event with its time and host.

@@ -41,6 +41,7 @@ fn context() -> CheckContext {
         tick: Duration::from_millis(10),
         heartbeat: Some(Duration::from_secs(1)),
         frame_timeout: Some(Duration::from_secs(2)),
+        frame_budget: Some(262_144),
         connect_timeout: Duration::from_millis(500),
         ..CheckContext::default()
     }
@@ -1063,4 +1064,91 @@ fn m1_allows_a_redial_when_both_dials_time_out_on_a_healthy_link() {
         r.at += Duration::from_millis(400);
     });
     unconverged(&late, &long);
+}
+
+fn held(ms: u64, node: u64, over: bool, bytes: u64) -> Record {
+    at(ms, Event::MeshHeld { node, over, bytes })
+}
+
+/// A node may hold more of unfinished frames than its budget only for an
+/// eviction's instant (four simulation ticks: 40 ms here); longer, or to
+/// the end of the run, is M9. A crash ends what the node held.
+#[test]
+fn m9_detects_a_node_holding_more_than_its_budget_for_longer_than_an_instant() {
+    let with = |records: &[Record]| {
+        let mut log = healthy();
+        for record in records {
+            insert_before(
+                &mut log,
+                is!(Event::MeshTableAtEnd { node: 0, .. }),
+                record.clone(),
+            );
+        }
+        log
+    };
+    let brief = [
+        held(1_000, 1, true, 300_000),
+        held(1_030, 1, false, 310_000),
+    ];
+    assert_clean(&ALL, &with(&brief), &context());
+    let (over, under) = (
+        held(1_000, 1, true, 300_000),
+        held(1_100, 1, false, 400_000),
+    );
+    assert_only(
+        &ALL,
+        &with(&[over.clone(), under.clone()]),
+        &context(),
+        &[(Contract::M9, &[&over, &under])],
+    );
+    let never_back = held(1_000, 1, true, 300_000);
+    assert_violates(
+        &with(&[never_back.clone()]),
+        &context(),
+        Contract::M9,
+        &[&never_back],
+    );
+    // Another node's span does not end node 1's.
+    let other = held(1_010, 2, false, 1);
+    assert_violates(
+        &with(&[never_back.clone(), other]),
+        &context(),
+        Contract::M9,
+        &[&never_back],
+    );
+    // Node 1 crashed 20 ms after it went over: its holdings died with it.
+    let crash = fault(1_020, MeshFaultApplied::Crash { node: 1 });
+    assert_holds(&with(&[never_back, crash]), &context(), Contract::M9);
+}
+
+/// A node refuses a stream for its budget only when the budget is short:
+/// a refusal while it held no more than half of it counted bytes nobody
+/// held (M9); one while it held more is the budget at work.
+#[test]
+fn m9_detects_a_stream_refused_for_the_budget_while_the_node_held_little() {
+    let with = |record: &Record| {
+        let mut log = healthy();
+        insert_before(
+            &mut log,
+            is!(Event::MeshTableAtEnd { node: 0, .. }),
+            record.clone(),
+        );
+        log
+    };
+    let pressed = at(
+        1_000,
+        Event::MeshBudgetDown {
+            node: 1,
+            held: 200_000,
+        },
+    );
+    assert_clean(&ALL, &with(&pressed), &context());
+    let idle = at(
+        1_000,
+        Event::MeshBudgetDown {
+            node: 1,
+            held: 131_072,
+        },
+    );
+    assert_only(&ALL, &with(&idle), &context(), &[(Contract::M9, &[&idle])]);
 }

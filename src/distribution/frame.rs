@@ -392,6 +392,55 @@ impl Drop for Charge<'_> {
 /// The most a reader charges and reads into a body at once.
 const CHUNK: u64 = 8 * 1024;
 
+/// How [`buffer_within`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Buffered {
+    /// The other end closed the stream, or reading it failed.
+    Closed,
+    /// The budget evicted the buffer for others' frames: drop the stream.
+    Evicted,
+}
+
+/// Reads what a stream sends before it has a read loop (a stream standing
+/// by) into `early`, at most `max` bytes, charging them to `budget` as a
+/// reader of its own: a buffer is bytes of frames not yet read, and the
+/// budget bounds them all. Resolves when the other end closes the stream
+/// or reading fails, or when the budget evicts the buffer; once `early`
+/// holds `max` bytes, or the budget refuses it more, it stops reading and
+/// waits (for an eviction, or for ever). Dropped, it gives its charge
+/// back: the bytes go on to a read loop that charges them as it reads.
+/// Without the charge, streams standing by under names of live ones held
+/// 64 KiB each outside the budget (`mesh_spender` M9, seed 28;
+/// `a_stream_standing_by_charges_what_it_buffers_to_the_frame_budget`).
+pub(crate) async fn buffer_within<R: AsyncRead + Unpin + ?Sized>(
+    read: &mut R,
+    early: &mut Vec<u8>,
+    max: usize,
+    budget: &FrameBudget,
+) -> Buffered {
+    let mut charge = Charge::new(budget);
+    let mut chunk = [0u8; 1024];
+    loop {
+        let room = chunk.len().min(max.saturating_sub(early.len()));
+        if room == 0 || charge.grow(room as u64).is_err() {
+            charge.evict.notified().await;
+            return Buffered::Evicted;
+        }
+        let read = tokio::select! {
+            biased;
+            () = charge.evict.notified() => return Buffered::Evicted,
+            read = read.read(&mut chunk[..room]) => read,
+        };
+        match read {
+            Ok(0) | Err(_) => return Buffered::Closed,
+            Ok(n) => {
+                charge.shrink((room - n) as u64);
+                early.extend_from_slice(&chunk[..n]);
+            }
+        }
+    }
+}
+
 /// [`read_frame`], charging the body's bytes to `budget` as they are read,
 /// and giving the body `deadline` from the moment its header is whole.
 ///
@@ -568,6 +617,42 @@ mod tests {
             .lock()
             .get(&charge.id)
             .is_some_and(|h| h.evicted)
+    }
+
+    /// A stream standing by buffers what it is sent as a reader of the
+    /// budget: charged while it holds it, stopped (not dropped) when the
+    /// budget has no more room for it, given back when it is dropped, and
+    /// ended when a reader within its share evicts it.
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_standing_by_charges_what_it_buffers_to_the_frame_budget() {
+        let budget = FrameBudget::new(4096);
+        let sent = vec![7u8; 10 * 1024];
+        let mut read: &[u8] = &sent;
+        let mut early = Vec::new();
+        {
+            let buffering = buffer_within(&mut read, &mut early, 64 * 1024, &budget);
+            tokio::pin!(buffering);
+            tokio::select! {
+                biased;
+                ended = &mut buffering => panic!("ended with room in the socket: {ended:?}"),
+                () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+            }
+            assert_eq!(budget.used(), 4096, "charged what it buffered");
+            // A reader within its share (half) evicts the buffer.
+            let mut reader = Charge::new(&budget);
+            assert!(reader.grow(1024).is_ok());
+            assert_eq!(buffering.await, Buffered::Evicted);
+        }
+        assert_eq!(early.len(), 4096, "it stopped at the budget");
+        assert_eq!(budget.used(), 0, "dropped, it gave its charge back");
+        // A close ends it, and a buffer held to `max` stops there.
+        let mut closed: &[u8] = &sent[..100];
+        let mut early = Vec::new();
+        let ended = buffer_within(&mut closed, &mut early, 64 * 1024, &budget).await;
+        assert_eq!(
+            (ended, early.len(), budget.used()),
+            (Buffered::Closed, 100, 0)
+        );
     }
 
     /// 60 and 30 of 100 held; a newcomer's 20 does not fit. Its share is a

@@ -287,6 +287,7 @@ impl Replay<'_> {
             | Event::MeshTrickle { .. }
             | Event::MeshDialFailed { .. }
             | Event::MeshHeld { .. }
+            | Event::MeshBudgetDown { .. }
             | Event::MeshTableAtEnd { .. }
             | Event::MeshDialedTogether { .. }
             | Event::MeshDataSent { .. }

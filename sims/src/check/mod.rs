@@ -169,6 +169,8 @@ pub struct CheckContext {
     pub heartbeat: Option<Duration>,
     /// The nodes' frame deadline, where the world sets one (M9).
     pub frame_timeout: Option<Duration>,
+    /// The nodes' frame budget in bytes, where the world sets one (M9).
+    pub frame_budget: Option<u64>,
     /// How far apart two racing steps on different threads may be logged
     /// out of the order in which they took effect: zero in simulation (one
     /// thread runs everything, and a step and its record have no `.await`

@@ -130,6 +130,7 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
             tick: p.tick,
             heartbeat: Some(p.heartbeat),
             frame_timeout: Some(p.frame_timeout),
+            frame_budget: Some(crate::world::mesh::FRAME_BUDGET),
             connect_timeout: p.connect_timeout,
             redial: Some((p.redial_after, p.connect_timeout)),
             ..CheckContext::default()

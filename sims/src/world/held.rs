@@ -101,6 +101,11 @@ impl Holding {
         let _ = self.watch.set((budget, watcher));
     }
 
+    /// What the node's open streams hold now.
+    pub fn total(&self) -> u64 {
+        self.lock().total
+    }
+
     /// A new stream's id.
     pub fn open(&self) -> u64 {
         let mut state = self.lock();

@@ -13,6 +13,7 @@ use tokio::io::AsyncReadExt as _;
 use super::read_loop::{keepalives, read_loop};
 use super::{ConnectionManager, ManagerShared, Origin, Registered, UpEvent};
 use crate::distribution::connection::{DistConnection, DownEvent, DownListener, DownReason};
+use crate::distribution::frame::{buffer_within, FrameBudget};
 use crate::distribution::node::NodeName;
 use crate::planted::PlantedBug;
 use crate::shim::net::{BoxRead, Connected};
@@ -374,8 +375,11 @@ impl ConnectionManager {
                 local,
             } = stream;
             let mut early = Vec::new();
+            let budget = manager
+                .upgrade()
+                .map(|manager| Arc::clone(&manager.shared.budget));
             let incumbent_down = {
-                let watch = watch_closed(&mut read, &mut early);
+                let watch = watch_closed(&mut read, &mut early, budget.as_deref());
                 tokio::select! {
                     biased;
                     () = incumbent.down_notified() => true,
@@ -461,18 +465,21 @@ impl ConnectionManager {
 pub const STANDBY_BUFFER: usize = 64 * 1024;
 
 /// Reads `read` into `early` until the other end closes it or it fails
-/// (then resolves), or until `early` holds [`STANDBY_BUFFER`] bytes (then
-/// waits for ever).
-async fn watch_closed(read: &mut BoxRead, early: &mut Vec<u8>) {
-    let mut chunk = [0u8; 1024];
-    while early.len() < STANDBY_BUFFER {
-        let room = chunk.len().min(STANDBY_BUFFER - early.len());
-        match read.read(&mut chunk[..room]).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => early.extend_from_slice(&chunk[..n]),
+/// (then resolves), or until `early` holds [`STANDBY_BUFFER`] bytes or the
+/// frame budget refuses it more (then waits); what it holds is charged to
+/// `budget` (`frame::buffer_within`), which may evict it (then resolves:
+/// the stream is dropped). Without a budget (the manager is gone) it reads
+/// into an unlimited one.
+async fn watch_closed(read: &mut BoxRead, early: &mut Vec<u8>, budget: Option<&FrameBudget>) {
+    let unlimited;
+    let budget = match budget {
+        Some(budget) => budget,
+        None => {
+            unlimited = FrameBudget::unlimited();
+            &unlimited
         }
-    }
-    std::future::pending().await
+    };
+    buffer_within(read, early, STANDBY_BUFFER, budget).await;
 }
 
 #[cfg(test)]

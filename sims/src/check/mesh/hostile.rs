@@ -168,6 +168,7 @@ pub(super) fn m9(
         }
     }
     held_over_budget(out, records, context);
+    refused_with_room(out, records, context);
     let Some(deadline) = context.frame_timeout else {
         return;
     };
@@ -280,5 +281,32 @@ fn held_over_budget(out: &mut Collector<'_>, records: &[Record], context: &Check
     }
     for (node, since) in over {
         breach(out, node, since, end, since.2, None);
+    }
+}
+
+/// M9's other side of the budget: a node refuses or evicts a reader for
+/// its budget only when the budget is short of room. Readers charge a chunk
+/// before they read it, so a budget may be full while a little less is
+/// held; but an `OverBudget` down while the node held no more than half its
+/// budget refused what fitted: the budget's count is not what the node
+/// holds (a charge never given back, or given back twice).
+fn refused_with_room(out: &mut Collector<'_>, records: &[Record], context: &CheckContext) {
+    let Some(budget) = context.frame_budget else {
+        return;
+    };
+    for (index, record) in records.iter().enumerate() {
+        if let Event::MeshBudgetDown { node, held } = record.event {
+            if held <= budget / 2 {
+                out.violate(
+                    Contract::M9,
+                    format!(
+                        "node{node} took a stream down for its frame budget while it held \
+                         {held} bytes of unfinished frames, no more than half its {budget}-byte \
+                         budget: the budget counted bytes nobody held"
+                    ),
+                    &[index],
+                );
+            }
+        }
     }
 }

@@ -81,7 +81,7 @@ const PROBER: &str = "prober";
 const MAX_FRAME: u64 = 64 * 1024;
 /// Each node's budget for partly read frames: four of the largest, so a
 /// few spenders (the `spend` fault) can contend for it.
-const FRAME_BUDGET: u64 = 4 * MAX_FRAME;
+pub(crate) const FRAME_BUDGET: u64 = 4 * MAX_FRAME;
 /// turmoil's default largest message latency.
 const TURMOIL_MAX_LATENCY: Duration = Duration::from_millis(100);
 /// turmoil's segment size.

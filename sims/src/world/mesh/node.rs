@@ -38,6 +38,8 @@ struct MeshObserver {
     downs: Arc<Vec<tokio::sync::Notify>>,
     links: Links,
     learned: Links,
+    /// The node's read gate: what it holds of unfinished frames.
+    reads: Arc<ReadGate>,
     /// A stretch with no data that holds a stretch with no frame at all
     /// longer than the frame deadline (`quiet_past_frame_deadline`): half a
     /// tick holds two of lanesim's keepalives (one every quarter tick), a
@@ -94,6 +96,13 @@ impl NodeEvents for MeshObserver {
     }
 
     fn down(&self, down: Down<'_>) {
+        // Any stream, a spender's too: refused with room is M9's.
+        if down.reason == DownReason::OverBudget && self.current() {
+            self.record(Event::MeshBudgetDown {
+                node: self.index,
+                held: self.reads.held.total(),
+            });
+        }
         let Some(peer) = node_index(down.node) else {
             return;
         };
@@ -218,18 +227,6 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
     let learned = Links::new(broken(LinkSide::Learner));
     // The frame report needs the node, which exists only after it starts.
     let cell: Arc<OnceLock<std::sync::Weak<dyn Node>>> = Arc::new(OnceLock::new());
-    let observer = MeshObserver {
-        shared: Arc::clone(&shared),
-        index,
-        incarnation,
-        node: Arc::clone(&cell),
-        downs: Arc::clone(&downs),
-        links: links.clone(),
-        learned: learned.clone(),
-        quiet: (p.frame_timeout + Duration::from_millis(100) < p.heartbeat / 4)
-            .then_some(p.heartbeat / 2),
-        last_frame: std::sync::Mutex::new(vec![None; p.nodes as usize]),
-    };
     let gate = Arc::new(ReadGate::default());
     {
         // M9: what the node holds of unfinished frames, against its budget.
@@ -258,6 +255,19 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
             }),
         );
     }
+    let observer = MeshObserver {
+        shared: Arc::clone(&shared),
+        index,
+        incarnation,
+        node: Arc::clone(&cell),
+        downs: Arc::clone(&downs),
+        links: links.clone(),
+        learned: learned.clone(),
+        reads: Arc::clone(&gate),
+        quiet: (p.frame_timeout + Duration::from_millis(100) < p.heartbeat / 4)
+            .then_some(p.heartbeat / 2),
+        last_frame: std::sync::Mutex::new(vec![None; p.nodes as usize]),
+    };
     let accepts = Arc::new(AcceptGate::default());
     let transport = Arc::new(TurmoilTcp {
         mss: MSS,
