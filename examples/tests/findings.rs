@@ -81,6 +81,28 @@ fn the_node_lets_a_slowloris_hold_a_frame() {
     );
 }
 
+/// The node has no frame budget: five spenders that each send all but the
+/// last byte of a 64 KiB frame make it hold 320 KiB of unfinished frames
+/// against its 256 KiB budget for as long as they like (M9's memory bound,
+/// measured at its read halves). Found by `run @shipped/mesh_spender.toml`
+/// once M9 measured what nodes hold: every seed.
+#[test]
+fn the_node_holds_whatever_spenders_send() {
+    let report = failed(runner().check(&["@shipped/mesh_spender.toml"], Some("0..4")));
+    let tally = &report.scenarios[0];
+    assert_eq!(tally.verdicts.violated, 4, "{}", tally.scenario);
+    for failure in &tally.failures {
+        // The report carries evidence as printed records.
+        let over = failure.violations.iter().find(|v| {
+            v.contract == Contract::M9
+                && v.evidence
+                    .iter()
+                    .any(|record| record.contains("MeshHeld { node: 0, over: true"))
+        });
+        assert!(over.is_some(), "{:?}", failure.violations);
+    }
+}
+
 /// The node keeps every sender contract on the shipped sender scenarios'
 /// first seeds (what `run @shipped` finds on every seed is in
 /// docs/examples.md).
