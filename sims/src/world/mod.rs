@@ -9,7 +9,8 @@
 //! - `mesh`: N production nodes (manager, sender, link tables) on turmoil
 //!   hosts, every one dialing and accepting; restarts, held partitions,
 //!   half-open links, squatters, cross-dials, wedged and slow readers (a
-//!   read gate in `net`).
+//!   read gate in `net`), and what each node holds of unfinished frames,
+//!   measured at that gate (`held`).
 //!
 //! Each world installs a [`WorldProbe`](crate::coverage::WorldProbe) on its
 //! thread for the run: it counts coverage marks and answers the production
