@@ -71,6 +71,32 @@ impl From<WriteOutcome> for Written {
     }
 }
 
+/// A host on the mesh that is not a node, by what it does (its name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Intruder {
+    /// `spender<N>`: holds all but the last byte of a large frame.
+    Spender,
+    /// `trickler<N>`: sends a frame's body a byte at a time.
+    Trickler,
+    /// Any other name.
+    Other,
+}
+
+impl Intruder {
+    /// The intruder a generation's node name is.
+    #[must_use]
+    pub fn named(name: &str) -> Self {
+        if name.starts_with("spender") {
+            Self::Spender
+        } else if name.starts_with("trickler") {
+            Self::Trickler
+        } else {
+            Self::Other
+        }
+    }
+}
+
 /// Why a generation went down ([`DownReason`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -688,6 +714,14 @@ pub enum Event {
     /// holding `held` bytes of frames it had not finished reading
     /// (measured at its read halves, M9).
     MeshBudgetDown { node: u64, held: u64 },
+    /// `node` took down a generation of a host that is no node, and said
+    /// why (M9: a trickle cut at the deadline is `FrameTimeout`, a spender
+    /// refused for the budget `OverBudget`).
+    MeshIntruderDown {
+        node: u64,
+        intruder: Intruder,
+        reason: Down,
+    },
 }
 
 /// An event with its time and host.

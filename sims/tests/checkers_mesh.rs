@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use lanesim_sims::check::CheckContext;
 use lanesim_sims::event::{
-    DialFailure, Down, Event, LinkMsg, LinkSide, MeshFaultApplied, Record, Side,
+    DialFailure, Down, Event, Intruder, LinkMsg, LinkSide, MeshFaultApplied, Record, Side,
 };
 use lanesim_sims::scenario::Contract;
 use support::{
@@ -967,6 +967,14 @@ fn m9_detects_a_frame_trickled_past_the_deadline_but_excuses_a_crash() {
     // 2 s + 200 ms + 40 ms.
     let with = |record: Record| {
         let mut log = healthy();
+        // The node's down of the trickler, FrameTimeout (see
+        // `m9_detects_a_trickle_cut_without_its_frame_timeout_down`).
+        let down = Event::MeshIntruderDown {
+            node: 1,
+            intruder: Intruder::Trickler,
+            reason: Down::FrameTimeout,
+        };
+        insert_before(&mut log, is!(Event::RunEnd { .. }), at(3_100, down));
         insert_before(&mut log, is!(Event::RunEnd { .. }), record);
         log
     };
@@ -1151,4 +1159,50 @@ fn m9_detects_a_stream_refused_for_the_budget_while_the_node_held_little() {
         },
     );
     assert_only(&ALL, &with(&idle), &context(), &[(Contract::M9, &[&idle])]);
+}
+
+/// A trickle cut within the deadline's bound was cut by the deadline, and
+/// the node must say so: its down of the trickler is `FrameTimeout`. A
+/// down for another reason, or none, is M9; a crash excuses it.
+#[test]
+fn m9_detects_a_trickle_cut_without_its_frame_timeout_down() {
+    let with = |records: &[Record]| {
+        let mut log = healthy();
+        for record in records {
+            insert_before(&mut log, is!(Event::RunEnd { .. }), record.clone());
+        }
+        log
+    };
+    let intruder_down = |ms: u64, reason: Down| {
+        at(
+            ms,
+            Event::MeshIntruderDown {
+                node: 1,
+                intruder: Intruder::Trickler,
+                reason,
+            },
+        )
+    };
+    // Cut 2.2 s after its header at 1 s, within the 2.24 s bound.
+    let cut = trickle(3_200, 1, 2_200, true);
+    let said = intruder_down(3_150, Down::FrameTimeout);
+    assert_clean(&ALL, &with(&[said, cut.clone()]), &context());
+    for wrong in [vec![intruder_down(3_150, Down::ReadError)], vec![]] {
+        let mut records = wrong;
+        records.push(cut.clone());
+        assert_only(
+            &ALL,
+            &with(&records),
+            &context(),
+            &[(Contract::M9, &[&cut])],
+        );
+    }
+    // Said, but before the header: not this trickle's.
+    let early = intruder_down(900, Down::FrameTimeout);
+    assert_violates(
+        &with(&[early, cut.clone()]),
+        &context(),
+        Contract::M9,
+        &[&cut],
+    );
 }

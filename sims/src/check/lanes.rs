@@ -288,6 +288,7 @@ impl Replay<'_> {
             | Event::MeshDialFailed { .. }
             | Event::MeshHeld { .. }
             | Event::MeshBudgetDown { .. }
+            | Event::MeshIntruderDown { .. }
             | Event::MeshTableAtEnd { .. }
             | Event::MeshDialedTogether { .. }
             | Event::MeshDataSent { .. }

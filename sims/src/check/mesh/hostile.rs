@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::faults::Exhaustion;
 use super::model::{GenId, Impostor, Model, Probe, Up};
 use crate::check::{CheckContext, Collector};
-use crate::event::{Down, Event, MeshFaultApplied, Record};
+use crate::event::{Down, Event, Intruder, MeshFaultApplied, Record};
 use crate::scenario::{mesh_trickle_bound, Contract};
 
 /// Failed accepts a node may make while out of descriptors: 16, then 25 a
@@ -173,15 +173,49 @@ pub(super) fn m9(
         return;
     };
     let bound = mesh_trickle_bound(deadline, context.tick);
-    for trickle in model.trickles.iter().filter(|t| t.held > bound) {
-        // A crash tears the node's streams down with its host: what the
-        // trickler saw of them then is not something the node did.
+    // A crash tears the node's streams down with its host: what the
+    // trickler saw of them then is not something the node did.
+    let crashed = |trickle: &super::model::Trickle| {
         let end = trickle.began + trickle.held;
-        let crashed = model
+        model
             .crashed
             .iter()
-            .any(|(crashed, &t)| crashed.node == trickle.node && t >= trickle.began && t <= end);
-        if crashed {
+            .any(|(crashed, &t)| crashed.node == trickle.node && t >= trickle.began && t <= end)
+    };
+    // A trickle cut in time was cut by the deadline, and the node says so:
+    // its down of the trickler is `FrameTimeout`, not a read failure.
+    for trickle in model
+        .trickles
+        .iter()
+        .filter(|t| t.closed && t.held <= bound)
+    {
+        let end = trickle.began + trickle.held;
+        let said = records.iter().any(|r| {
+            r.at >= trickle.began
+                && r.at <= end
+                && r.event
+                    == Event::MeshIntruderDown {
+                        node: trickle.node,
+                        intruder: Intruder::Trickler,
+                        reason: Down::FrameTimeout,
+                    }
+        });
+        if !said && !crashed(trickle) {
+            out.violate(
+                Contract::M9,
+                format!(
+                    "node{} closed the trickler's stream {} {:.3}s after its header, within the \
+                     frame deadline's bound, but did not report it down FrameTimeout",
+                    trickle.node,
+                    trickle.socket,
+                    trickle.held.as_secs_f64()
+                ),
+                &[trickle.record],
+            );
+        }
+    }
+    for trickle in model.trickles.iter().filter(|t| t.held > bound) {
+        if crashed(trickle) {
             continue;
         }
         let how = if trickle.closed {

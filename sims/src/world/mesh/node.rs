@@ -18,7 +18,7 @@ use super::{
     Order, Shared, CONTROL_CAPACITY, DATA_CAPACITY, FRAME_BUDGET, MAX_FRAME, MSS, PORT,
 };
 use crate::coverage::WorldMark;
-use crate::event::{Event, LinkMsg, LinkSide};
+use crate::event::{Event, Intruder, LinkMsg, LinkSide};
 use crate::rng::SimRng;
 use crate::world::handshake::{self, COOKIE};
 use crate::world::held::Crossing;
@@ -104,6 +104,13 @@ impl NodeEvents for MeshObserver {
             });
         }
         let Some(peer) = node_index(down.node) else {
+            if self.current() {
+                self.record(Event::MeshIntruderDown {
+                    node: self.index,
+                    intruder: Intruder::named(down.node),
+                    reason: down.reason.into(),
+                });
+            }
             return;
         };
         if self.current() {
