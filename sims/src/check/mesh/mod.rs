@@ -48,23 +48,27 @@
 //!   (the impostor's) is never registered (no `MeshUp` on its socket) and
 //!   is written nothing after the node's challenge (`MeshImpostor`).
 //! - M9 no node pays for others' spending: a generation between two nodes
-//!   never goes down `OverBudget`. Nodes' own frames are a few bytes, never
-//!   over a share of any budget: only hosts that hold most of a large frame
-//!   (the `spend` fault) may be refused for it. And spending time is
-//!   bounded too: a frame trickled in slower than the frame deadline (the
-//!   `trickle` fault) has its stream closed within
-//!   [`mesh_trickle_bound`](crate::scenario::mesh_trickle_bound) of its header.
+//!   never goes down `OverBudget` or `FrameTimeout`. Nodes' own frames are
+//!   a few bytes, written whole: only hosts that hold most of a large frame
+//!   (the `spend` fault) may be refused for the budget. What a node holds
+//!   of unfinished frames, measured at its read halves, stays within its
+//!   budget but for an eviction's instant, and no stream is refused for the
+//!   budget while it holds no more than half of it. A frame trickled in
+//!   slower than the frame deadline (the `trickle` fault) has its stream
+//!   closed within [`mesh_trickle_bound`](crate::scenario::mesh_trickle_bound)
+//!   of its header, reported `FrameTimeout`.
 //!
 //! Layout: `model.rs` builds the one `Model` every contract reads, with the
 //! faults' records in `faults.rs`; the contracts sit in groups by what
 //! their code shares: `agreement.rs` (M1: the two ends' tables and
 //! sockets), `death.rs` (M2, M3, M4: links, `noconnection`s and the down
 //! hook, one generation's life), `silence.rs` (M5), `fifo.rs` (M6) and
-//! `hostile.rs` (M7, M8, M9: streams that are not honest nodes, and
-//! exhaustion). The public bounds ([`silence_slack`] for M5,
+//! `hostile.rs` (M7, M8: streams that are not honest nodes, and
+//! exhaustion), `budget.rs` (M9: spenders and tricklers, what nodes hold). The public bounds ([`silence_slack`] for M5,
 //! [`convergence_bound`] for M1) are here.
 
 mod agreement;
+mod budget;
 mod death;
 mod faults;
 mod fifo;
@@ -110,6 +114,6 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     fifo::m6(&mut out, &model);
     hostile::m7(&mut out, &model);
     hostile::m8(&mut out, &model);
-    hostile::m9(&mut out, &model, records, context);
+    budget::m9(&mut out, &model, records, context);
     out.into_violations()
 }
