@@ -502,11 +502,9 @@ fn scratch_scenario(name: &str, text: &str) -> Scratch {
     Scratch { _dir: dir, path }
 }
 
-/// `lanes_order` never reaps (no TTL), so a sweep that requires a declined
-/// reap misses it: its own verdict and exit code 5, naming the scenario,
-/// the mark and the seed count; one seed alone is not judged.
-#[test]
-fn a_sweep_that_misses_a_required_mark_exits_5_and_names_it() {
+/// `lanes_order` requiring a declined reap, which it never makes (no TTL),
+/// as a file named `unreached`.
+fn unreached() -> Scratch {
     let text = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lanes_order.toml"),
     )
@@ -516,7 +514,15 @@ fn a_sweep_that_misses_a_required_mark_exits_5_and_names_it() {
         "reaches = [\n    \"reap_declined >= 25%\",",
         1,
     );
-    let path = scratch_scenario("unreached", &text);
+    scratch_scenario("unreached", &text)
+}
+
+/// `lanes_order` never reaps (no TTL), so a sweep that requires a declined
+/// reap misses it: its own verdict and exit code 5, naming the scenario,
+/// the mark and the seed count; one seed alone is not judged.
+#[test]
+fn a_sweep_that_misses_a_required_mark_exits_5_and_names_it() {
+    let path = unreached();
     let path = path.to_str().unwrap();
     let out = lanesim(&["run", path, "--seeds", "0..4"]);
     assert_eq!(out.status.code(), Some(5), "{}", stdout(&out));
@@ -555,16 +561,7 @@ fn a_sweep_that_misses_a_required_mark_exits_5_and_names_it() {
 /// a `reaches` line come from the run, not from a hand-kept table.
 #[test]
 fn run_reach_prints_each_required_marks_count_as_the_json_counts_it() {
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lanes_order.toml"),
-    )
-    .unwrap();
-    let text = text.replacen(
-        "reaches = [",
-        "reaches = [\n    \"reap_declined >= 25%\",",
-        1,
-    );
-    let path = scratch_scenario("unreached", &text);
+    let path = unreached();
     let path = path.to_str().unwrap();
     let human = lanesim(&["run", path, "--seeds", "0..6", "--reach"]);
     assert_eq!(human.status.code(), Some(5), "{}", stdout(&human));
