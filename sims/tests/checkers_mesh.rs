@@ -1111,7 +1111,7 @@ fn m9_detects_a_node_holding_more_than_its_budget_for_longer_than_an_instant() {
     );
     let never_back = held(1_000, 1, true, 300_000);
     assert_violates(
-        &with(&[never_back.clone()]),
+        &with(std::slice::from_ref(&never_back)),
         &context(),
         Contract::M9,
         &[&never_back],
