@@ -1197,6 +1197,10 @@ fn m9_detects_a_trickle_cut_without_its_frame_timeout_down() {
             &[(Contract::M9, &[&cut])],
         );
     }
+    // Said a tick after the trickler saw the close: the node closed the
+    // stream before it reported the down (hunt --world mesh --seed 1).
+    let after = intruder_down(3_201, Down::FrameTimeout);
+    assert_clean(&ALL, &with(&[cut.clone(), after]), &context());
     // Said, but before the header: not this trickle's.
     let early = intruder_down(900, Down::FrameTimeout);
     assert_violates(
