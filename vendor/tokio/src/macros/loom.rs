@@ -1,0 +1,8 @@
+macro_rules! if_loom {
+    ($($t:tt)*) => {{
+        #[cfg(loom)]
+        {
+            $($t)*
+        }
+    }}
+}
