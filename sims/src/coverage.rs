@@ -134,11 +134,21 @@ pub enum WorldMark {
     /// not finished reading (measured at its read halves): the spending
     /// pressed the budget, so M9's memory bound could have failed.
     HeldPastHalfBudget,
+    /// The scheduler polled a ready task other than the oldest
+    /// (`shuffle`, `world::explore`).
+    ScheduleShuffled,
+    /// A task of the target yielded at an await point because the
+    /// explorer's budget ran out: a preemption nobody marked
+    /// (`preempt_awaits`).
+    AwaitPreempted,
+    /// A task of the target was held back for virtual time before a poll
+    /// (`preempt_awaits` with `preempt_for`).
+    TaskHeld,
 }
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 46] = [
+    pub const ALL: [WorldMark; 49] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -185,6 +195,9 @@ impl WorldMark {
         Self::TrickleCut,
         Self::QuietPastFrameDeadline,
         Self::HeldPastHalfBudget,
+        Self::ScheduleShuffled,
+        Self::AwaitPreempted,
+        Self::TaskHeld,
     ];
 
     /// The name reports and scenario files use.
@@ -237,6 +250,9 @@ impl WorldMark {
             Self::TrickleCut => "trickle_cut",
             Self::QuietPastFrameDeadline => "quiet_past_frame_deadline",
             Self::HeldPastHalfBudget => "held_past_half_budget",
+            Self::ScheduleShuffled => "schedule_shuffled",
+            Self::AwaitPreempted => "await_preempted",
+            Self::TaskHeld => "task_held",
         }
     }
 }
@@ -264,6 +280,12 @@ impl Site {
         Self(name)
     }
 
+    /// The place a task was spawned, as `file:line`.
+    #[must_use]
+    pub fn spawned_at(at: &'static std::panic::Location<'static>) -> Self {
+        spawn_site(format!("{}:{}", at.file(), at.line()))
+    }
+
     /// Its name.
     #[must_use]
     pub const fn name(self) -> &'static str {
@@ -280,10 +302,51 @@ pub enum CoverMark {
     World(WorldMark),
     /// A preemption point that preempted (yielded or slept).
     Preempted(Site),
+    /// What the scheduling explorer did to a task, by the place the task
+    /// was spawned (a site named `file:line`).
+    Task(TaskMark, Site),
+}
+
+/// What the scheduling explorer did to a task (`world::explore`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TaskMark {
+    /// It yielded at an await point for its budget.
+    Preempted,
+    /// It was held back for virtual time.
+    Held,
+}
+
+impl TaskMark {
+    /// The prefix of its marks' names (before `@file:line`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Preempted => "await_preempted",
+            Self::Held => "task_held",
+        }
+    }
+
+    const ALL: [TaskMark; 2] = [Self::Preempted, Self::Held];
 }
 
 /// Prefix of a preemption point's mark name.
 const PREEMPTED: &str = "preempted:";
+
+/// The spawn sites named so far, `file:line` each, interned: a program has
+/// as many as it has `spawn` calls.
+fn spawn_site(name: String) -> Site {
+    static SITES: Mutex<std::collections::BTreeSet<&'static str>> =
+        Mutex::new(std::collections::BTreeSet::new());
+    let mut sites = SITES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(site) = sites.get(name.as_str()) {
+        return Site(site);
+    }
+    let site: &'static str = Box::leak(name.into_boxed_str());
+    sites.insert(site);
+    Site(site)
+}
 
 /// Every code site a scenario may name, with the world whose code reaches
 /// it (a sender-world site is reachable in the mesh too:
@@ -357,6 +420,18 @@ impl CoverMark {
     /// Looks a mark up by its printed name.
     #[must_use]
     pub fn from_name(name: &str) -> Option<Self> {
+        for mark in TaskMark::ALL {
+            if let Some(site) = name
+                .strip_prefix(mark.name())
+                .and_then(|rest| rest.strip_prefix('@'))
+            {
+                let (file, line) = site.rsplit_once(':')?;
+                if file.is_empty() || line.parse::<u32>().is_err() {
+                    return None;
+                }
+                return Some(Self::Task(mark, spawn_site(site.to_owned())));
+            }
+        }
         let registry = registry();
         if let Some(point) = name.strip_prefix(PREEMPTED) {
             return registry
@@ -380,6 +455,7 @@ impl fmt::Display for CoverMark {
             Self::Code(site) => f.write_str(site.0),
             Self::World(mark) => f.write_str(mark.name()),
             Self::Preempted(site) => write!(f, "{PREEMPTED}{}", site.0),
+            Self::Task(mark, site) => write!(f, "{}@{}", mark.name(), site.0),
         }
     }
 }

@@ -20,6 +20,7 @@
 //! | [`fault`] | the sender world's fault timeline and the peers' controls |
 //! | [`event`] | the typed event log every world writes and every checker reads |
 //! | [`coverage`] | coverage marks (code, world, preemption) and the probe that counts them and answers preemption points |
+//! | [`explore`] | scheduling exploration: the seeded explorer lanesim's tokio asks for task order, await-point preemptions and holds, and `select!`'s seed |
 //! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E and M1–M9 over a log, one evidence collector; `check::sender` and `check::mesh` each a model (`model.rs`) and its contract groups |
 //! | [`run`] | one run; the ordered parallel engine (`run::stream`); streamed sweeps in bounded memory, shards and their merge (`run::sweep`); audit, selftest (planted bugs), bench; reports (human, JSON, JSON lines, JUnit) |
 //! | [`hunt`] | bug hunting: proptest strategies for whole cases, a coverage-guided corpus, shrinking to exact scenario files, the detection benchmark |
@@ -39,6 +40,7 @@ pub mod check;
 pub mod cli;
 pub mod coverage;
 pub mod event;
+pub mod explore;
 pub mod fault;
 pub mod guide;
 pub mod hunt;

@@ -14,6 +14,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use crate::coverage::PreemptPolicy;
+use crate::explore::Exploration;
 use crate::scenario::{
     FaultKind, LanesParams, MeshFault, MeshFaultKind, MeshParams, Params, Policy, ScheduledFault,
     SenderParams, WorldKind, HALF_OPEN_MIN_TICKS, SLOW_FRACTION, TORN_FRAME_LEN,
@@ -166,15 +167,31 @@ fn chance(max: f64) -> impl Strategy<Value = f64> {
     ]
 }
 
-fn preempt() -> impl Strategy<Value = PreemptPolicy> {
-    (chance(1.0), (0..=PREEMPT_US, 0..=PREEMPT_US)).prop_map(|(chance, sleep)| PreemptPolicy {
-        chance,
-        sleep: if chance > 0.0 {
-            span(sleep)
-        } else {
-            (Duration::ZERO, Duration::ZERO)
-        },
-    })
+/// The preemption points' policy and the scheduling explorer's knobs: a
+/// held task waits as long as a preempted point sleeps, so the sleep is
+/// kept when either preempts.
+fn preempt() -> impl Strategy<Value = (PreemptPolicy, Exploration)> {
+    (
+        chance(1.0),
+        (0..=PREEMPT_US, 0..=PREEMPT_US),
+        chance(1.0),
+        chance(1.0),
+    )
+        .prop_map(|(chance, sleep, shuffle, awaits)| {
+            let sleep = if chance > 0.0 || awaits > 0.0 {
+                span(sleep)
+            } else {
+                (Duration::ZERO, Duration::ZERO)
+            };
+            (
+                PreemptPolicy { chance, sleep },
+                Exploration {
+                    shuffle,
+                    awaits,
+                    hold: sleep,
+                },
+            )
+        })
 }
 
 /// The lanes world's parameters.
@@ -225,7 +242,8 @@ pub fn lanes() -> impl Strategy<Value = LanesParams> {
             drop_router_at: drop_at.map(us),
             stuck_keys: stuck.map_or(0, |stuck| stuck.min(keys - 1)),
             buggify,
-            preempt,
+            preempt: preempt.0,
+            explore: preempt.1,
         },
     )
 }
@@ -319,7 +337,8 @@ pub fn sender() -> impl Strategy<Value = SenderParams> {
                 faults,
                 shutdown_at: shutdown.map(us),
                 heartbeat: None,
-                preempt,
+                preempt: preempt.0,
+                explore: preempt.1,
             }
         },
     )
@@ -391,11 +410,12 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
             ),
             0..=M_FAULTS,
         ),
+        preempt(),
     );
     (workload, config).prop_map(
         |(
             (nodes, (links, data), workload_ms, hold, dials),
-            (tick_ms, connect_ms, redial_ms, sim_ms, faults),
+            (tick_ms, connect_ms, redial_ms, sim_ms, faults, (_, explore)),
         )| {
             let heartbeat = Duration::from_millis(tick_ms);
             let n = nodes as usize;
@@ -433,6 +453,8 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
                 redial_after: Duration::from_millis(redial_ms),
                 tick: Duration::from_millis(sim_ms),
                 faults,
+                // The mesh has no preemption points: only the explorer.
+                explore,
             }
         },
     )

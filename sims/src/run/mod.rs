@@ -21,6 +21,7 @@ pub mod sweep;
 use crate::check::{self, CheckContext, Violation};
 use crate::coverage::{CoverMark, Coverage, PreemptPolicy};
 use crate::event::{log_hash, record_hash, Record};
+use crate::explore::Exploration;
 use crate::scenario::{Contract, FaultKind, Params, Policy, Reach, Scenario};
 use crate::world;
 
@@ -105,11 +106,12 @@ pub struct RunResult {
     pub wall: Duration,
 }
 
-/// The longest a preemption point can hold a task under `policy`, whose
-/// sleeps wake at the next timer `grain` (tokio's wheel rounds deadlines up
-/// to the millisecond; turmoil steps in ticks).
-fn preempt_max(policy: PreemptPolicy, grain: Duration) -> Duration {
-    if policy.chance > 0.0 {
+/// The longest a preemption point, or the scheduling explorer's hold, can
+/// keep a task under `policy` and `explore` (holds last as long as a point
+/// sleeps), whose sleeps wake at the next timer `grain` (tokio's wheel
+/// rounds deadlines up to the millisecond; turmoil steps in ticks).
+fn preempt_max(policy: PreemptPolicy, explore: Exploration, grain: Duration) -> Duration {
+    if policy.chance > 0.0 || explore.awaits > 0.0 {
         policy.sleep.1 + grain
     } else {
         Duration::ZERO
@@ -133,6 +135,7 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
             frame_budget: Some(crate::world::mesh::FRAME_BUDGET),
             connect_timeout: p.connect_timeout,
             redial: Some((p.redial_after, p.connect_timeout)),
+            preempt_max: preempt_max(PreemptPolicy::default(), p.explore, p.tick),
             ..CheckContext::default()
         },
         Params::Lanes(p) => CheckContext {
@@ -140,7 +143,7 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
             idle_ttl: p.idle_ttl,
             panics_kill_lanes: p.policy == Policy::Raw,
             tick: Duration::from_millis(1),
-            preempt_max: preempt_max(p.preempt, Duration::from_millis(1)),
+            preempt_max: preempt_max(p.preempt, p.explore, Duration::from_millis(1)),
             ..CheckContext::default()
         },
         Params::Sender(p) => {
@@ -168,12 +171,16 @@ pub fn check_context(params: &Params, finished: bool) -> CheckContext {
             let segments = (p.frame_bytes.1 + FRAME_OVERHEAD).div_ceil(p.mss.max(1));
             let rounds =
                 u32::try_from(segments.div_ceil(p.tcp_capacity.max(1)) + 1).unwrap_or(u32::MAX);
-            let preempt = preempt_max(p.preempt, p.tick.max(Duration::from_millis(1)));
+            let preempt = preempt_max(p.preempt, p.explore, p.tick.max(Duration::from_millis(1)));
             CheckContext {
                 finished,
                 write_timeout: Some(p.write_timeout),
                 tick: p.tick,
-                preempt_max: preempt_max(p.preempt, p.tick.max(Duration::from_millis(1))),
+                preempt_max: preempt_max(
+                    p.preempt,
+                    p.explore,
+                    p.tick.max(Duration::from_millis(1)),
+                ),
                 delivery_bound: latency * 2 + slowest.saturating_mul(backlog) + p.tick * 5,
                 write_bound: (latency + p.tick * 2).saturating_mul(rounds) + preempt * 2,
                 redial: p.redial_after.map(|after| (after, p.connect_timeout)),

@@ -10,6 +10,14 @@ use crate::coverage::{CoverMark, WorldMark};
 /// both worlds share.
 #[must_use]
 pub fn reachable_in(mark: CoverMark, world: WorldKind) -> bool {
+    // The scheduling explorer runs in every simulated world.
+    if let CoverMark::Task(..)
+    | CoverMark::World(
+        WorldMark::ScheduleShuffled | WorldMark::AwaitPreempted | WorldMark::TaskHeld,
+    ) = mark
+    {
+        return true;
+    }
     let Some(home) = world_of(mark) else {
         return false;
     };
@@ -17,7 +25,7 @@ pub fn reachable_in(mark: CoverMark, world: WorldKind) -> bool {
         || (world == WorldKind::Mesh
             && home == WorldKind::Sender
             && match mark {
-                CoverMark::Code(_) | CoverMark::Preempted(_) => true,
+                CoverMark::Code(_) | CoverMark::Preempted(_) | CoverMark::Task(..) => true,
                 CoverMark::World(mark) => matches!(
                     mark,
                     WorldMark::RedialOk
@@ -38,18 +46,20 @@ pub fn reachable_in(mark: CoverMark, world: WorldKind) -> bool {
 
 /// The world a mark belongs to (the mesh can reach the sender world's
 /// too: [`reachable_in`]). A code site no target registered belongs to
-/// none (`None`).
+/// none (`None`); so does a mark of the scheduling explorer, which every
+/// world reaches.
 #[must_use]
 pub fn world_of(mark: CoverMark) -> Option<WorldKind> {
     match mark {
         CoverMark::Code(site) => crate::coverage::registry().world_of(site, false),
-        CoverMark::World(mark) => Some(world_mark_world(mark)),
+        CoverMark::World(mark) => world_mark_world(mark),
         CoverMark::Preempted(site) => crate::coverage::registry().world_of(site, true),
+        CoverMark::Task(..) => None,
     }
 }
 
-fn world_mark_world(mark: WorldMark) -> WorldKind {
-    match mark {
+fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
+    Some(match mark {
         WorldMark::LaneRebuiltAfterReap
         | WorldMark::LaneRebuiltAfterPanic
         | WorldMark::StuckKeyHung
@@ -96,7 +106,10 @@ fn world_mark_world(mark: WorldMark) -> WorldKind {
         | WorldMark::TrickleCut
         | WorldMark::QuietPastFrameDeadline
         | WorldMark::HeldPastHalfBudget => WorldKind::Mesh,
-    }
+        WorldMark::ScheduleShuffled | WorldMark::AwaitPreempted | WorldMark::TaskHeld => {
+            return None
+        }
+    })
 }
 
 /// What a sweep must reach for `contract` to be able to fail at all, and

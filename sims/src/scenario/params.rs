@@ -15,6 +15,7 @@ use super::spec::{
     ScenarioFile, SenderSpec, WorldKind, TORN_FRAME_LEN,
 };
 use crate::coverage::PreemptPolicy;
+use crate::explore::Exploration;
 use crate::rng::SimRng;
 
 /// A run's parameters.
@@ -60,6 +61,8 @@ pub struct MeshParams {
     pub redial_after: Duration,
     pub tick: Duration,
     pub faults: Vec<MeshFault>,
+    /// Scheduling exploration (`shuffle`, `preempt_awaits`, `preempt_for`).
+    pub explore: Exploration,
 }
 
 impl MeshParams {
@@ -181,6 +184,8 @@ pub struct LanesParams {
     pub stuck_keys: u64,
     pub buggify: f64,
     pub preempt: PreemptPolicy,
+    /// Scheduling exploration (`shuffle`, `preempt_awaits`).
+    pub explore: Exploration,
 }
 
 /// A fault at a time.
@@ -216,6 +221,8 @@ pub struct SenderParams {
     /// keepalive period.
     pub heartbeat: Option<Duration>,
     pub preempt: PreemptPolicy,
+    /// Scheduling exploration (`shuffle`, `preempt_awaits`).
+    pub explore: Exploration,
 }
 
 /// A per-event quantity's sub-range for one run: drawn from the file's
@@ -249,7 +256,7 @@ pub(super) fn sample(file: &ScenarioFile, seed: u64) -> Params {
 
 fn sample_lanes(spec: &LanesSpec, rng: &mut SimRng, exact: bool) -> LanesParams {
     let keys = spec.keys.sample(rng);
-    LanesParams {
+    let mut params = LanesParams {
         keys,
         producers: spec.producers.sample(rng),
         items_per_producer: spec.items_per_producer.sample(rng),
@@ -269,6 +276,30 @@ fn sample_lanes(spec: &LanesSpec, rng: &mut SimRng, exact: bool) -> LanesParams 
             .map_or(0, |stuck| stuck.sample(rng).min(keys - 1)),
         buggify: spec.buggify.map_or(0.0, |p| p.sample(rng)),
         preempt: preempt_policy(spec.preempt.as_ref(), spec.preempt_for.as_ref(), rng, exact),
+        explore: Exploration::default(),
+    };
+    // Drawn last, and only when written, so no other draw moves.
+    params.explore = exploration(
+        spec.shuffle.as_ref(),
+        spec.preempt_awaits.as_ref(),
+        params.preempt,
+        rng,
+    );
+    params
+}
+
+/// The scheduling knobs: chances drawn only when the file writes them;
+/// holds last as long as a preempted point sleeps.
+fn exploration(
+    shuffle: Option<&Sampled<f64>>,
+    awaits: Option<&Sampled<f64>>,
+    preempt: PreemptPolicy,
+    rng: &mut SimRng,
+) -> Exploration {
+    Exploration {
+        shuffle: shuffle.map_or(0.0, |p| p.sample(rng)),
+        awaits: awaits.map_or(0.0, |p| p.sample(rng)),
+        hold: preempt.sleep,
     }
 }
 
@@ -360,7 +391,7 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.peer));
-    SenderParams {
+    let mut params = SenderParams {
         peers,
         data_frames,
         links,
@@ -378,7 +409,16 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
         shutdown_at: spec.shutdown_at.map(|at| at.sample(rng)),
         heartbeat: spec.heartbeat.map(|h| h.0),
         preempt: preempt_policy(spec.preempt.as_ref(), spec.preempt_for.as_ref(), rng, exact),
-    }
+        explore: Exploration::default(),
+    };
+    // Drawn last, and only when written, so no other draw moves.
+    params.explore = exploration(
+        spec.shuffle.as_ref(),
+        spec.preempt_awaits.as_ref(),
+        params.preempt,
+        rng,
+    );
+    params
 }
 
 /// A half-open drop must outlast the heartbeat by this factor: a shorter
@@ -498,6 +538,14 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.a, fault.b));
+    // Drawn last, and only when written, so no other draw moves.
+    let held = preempt_policy(None, spec.preempt_for.as_ref(), rng, exact);
+    let explore = exploration(
+        spec.shuffle.as_ref(),
+        spec.preempt_awaits.as_ref(),
+        held,
+        rng,
+    );
     MeshParams {
         nodes,
         links,
@@ -511,6 +559,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
         redial_after,
         tick: mesh_tick(spec),
         faults,
+        explore,
     }
 }
 
@@ -528,6 +577,19 @@ fn span(range: (Duration, Duration)) -> String {
 
 fn preempt(policy: PreemptPolicy) -> String {
     format!("{:.2}@{}", policy.chance, span(policy.sleep))
+}
+
+/// The scheduling knobs, only when a run explores (every other run prints
+/// as it always did).
+fn explored(f: &mut fmt::Formatter<'_>, explore: Exploration) -> fmt::Result {
+    if explore.explores() {
+        write!(
+            f,
+            " shuffle={:.2} preempt_awaits={:.2}",
+            explore.shuffle, explore.awaits
+        )?;
+    }
+    Ok(())
 }
 
 fn opt(value: Option<Duration>) -> String {
@@ -560,7 +622,8 @@ impl fmt::Display for Params {
                 p.stuck_keys,
                 p.buggify,
                 preempt(p.preempt),
-            ),
+            )
+            .and_then(|()| explored(f, p.explore)),
             Self::Sender(p) => {
                 let mut faults = String::new();
                 for fault in &p.faults {
@@ -590,10 +653,10 @@ impl fmt::Display for Params {
                     faults.trim(),
                 )?;
                 // Only when set: every other run prints as it always did.
-                match p.heartbeat {
-                    Some(heartbeat) => write!(f, " heartbeat={}", D(heartbeat)),
-                    None => Ok(()),
+                if let Some(heartbeat) = p.heartbeat {
+                    write!(f, " heartbeat={}", D(heartbeat))?;
                 }
+                explored(f, p.explore)
             }
             Self::Mesh(p) => {
                 let mut faults = String::new();
@@ -628,7 +691,8 @@ impl fmt::Display for Params {
                     D(p.redial_after),
                     D(p.tick),
                     faults.trim(),
-                )
+                )?;
+                explored(f, p.explore)
             }
         }
     }
@@ -737,6 +801,9 @@ impl MeshParams {
             tick: Some(Dur(self.tick)),
             chaos: None,
             chaos_kinds: None,
+            shuffle: chance_of(self.explore.shuffle),
+            preempt_awaits: chance_of(self.explore.awaits),
+            preempt_for: (self.explore.awaits > 0.0).then_some(span_of(self.explore.hold)),
             fault: self
                 .faults
                 .iter()
@@ -754,7 +821,7 @@ impl MeshParams {
 
 impl LanesParams {
     fn to_spec(&self) -> LanesSpec {
-        let preempting = self.preempt.chance > 0.0;
+        let preempting = self.preempt.chance > 0.0 || self.explore.awaits > 0.0;
         LanesSpec {
             keys: one(self.keys),
             producers: one(self.producers),
@@ -774,13 +841,15 @@ impl LanesParams {
             buggify: chance_of(self.buggify),
             preempt: chance_of(self.preempt.chance),
             preempt_for: preempting.then_some(span_of(self.preempt.sleep)),
+            shuffle: chance_of(self.explore.shuffle),
+            preempt_awaits: chance_of(self.explore.awaits),
         }
     }
 }
 
 impl SenderParams {
     fn to_spec(&self) -> SenderSpec {
-        let preempting = self.preempt.chance > 0.0;
+        let preempting = self.preempt.chance > 0.0 || self.explore.awaits > 0.0;
         SenderSpec {
             peers: one(self.peers),
             data_frames: one(self.data_frames),
@@ -801,6 +870,8 @@ impl SenderParams {
             heartbeat: self.heartbeat.map(Dur),
             preempt: chance_of(self.preempt.chance),
             preempt_for: preempting.then_some(span_of(self.preempt.sleep)),
+            shuffle: chance_of(self.explore.shuffle),
+            preempt_awaits: chance_of(self.explore.awaits),
             fault: {
                 // In the order sampling gives them back.
                 let mut faults = self.faults.clone();

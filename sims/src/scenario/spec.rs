@@ -333,6 +333,15 @@ pub struct LanesSpec {
     /// How long a preempted point sleeps (a per-run sub-range; zero yields).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempt_for: Option<Sampled<Dur>>,
+    /// Chance the scheduler polls a random ready task instead of the
+    /// oldest (scheduling exploration; needs lanesim's tokio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shuffle: Option<Sampled<f64>>,
+    /// Chance a task about to be polled is preempted at one of its next
+    /// await points on a tokio resource, or held back for `preempt_for`
+    /// (scheduling exploration; needs lanesim's tokio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt_awaits: Option<Sampled<f64>>,
 }
 
 /// The sender world.
@@ -395,6 +404,15 @@ pub struct SenderSpec {
     /// How long a preempted point sleeps (a per-run sub-range; zero yields).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempt_for: Option<Sampled<Dur>>,
+    /// Chance the scheduler polls a random ready task instead of the
+    /// oldest (scheduling exploration; needs lanesim's tokio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shuffle: Option<Sampled<f64>>,
+    /// Chance a task about to be polled is preempted at one of its next
+    /// await points on a tokio resource, or held back for `preempt_for`
+    /// (scheduling exploration; needs lanesim's tokio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt_awaits: Option<Sampled<f64>>,
     /// Scripted faults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fault: Vec<FaultSpec>,
@@ -572,6 +590,19 @@ pub struct MeshSpec {
     /// exhaust).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chaos_kinds: Option<Vec<MeshFaultKind>>,
+    /// Chance the scheduler polls a random ready task instead of the
+    /// oldest (scheduling exploration; needs lanesim's tokio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shuffle: Option<Sampled<f64>>,
+    /// Chance a task about to be polled is preempted at one of its next
+    /// await points on a tokio resource, or held back for `preempt_for`
+    /// (scheduling exploration; needs lanesim's tokio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt_awaits: Option<Sampled<f64>>,
+    /// How long a held task waits (a per-run sub-range; the mesh has no
+    /// preemption points, so only the explorer's holds use it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt_for: Option<Sampled<Dur>>,
     /// Scripted faults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fault: Vec<MeshFaultSpec>,

@@ -190,9 +190,10 @@ impl Subject {
                     CoverMark::World(mark) if !lifecycle && LIFECYCLE_MARKS.contains(&mark) => {
                         "the world sees lanes come and go only in lifecycle reports (LanesCapabilities::lifecycle)"
                     }
-                    CoverMark::Code(_) | CoverMark::Preempted(_) | CoverMark::World(_) => {
-                        return None
-                    }
+                    CoverMark::Code(_)
+                    | CoverMark::Preempted(_)
+                    | CoverMark::World(_)
+                    | CoverMark::Task(..) => return None,
                 };
                 Some(NotDecided {
                     what: reach.mark,

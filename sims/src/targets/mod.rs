@@ -138,7 +138,7 @@ impl Subject {
             .filter(|mark| match *mark {
                 CoverMark::Code(site) => declared(site, false),
                 CoverMark::Preempted(site) => declared(site, true),
-                CoverMark::World(_) => true,
+                CoverMark::World(_) | CoverMark::Task(..) => true,
             })
             .collect()
     }

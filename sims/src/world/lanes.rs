@@ -25,6 +25,7 @@ use tokio::time::Instant;
 use super::{EndStep, Stuck, WorldRun, INJECTED};
 use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, Exit};
+use crate::explore::{self, spawn_world, WorldExplorer};
 use crate::real::RealClock;
 use crate::rng::SimRng;
 use crate::scenario::{LanesParams, Policy};
@@ -270,13 +271,15 @@ impl Target {
 
 /// Runs one seed of the lanes world.
 pub fn run(params: &LanesParams, seed: u64, budget: Duration, subject: &Subject) -> WorldRun {
+    let probe = Arc::new(WorldProbe::new(seed, params.preempt));
+    let explorer = Arc::new(WorldExplorer::new(seed, params.explore, Arc::clone(&probe)));
+    let explored = explore::install(&explorer);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
         .expect("a current-thread runtime builds");
     let log = EventLog::default();
-    let probe = Arc::new(WorldProbe::new(seed, params.preempt));
     let installed = coverage::install(&probe);
     let (stuck, elapsed) = runtime.block_on(async {
         super::lanes_started(Some(Instant::now()));
@@ -298,6 +301,7 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, subject: &Subject)
     let run = WorldRun::ended(&log, &probe, finished, elapsed, stuck);
     drop(runtime);
     drop(installed);
+    drop(explored);
     run
 }
 
@@ -338,7 +342,7 @@ pub(crate) async fn main(
 
     let mut producers = Vec::new();
     for producer in 0..world.params.producers {
-        producers.push(tokio::spawn(produce(
+        producers.push(spawn_world(produce(
             Arc::clone(&world),
             Arc::clone(&target),
             producer,
@@ -346,7 +350,7 @@ pub(crate) async fn main(
     }
     if let Some(at) = world.params.drop_router_at {
         let (world, target) = (Arc::clone(&world), Arc::clone(&target));
-        tokio::spawn(async move {
+        spawn_world(async move {
             tokio::time::sleep(at).await;
             if world.producing.load(std::sync::atomic::Ordering::Acquire) > 0 {
                 world.probe.world(WorldMark::RouterDroppedMidflight);

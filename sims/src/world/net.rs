@@ -26,6 +26,7 @@
 //! partitioned reader puts on the writer, which a scenario about a slow
 //! peer must show it reached (`write_blocked_on_window`).
 
+use crate::explore::spawn_world;
 use std::future::Future;
 use std::io;
 use std::pin::{pin, Pin};
@@ -568,7 +569,7 @@ impl Drop for SharedWrite {
         // Closed unshut: like a kernel after `close`, send the FIN once the
         // window lets it through.
         let stream = Arc::clone(&self.stream);
-        tokio::spawn(async move {
+        spawn_world(async move {
             let window = std::future::poll_fn(|cx| poll_window(&lock(&stream), cx)).await;
             if window.is_ok() {
                 let _ = std::future::poll_fn(|cx| Pin::new(&mut *lock(&stream)).poll_shutdown(cx))

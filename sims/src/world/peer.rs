@@ -21,6 +21,7 @@
 //! puts the production read side's frame decoder in reach: its maximum
 //! check and its end-of-stream classification.
 
+use crate::explore::spawn_world;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -155,7 +156,7 @@ pub async fn peer_main<W: PeerWorld>(shared: Arc<W>, index: u64) -> turmoil::Res
     loop {
         let (stream, remote) = listener.accept().await?;
         let socket = accepted(&*shared, index, &remote);
-        tokio::spawn(read_socket(Arc::clone(&shared), index, stream, socket));
+        spawn_world(read_socket(Arc::clone(&shared), index, stream, socket));
     }
 }
 

@@ -92,17 +92,27 @@ pub(super) fn chance(key: &KeyPath, value: &Sampled<f64>, problems: &mut Vec<Pro
     }
 }
 
-/// A world's `preempt` (a chance) and `preempt_for` (at most
-/// [`MAX_PREEMPT`]), under `table`.
-pub(super) fn preemption(
-    table: &str,
-    chance: Option<&Sampled<f64>>,
-    sleep: Option<&Sampled<Dur>>,
-    problems: &mut Vec<Problem>,
-) {
-    if let Some(value) = chance {
-        self::chance(&KeyPath::field(table, "preempt"), value, problems);
+/// A world's preemption and scheduling knobs, as its table writes them.
+pub(super) struct Preemption<'a> {
+    pub(super) preempt: Option<&'a Sampled<f64>>,
+    pub(super) preempt_for: Option<&'a Sampled<Dur>>,
+    pub(super) shuffle: Option<&'a Sampled<f64>>,
+    pub(super) preempt_awaits: Option<&'a Sampled<f64>>,
+}
+
+/// A world's `preempt`, `shuffle` and `preempt_awaits` (chances) and
+/// `preempt_for` (at most [`MAX_PREEMPT`]), under `table`.
+pub(super) fn preemption(table: &str, knobs: &Preemption<'_>, problems: &mut Vec<Problem>) {
+    for (name, value) in [
+        ("preempt", knobs.preempt),
+        ("shuffle", knobs.shuffle),
+        ("preempt_awaits", knobs.preempt_awaits),
+    ] {
+        if let Some(value) = value {
+            self::chance(&KeyPath::field(table, name), value, problems);
+        }
     }
+    let sleep = knobs.preempt_for;
     if let Some(value) = sleep {
         let key = KeyPath::field(table, "preempt_for");
         span(&key, value, false, problems);

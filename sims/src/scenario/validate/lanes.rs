@@ -1,7 +1,9 @@
 //! The `[lanes]` table: counts and their product, durations, chances, the
 //! policy's capacity, stuck keys.
 
-use super::common::{at_most, chance, count, no_longer, preemption, problem, span, Problem};
+use super::common::{
+    at_most, chance, count, no_longer, preemption, problem, span, Preemption, Problem,
+};
 use crate::scenario::limits;
 use crate::scenario::position::KeyPath;
 use crate::scenario::spec::{LanesSpec, Policy};
@@ -88,8 +90,12 @@ pub(super) fn validate(lanes: &LanesSpec, problems: &mut Vec<Problem>) {
     }
     preemption(
         "lanes",
-        lanes.preempt.as_ref(),
-        lanes.preempt_for.as_ref(),
+        &Preemption {
+            preempt: lanes.preempt.as_ref(),
+            preempt_for: lanes.preempt_for.as_ref(),
+            shuffle: lanes.shuffle.as_ref(),
+            preempt_awaits: lanes.preempt_awaits.as_ref(),
+        },
         problems,
     );
     if let Some(stuck) = &lanes.stuck_keys {

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use super::common::{chance, count, problem, span, Problem, MESH_TICKS_PER_HEARTBEAT};
+use super::common::{
+    chance, count, preemption, problem, span, Preemption, Problem, MESH_TICKS_PER_HEARTBEAT,
+};
 use crate::scenario::limits::{self, MAX_MESH_LINKS, MAX_MESH_NODES, MAX_MESH_SPAN};
 use crate::scenario::params::{self, mesh_trickle_bound, HALF_OPEN_MIN_TICKS};
 use crate::scenario::position::KeyPath;
@@ -17,6 +19,16 @@ fn key(field: &str) -> KeyPath {
 }
 
 pub(super) fn validate(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>) {
+    preemption(
+        "mesh",
+        &Preemption {
+            preempt: None,
+            preempt_for: mesh.preempt_for.as_ref(),
+            shuffle: mesh.shuffle.as_ref(),
+            preempt_awaits: mesh.preempt_awaits.as_ref(),
+        },
+        problems,
+    );
     count(&key("nodes"), &mesh.nodes, 2, problems);
     if mesh.nodes.bounds().1 > MAX_MESH_NODES {
         problems.push(problem(

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use super::common::{
-    at_most, count, no_longer, preemption, problem, span, Problem, MESH_TICKS_PER_HEARTBEAT,
+    at_most, count, no_longer, preemption, problem, span, Preemption, Problem,
+    MESH_TICKS_PER_HEARTBEAT,
 };
 use crate::scenario::limits::{self, MAX_PEERS, SLOW_FRACTION};
 use crate::scenario::position::KeyPath;
@@ -141,8 +142,12 @@ pub(super) fn validate(sender: &SenderSpec, problems: &mut Vec<Problem>) {
     }
     preemption(
         "sender",
-        sender.preempt.as_ref(),
-        sender.preempt_for.as_ref(),
+        &Preemption {
+            preempt: sender.preempt.as_ref(),
+            preempt_for: sender.preempt_for.as_ref(),
+            shuffle: sender.shuffle.as_ref(),
+            preempt_awaits: sender.preempt_awaits.as_ref(),
+        },
         problems,
     );
     faults(sender, problems);

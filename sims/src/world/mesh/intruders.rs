@@ -6,6 +6,7 @@
 //! slower than the node's frame deadline (M9). Each obeys the driver's
 //! orders (`Orders`) and logs what it saw, for the checkers to decide.
 
+use crate::explore::spawn_world;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -51,7 +52,7 @@ pub(super) async fn squatter(shared: Arc<Shared>) -> turmoil::Result {
     while let Some((target, claimed)) = orders.recv().await {
         let shared = Arc::clone(&shared);
         let nonce = nonces.next();
-        tokio::spawn(async move {
+        spawn_world(async move {
             let Ok(mut stream) = connect(target).await else {
                 return;
             };
@@ -96,7 +97,7 @@ pub(super) async fn impostor(shared: Arc<Shared>) -> turmoil::Result {
     let nonces = Arc::new(handshake::nonces(shared.seed, IMPOSTOR));
     while let Some((target, claimed)) = orders.recv().await {
         let (shared, nonces) = (Arc::clone(&shared), Arc::clone(&nonces));
-        tokio::spawn(async move {
+        spawn_world(async move {
             let mut recorded = None;
             for attack in [
                 Attack::WrongCookie,
@@ -209,7 +210,7 @@ pub(super) async fn spender(shared: Arc<Shared>) -> turmoil::Result {
                 let name = format!("trickler{trickles}");
                 trickles += 1;
                 let trickle = trickle(Arc::clone(&shared), node, lasting, name, nonces.next());
-                tokio::spawn(trickle);
+                spawn_world(trickle);
             }
         }
     }
@@ -251,7 +252,7 @@ async fn hold(shared: &Arc<Shared>, nonces: &Arc<SeededNonces>, target: u64, las
         shared.probe.world(WorldMark::FaultSpend);
     }
     let shared = Arc::clone(shared);
-    tokio::spawn(async move {
+    spawn_world(async move {
         tokio::time::sleep(lasting).await;
         drop(held);
         drop(shared);

@@ -59,6 +59,7 @@ use super::net::{AcceptFault, AcceptGate, Injected, ReadGate};
 use super::WorldRun;
 use crate::coverage::{self, PreemptPolicy, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, LinkMsg, MeshFaultApplied};
+use crate::explore::{self, WorldExplorer};
 use crate::scenario::{MeshFaultKind, MeshParams};
 use crate::targets::Subject;
 
@@ -257,6 +258,8 @@ impl Shared {
 pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) -> WorldRun {
     let probe = Arc::new(WorldProbe::new(seed, PreemptPolicy::default()));
     let installed = coverage::install(&probe);
+    let explorer = Arc::new(WorldExplorer::new(seed, params.explore, Arc::clone(&probe)));
+    let explored = explore::install(&explorer);
     let n = params.nodes as usize;
     let shared = Arc::new(Shared {
         log: EventLog::default(),
@@ -397,6 +400,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
     }
     drop(installed);
     drop(sim);
+    drop(explored);
     run
 }
 

@@ -3,6 +3,7 @@
 //! links and data frames, and the observer that turns its reports into
 //! events.
 
+use crate::explore::spawn_world;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -365,7 +366,7 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
         let first = p.first_dials[index as usize][peer as usize];
         let simultaneous = first == p.first_dials[peer as usize][index as usize];
         let redial = p.redial_after;
-        tokio::spawn(async move {
+        spawn_world(async move {
             tokio::time::sleep_until(start + first).await;
             if simultaneous && index < peer && incarnation == 0 {
                 shared.probe.world(WorldMark::SimultaneousFirstDial);
@@ -406,7 +407,7 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
     // The driver's orders.
     {
         let (dial, live) = (dial.clone(), Arc::clone(&node));
-        tokio::spawn(async move {
+        spawn_world(async move {
             while let Some(order) = orders.recv().await {
                 match order {
                     Order::Kill(peer) => {
@@ -414,7 +415,7 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
                     }
                     Order::CrossDial(peer) => {
                         live.disconnect(&node_name(peer));
-                        tokio::spawn(dial(peer));
+                        spawn_world(dial(peer));
                     }
                 }
             }
@@ -433,7 +434,7 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
         times.sort();
         let (shared, sender) = (Arc::clone(&shared), Arc::clone(&node));
         let elapsed = turmoil::sim_elapsed().unwrap_or_default();
-        tokio::spawn(async move {
+        spawn_world(async move {
             for (counter, (at, peer)) in times.into_iter().enumerate() {
                 if at < elapsed {
                     continue;
@@ -484,7 +485,7 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
             rng.range(p.hold.0.as_micros() as u64, p.hold.1.as_micros() as u64),
         );
         let (shared, sender) = (Arc::clone(&shared), Arc::clone(&node));
-        tokio::spawn(async move {
+        spawn_world(async move {
             tokio::time::sleep(hold).await;
             offer(
                 &shared,

@@ -3,6 +3,7 @@
 //! the workload wants a link it has no connection for (which may race the
 //! keeper's).
 
+use crate::explore::spawn_world;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -96,7 +97,7 @@ impl Dialer {
             .insert(peer);
         if fresh {
             let dialer = Arc::clone(self);
-            tokio::spawn(async move {
+            spawn_world(async move {
                 dialer.dial(peer, true).await;
                 dialer
                     .on_demand

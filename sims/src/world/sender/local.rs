@@ -3,6 +3,7 @@
 //! shutdown), and ends the run once the node has accounted for every frame
 //! and the log has gone quiet.
 
+use crate::explore::spawn_world;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -224,7 +225,7 @@ impl Local {
     /// Disconnects each peer the driver names, at that instant.
     fn obey_disconnects(&self, mut disconnects: mpsc::UnboundedReceiver<u64>) {
         let (node, log) = (Arc::clone(&self.node), Arc::clone(&self.shared));
-        tokio::spawn(async move {
+        spawn_world(async move {
             while let Some(peer) = disconnects.recv().await {
                 let name = peer_name(peer);
                 let generation = node
@@ -251,7 +252,7 @@ impl Local {
     fn keep_connected(&self) {
         if let Some(after) = self.p.redial_after {
             for (peer, downs) in self.downs.iter().enumerate() {
-                tokio::spawn(Arc::clone(&self.dialer).keep(peer as u64, after, Arc::clone(downs)));
+                spawn_world(Arc::clone(&self.dialer).keep(peer as u64, after, Arc::clone(downs)));
             }
         }
     }
@@ -260,7 +261,7 @@ impl Local {
     fn schedule_shutdown(&self, start: tokio::time::Instant) {
         if let Some(at) = self.p.shutdown_at {
             let (shared, sender) = (Arc::clone(&self.shared), Arc::clone(&self.node));
-            tokio::spawn(async move {
+            spawn_world(async move {
                 tokio::time::sleep_until(start + at).await;
                 shared.record(LOCAL, Event::ShutdownRequested);
                 if shared.any_controls_pending() {

@@ -50,6 +50,7 @@ use super::peer::{peer_main, peer_name, PeerWorld};
 use super::{EndStep, Stuck, WorldRun};
 use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog};
+use crate::explore::{self, WorldExplorer};
 use crate::fault::{timeline, Action, PeerControl};
 use crate::real::RealClock;
 use crate::scenario::SenderParams;
@@ -373,6 +374,8 @@ fn run_logging(
 ) -> WorldRun {
     let probe = Arc::new(WorldProbe::new(seed, params.preempt));
     let installed = coverage::install(&probe);
+    let explorer = Arc::new(WorldExplorer::new(seed, params.explore, Arc::clone(&probe)));
+    let explored = explore::install(&explorer);
     let shared = Shared::new(Clock::Sim, log, params, &probe, seed);
     let (disconnect_tx, disconnect_rx) = mpsc::unbounded_channel();
     let mut sim = turmoil::Builder::new()
@@ -414,6 +417,7 @@ fn run_logging(
     let run = WorldRun::ended(&shared.log, &probe, finished, sim.elapsed(), stuck);
     drop(installed);
     drop(sim);
+    drop(explored);
     run
 }
 

@@ -1769,9 +1769,17 @@ impl Builder {
         let blocking_pool = blocking::create_blocking_pool(self, self.max_blocking_threads, 0);
         let blocking_spawner = blocking_pool.spawner().clone();
 
+        // lanesim patch (LANESIM.md): a simulated world's explorer, if one is
+        // installed on this thread, seeds the runtime and schedules it.
+        let explorer = lanesim_sched::for_new_runtime();
+        let explored_seeds = explorer
+            .as_ref()
+            .map(|explorer| RngSeedGenerator::new(RngSeed::from_u64(explorer.rng_seed())));
+        let seeds = explored_seeds.as_ref().unwrap_or(&self.seed_generator);
+
         // Generate a rng seed for this runtime.
-        let seed_generator_1 = self.seed_generator.next_generator();
-        let seed_generator_2 = self.seed_generator.next_generator();
+        let seed_generator_1 = seeds.next_generator();
+        let seed_generator_2 = seeds.next_generator();
 
         // And now put a single-threaded scheduler on top of the timer. When
         // there are no futures ready to do something, it'll let the timer or
@@ -1808,6 +1816,7 @@ impl Builder {
             },
             local_tid,
             self.name.clone(),
+            explorer,
         );
 
         let handle = Handle {

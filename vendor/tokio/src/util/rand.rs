@@ -37,7 +37,7 @@ impl RngSeed {
         Self::from_u64(crate::loom::rand::seed())
     }
 
-    fn from_u64(seed: u64) -> Self {
+    pub(crate) fn from_u64(seed: u64) -> Self {
         let one = (seed >> 32) as u32;
         let two = seed as u32;
 

@@ -482,6 +482,12 @@ impl<S: 'static> Notified<S> {
         self.0.header()
     }
 
+    /// lanesim patch (LANESIM.md): the task's id, for the explorer.
+    pub(crate) fn explore_id(&self) -> crate::task::Id {
+        // Safety: The header pointer is valid.
+        unsafe { Header::get_id(self.0.header_ptr()) }
+    }
+
     #[cfg(tokio_unstable)]
     #[allow(dead_code)]
     pub(crate) fn task_id(&self) -> crate::task::Id {
@@ -649,23 +655,20 @@ mod spawn_location {
     }
 }
 
+// lanesim patch (LANESIM.md): the location is kept without
+// `tokio_unstable` too, for the explorer a simulated world installs; it is
+// passed along at spawn only, never stored in the task.
 #[cfg(not(tokio_unstable))]
 mod spawn_location {
     use std::panic::Location;
 
     #[derive(Copy, Clone)]
-    pub(crate) struct SpawnLocation();
+    pub(crate) struct SpawnLocation(pub &'static Location<'static>);
 
     impl From<&'static Location<'static>> for SpawnLocation {
-        fn from(_: &'static Location<'static>) -> Self {
-            Self()
+        fn from(location: &'static Location<'static>) -> Self {
+            Self(location)
         }
-    }
-
-    #[cfg(test)]
-    #[test]
-    fn spawn_location_is_zero_sized() {
-        assert_eq!(std::mem::size_of::<SpawnLocation>(), 0);
     }
 }
 

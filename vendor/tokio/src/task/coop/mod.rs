@@ -112,7 +112,7 @@ impl Budget {
     ///
     /// Note that as more yield points are added in the ecosystem, this value
     /// will probably also have to be raised.
-    const fn initial() -> Budget {
+    pub(crate) const fn initial() -> Budget {
         Budget(Some(128))
     }
 
@@ -140,8 +140,33 @@ pub(crate) fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
     with_budget(Budget::unconstrained(), f)
 }
 
+/// lanesim patch (LANESIM.md): a budget of `n` operations, for the
+/// explorer's preemptions.
+impl Budget {
+    pub(crate) const fn of(n: u8) -> Budget {
+        Budget(Some(n))
+    }
+}
+
+// lanesim patch (LANESIM.md): set when an operation is refused for its
+// budget, so the scheduler can tell the explorer its budget preempted the
+// task. Touched only on that path.
+std::thread_local! {
+    static REFUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn note_refused() {
+    let _ = REFUSED.try_with(|refused| refused.set(true));
+}
+
+/// lanesim patch: whether an operation was refused for its budget since
+/// the last call (and forget it).
+pub(crate) fn take_refused() -> bool {
+    REFUSED.try_with(|refused| refused.replace(false)).unwrap_or(false)
+}
+
 #[inline(always)]
-fn with_budget<R>(budget: Budget, f: impl FnOnce() -> R) -> R {
+pub(crate) fn with_budget<R>(budget: Budget, f: impl FnOnce() -> R) -> R {
     struct ResetGuard {
         prev: Budget,
     }
@@ -357,6 +382,7 @@ cfg_coop! {
 
                 Poll::Ready(restore)
             } else {
+                note_refused();
                 register_waker(cx);
                 Poll::Pending
             }
@@ -372,6 +398,7 @@ cfg_coop! {
         if has_budget_remaining() {
             Poll::Ready(())
         } else {
+            note_refused();
             register_waker(cx);
 
             Poll::Pending

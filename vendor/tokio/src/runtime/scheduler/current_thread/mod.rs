@@ -25,6 +25,9 @@ use std::time::Duration;
 use std::time::Instant;
 use std::{fmt, thread};
 
+// lanesim patch (LANESIM.md): the explorer's decisions.
+mod explore;
+
 /// Executes tasks on the current thread
 pub(crate) struct CurrentThread {
     /// Core scheduler data is acquired by a thread entering `block_on`.
@@ -82,6 +85,9 @@ struct Core {
     /// True if a task panicked without being handled and the runtime is
     /// configured to shutdown on unhandled panic.
     unhandled_panic: bool,
+
+    /// lanesim patch (LANESIM.md): tasks the explorer held back.
+    held: explore::Held,
 }
 
 /// Scheduler state shared between threads.
@@ -108,6 +114,12 @@ struct Shared {
     ///
     /// This instant is used as the basis of task `scheduled_at` measurements.
     schedule_latency_start: Option<Instant>,
+
+    /// lanesim patch (LANESIM.md): the explorer installed on the thread that
+    /// built this runtime, if any, and whether it picks the order of ready
+    /// tasks.
+    explorer: Option<Arc<dyn lanesim_sched::Explorer>>,
+    reorders: bool,
 }
 
 /// Thread-local context.
@@ -144,6 +156,7 @@ impl CurrentThread {
         config: Config,
         local_tid: Option<ThreadId>,
         name: Option<String>,
+        explorer: Option<Arc<dyn lanesim_sched::Explorer>>,
     ) -> (CurrentThread, Arc<Handle>) {
         let worker_metrics = WorkerMetrics::from_config(&config);
         worker_metrics.set_thread_id(thread::current().id());
@@ -173,6 +186,8 @@ impl CurrentThread {
                 scheduler_metrics: SchedulerMetrics::new(),
                 worker_metrics,
                 schedule_latency_start,
+                reorders: explorer.as_ref().is_some_and(|explorer| explorer.reorders()),
+                explorer,
             },
             driver: driver_handle,
             blocking_spawner,
@@ -187,6 +202,7 @@ impl CurrentThread {
             metrics: MetricsBatch::new(&handle.shared.worker_metrics),
             global_queue_interval,
             unhandled_panic: false,
+            held: explore::Held::default(),
         })));
 
         let scheduler = CurrentThread {
@@ -296,6 +312,8 @@ fn shutdown2(mut core: Box<Core>, handle: &Handle) -> Box<Core> {
     while let Some(task) = core.next_local_task(handle) {
         drop(task);
     }
+    // lanesim patch: and the held ones.
+    core.held.clear();
 
     // Close the injection queue
     handle.shared.inject.close();
@@ -333,6 +351,20 @@ impl Core {
     }
 
     fn next_task(&mut self, handle: &Handle) -> Option<Notified> {
+        // lanesim patch (LANESIM.md): with an explorer that reorders, every
+        // ready task, local or injected, is one it may pick.
+        if let (true, Some(explorer)) = (handle.shared.reorders, &handle.shared.explorer) {
+            while let Some(task) = handle.next_remote_task() {
+                self.tasks.push_back(task);
+            }
+            if self.tasks.len() >= 2 {
+                let index = explorer.pick(self.tasks.len());
+                if index != 0 {
+                    return self.tasks.remove(index.min(self.tasks.len() - 1));
+                }
+            }
+            return self.next_local_task(handle);
+        }
         if self.tick % self.global_queue_interval == 0 {
             handle
                 .next_remote_task()
@@ -379,7 +411,12 @@ fn wake_deferred_tasks_and_free(context: &Context) {
 impl Context {
     /// Execute the closure with the given scheduler core stored in the
     /// thread-local context.
-    fn run_task(&self, task: LocalNotified<Arc<Handle>>, mut core: Box<Core>) -> Box<Core> {
+    fn run_task(
+        &self,
+        task: LocalNotified<Arc<Handle>>,
+        mut core: Box<Core>,
+        explored: Option<(lanesim_sched::Task, Option<u8>)>,
+    ) -> Box<Core> {
         let schedule_latency_context = task
             .get_scheduled_at()
             .prepare(self.handle.shared.schedule_latency_start);
@@ -388,8 +425,17 @@ impl Context {
         #[cfg(tokio_unstable)]
         let task_meta = task.task_meta(_task_schedule_latency);
 
+        // lanesim patch (LANESIM.md): the explorer's budget for this poll,
+        // and whether it preempted the task.
+        let budget = match explored {
+            Some((_, Some(n))) => crate::task::coop::Budget::of(n),
+            _ => crate::task::coop::Budget::initial(),
+        };
+        if explored.is_some() {
+            crate::task::coop::take_refused();
+        }
         let (mut c, ()) = self.enter(core, || {
-            crate::task::coop::budget(|| {
+            crate::task::coop::with_budget(budget, || {
                 #[cfg(tokio_unstable)]
                 self.handle.task_hooks.poll_start_callback(&task_meta);
 
@@ -399,6 +445,9 @@ impl Context {
                 self.handle.task_hooks.poll_stop_callback(&task_meta);
             })
         });
+        if let (Some((task, _)), Some(explorer)) = (explored, &self.handle.shared.explorer) {
+            explorer.polled(task, crate::task::coop::take_refused());
+        }
         c.metrics.end_poll();
         c
     }
@@ -418,7 +467,9 @@ impl Context {
             core.metrics.about_to_park();
             core.submit_metrics(handle);
 
-            core = self.park_internal(core, handle, &mut driver, None);
+            // lanesim patch: no longer than the first held task waits.
+            let limit = core.held.wait(&handle.driver);
+            core = self.park_internal(core, handle, &mut driver, limit);
 
             core.metrics.unparked();
             core.submit_metrics(handle);
@@ -465,13 +516,18 @@ impl Context {
         driver: &mut Driver,
         duration: Option<Duration>,
     ) -> Box<Core> {
-        let (core, ()) = self.enter(core, || {
+        let (mut core, ()) = self.enter(core, || {
             match duration {
                 Some(dur) => driver.park_timeout(&handle.driver, dur),
                 None => driver.park(&handle.driver),
             }
             self.defer.wake();
         });
+
+        // lanesim patch: held tasks whose time has come are queued again.
+        for task in core.held.due(&handle.driver) {
+            core.push_task(handle, task);
+        }
 
         core
     }
@@ -511,6 +567,11 @@ impl Handle {
         F::Output: Send + 'static,
     {
         let (handle, notified) = me.shared.owned.bind(future, me.clone(), id, spawned_at);
+
+        // lanesim patch (LANESIM.md): the explorer learns where tasks come from.
+        if let Some(explorer) = &me.shared.explorer {
+            explorer.spawned(lanesim_sched::Task { id: id.as_u64() }, spawned_at.0);
+        }
 
         me.task_hooks.spawn(&TaskMeta {
             id,
@@ -865,9 +926,38 @@ impl CoreGuard<'_> {
                         }
                     };
 
+                    // lanesim patch (LANESIM.md): the explorer may hold the
+                    // task back, or give it a budget for this poll.
+                    let mut explored = None;
+                    let task = match &handle.shared.explorer {
+                        None => task,
+                        Some(explorer) => {
+                            let id = explore::task(&task);
+                            match explorer.poll(id) {
+                                lanesim_sched::Poll::Run => {
+                                    explored = Some((id, None));
+                                    task
+                                }
+                                lanesim_sched::Poll::Budget(n) => {
+                                    explored = Some((id, Some(n)));
+                                    task
+                                }
+                                lanesim_sched::Poll::Hold(hold) => {
+                                    match core.held.hold(&handle.driver, task, hold) {
+                                        Ok(()) => continue,
+                                        Err(task) => {
+                                            explored = Some((id, None));
+                                            task
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    };
+
                     let task = context.handle.shared.owned.assert_owner(task);
 
-                    let c = context.run_task(task, core);
+                    let c = context.run_task(task, core, explored);
 
                     core = c;
                 }

@@ -1,0 +1,241 @@
+//! Scheduling exploration: the seeded explorer a simulated world installs
+//! for lanesim's tokio (the `lanesim-sched` seam, `vendor/tokio`).
+//!
+//! Model. A world runs a target's tasks on one current-thread runtime per
+//! host. Stock tokio polls them first woken, first polled, lets each run up
+//! to 128 operations on its resources before it must yield, and draws an
+//! un-`biased` `select!`'s branch order from OS entropy: no seed reaches a
+//! race that needs another order. With the explorer installed, every one
+//! of those choices comes from the run's seed, on a stream of its own
+//! (`fork("schedule")`), so the rest of the world draws what it always did:
+//!
+//! - every runtime's generator is seeded ([`Explorer::rng_seed`]): an
+//!   un-`biased` `select!` replays, and different seeds try both orders;
+//! - with chance `shuffle`, a pick polls a random ready task instead of the
+//!   oldest ([`WorldMark::ScheduleShuffled`]);
+//! - with chance `awaits`, a task about to be polled is preempted: either
+//!   given a budget of 0 to 7 operations, so it yields at one of its next
+//!   await points on a tokio resource (a channel, a timer, a socket, a
+//!   lock) and every other ready task runs first
+//!   ([`WorldMark::AwaitPreempted`]), or held back for a span of virtual
+//!   time drawn from `hold` ([`WorldMark::TaskHeld`]), as a descheduled
+//!   thread would be. A task's next poll after either runs unhindered, so
+//!   no task starves.
+//!
+//! With both chances zero the explorer only seeds the generators: the
+//! worlds' runs are step for step what they were before it existed.
+//!
+//! Counting. Tasks the world spawns for itself (producers, peers, fault
+//! drivers: [`spawn_world`]) are explored like the target's but the world
+//! marks count the target's tasks only, so a scenario's `reaches` prove
+//! what happened to the code under test. Each preemption and hold is also
+//! counted by the place the task was spawned
+//! ([`CoverMark::Task`]: `await_preempted@src/lanes/router.rs:120`).
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::panic::Location;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use lanesim_sched::{Explorer, Poll, Task};
+
+use crate::coverage::{CoverMark, Site, TaskMark, WorldMark, WorldProbe};
+use crate::rng::SimRng;
+
+/// The exploration knobs of one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Exploration {
+    /// Chance a pick polls a random ready task instead of the oldest.
+    pub shuffle: f64,
+    /// Chance a task about to be polled is preempted (a budget that ends
+    /// at one of its next awaits, or a hold).
+    pub awaits: f64,
+    /// How long a held task waits (virtual time); zero: never held, only
+    /// budgets.
+    pub hold: (Duration, Duration),
+}
+
+impl Exploration {
+    /// Whether any choice departs from stock tokio's.
+    #[must_use]
+    pub fn explores(&self) -> bool {
+        self.shuffle > 0.0 || self.awaits > 0.0
+    }
+}
+
+/// The most operations a preempting budget allows before the task yields.
+const MAX_BUDGET: u64 = 7;
+
+thread_local! {
+    /// Set while the world spawns a task of its own ([`spawn_world`]).
+    static WORLD_SPAWNING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Spawns one of the world's own tasks (not the target's): explored like
+/// any other, not counted in the marks that prove reach on the target.
+#[track_caller]
+pub(crate) fn spawn_world<F>(future: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            WORLD_SPAWNING.with(|spawning| spawning.set(false));
+        }
+    }
+    WORLD_SPAWNING.with(|spawning| spawning.set(true));
+    let _reset = Reset;
+    tokio::spawn(future)
+}
+
+/// The explorer of one run.
+pub struct WorldExplorer {
+    policy: Exploration,
+    probe: Arc<WorldProbe>,
+    state: Mutex<State>,
+}
+
+struct State {
+    rng: SimRng,
+    /// Tasks the world spawned for itself.
+    world: BTreeSet<u64>,
+    /// Where each explored task was spawned.
+    sites: BTreeMap<u64, Site>,
+    /// Tasks whose next poll runs unhindered (just preempted or released).
+    resuming: BTreeSet<u64>,
+}
+
+impl WorldExplorer {
+    /// The explorer for the run with `seed`, counting into `probe`.
+    #[must_use]
+    pub fn new(seed: u64, policy: Exploration, probe: Arc<WorldProbe>) -> Self {
+        Self {
+            policy,
+            probe,
+            state: Mutex::new(State {
+                rng: SimRng::new(seed).fork("schedule"),
+                world: BTreeSet::new(),
+                sites: BTreeMap::new(),
+                resuming: BTreeSet::new(),
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Counts `mark` for `task`: by its spawn site always, as a world mark
+    /// when it is the target's.
+    fn count(&self, state: &State, task: u64, mark: TaskMark) {
+        if let Some(site) = state.sites.get(&task) {
+            self.probe.hit(CoverMark::Task(mark, *site));
+        }
+        if !state.world.contains(&task) {
+            self.probe.world(match mark {
+                TaskMark::Preempted => WorldMark::AwaitPreempted,
+                TaskMark::Held => WorldMark::TaskHeld,
+            });
+        }
+    }
+}
+
+impl Explorer for WorldExplorer {
+    fn rng_seed(&self) -> u64 {
+        self.state().rng.next_u64()
+    }
+
+    fn reorders(&self) -> bool {
+        self.policy.shuffle > 0.0
+    }
+
+    fn spawned(&self, task: Task, at: &'static Location<'static>) {
+        if !self.policy.explores() {
+            return;
+        }
+        let mut state = self.state();
+        if WORLD_SPAWNING.with(Cell::get) {
+            state.world.insert(task.id);
+        }
+        state.sites.insert(task.id, Site::spawned_at(at));
+    }
+
+    fn pick(&self, ready: usize) -> usize {
+        if self.policy.shuffle <= 0.0 {
+            return 0;
+        }
+        let mut state = self.state();
+        if !state.rng.chance(self.policy.shuffle) {
+            return 0;
+        }
+        let index = state.rng.range(0, ready as u64 - 1) as usize;
+        if index != 0 {
+            self.probe.world(WorldMark::ScheduleShuffled);
+        }
+        index
+    }
+
+    fn poll(&self, task: Task) -> Poll {
+        if self.policy.awaits <= 0.0 {
+            return Poll::Run;
+        }
+        let mut state = self.state();
+        if state.resuming.remove(&task.id) || !state.rng.chance(self.policy.awaits) {
+            return Poll::Run;
+        }
+        let (lo, hi) = self.policy.hold;
+        if hi > Duration::ZERO && state.rng.chance(0.5) {
+            let micros = state
+                .rng
+                .range(lo.as_micros() as u64, hi.as_micros() as u64);
+            if micros > 0 {
+                state.resuming.insert(task.id);
+                self.count(&state, task.id, TaskMark::Held);
+                return Poll::Hold(Duration::from_micros(micros));
+            }
+        }
+        Poll::Budget(state.rng.range(0, MAX_BUDGET) as u8)
+    }
+
+    fn polled(&self, task: Task, preempted: bool) {
+        if !preempted {
+            return;
+        }
+        let mut state = self.state();
+        state.resuming.insert(task.id);
+        self.count(&state, task.id, TaskMark::Preempted);
+    }
+}
+
+/// Installs `explorer` for the runtimes this thread builds until the guard
+/// drops.
+#[must_use = "the explorer is uninstalled when this is dropped"]
+pub fn install(explorer: &Arc<WorldExplorer>) -> lanesim_sched::Installed {
+    lanesim_sched::install(Arc::clone(explorer) as Arc<dyn Explorer>)
+}
+
+/// Whether this build's tokio asks an explorer at all (lanesim's patched
+/// tokio does; a crate without the `[patch.crates-io]` line gets stock
+/// tokio, which explores nothing and seeds `select!` from OS entropy).
+#[must_use]
+pub fn tokio_explores() -> bool {
+    static PATCHED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PATCHED.get_or_init(|| {
+        if lanesim_sched::patched() {
+            return true;
+        }
+        // Building a current-thread runtime is what the patched tokio asks
+        // at; nothing else tells.
+        drop(
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .expect("a current-thread runtime"),
+        );
+        lanesim_sched::patched()
+    })
+}
