@@ -722,6 +722,13 @@ pub enum Event {
         intruder: Intruder,
         reason: Down,
     },
+
+    // ---- all, scheduling exploration ----
+    /// The scheduling explorer held a task back for `held_us` of virtual
+    /// time before its next poll (a descheduled thread, `explore`): every
+    /// timing bound grows by the time tasks were held within it
+    /// (`check::holds`).
+    TaskHeld { held_us: u64 },
 }
 
 /// An event with its time and host.

@@ -41,6 +41,7 @@ use std::time::Duration;
 use lanesim_sched::{Explorer, Poll, Task};
 
 use crate::coverage::{CoverMark, Site, TaskMark, WorldMark, WorldProbe};
+use crate::event::{Event, EventLog};
 use crate::rng::SimRng;
 
 /// The exploration knobs of one run.
@@ -96,7 +97,18 @@ pub struct WorldExplorer {
     policy: Exploration,
     probe: Arc<WorldProbe>,
     state: Mutex<State>,
+    /// Where holds are logged ([`WorldExplorer::log_holds`]).
+    holds: Mutex<Option<HoldLog>>,
 }
+
+/// The run's log, and its clock, for `Event::TaskHeld`.
+struct HoldLog {
+    log: EventLog,
+    now: Box<dyn Fn() -> Duration + Send + Sync>,
+}
+
+/// The host holds are logged under.
+pub const HOST: &str = "sched";
 
 struct State {
     rng: SimRng,
@@ -121,6 +133,36 @@ impl WorldExplorer {
                 sites: BTreeMap::new(),
                 resuming: BTreeSet::new(),
             }),
+            holds: Mutex::new(None),
+        }
+    }
+
+    /// Logs every hold to `log` at the time `now` reads (the world's own
+    /// clock): the checkers allow for the time tasks were held
+    /// (`check::holds`).
+    pub fn log_holds(&self, log: EventLog, now: impl Fn() -> Duration + Send + Sync + 'static) {
+        *self
+            .holds
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(HoldLog {
+            log,
+            now: Box::new(now),
+        });
+    }
+
+    fn held(&self, hold: Duration) {
+        let holds = self
+            .holds
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(holds) = holds.as_ref() {
+            holds.log.push_timed(
+                &holds.now,
+                HOST,
+                Event::TaskHeld {
+                    held_us: hold.as_micros() as u64,
+                },
+            );
         }
     }
 
@@ -196,7 +238,10 @@ impl Explorer for WorldExplorer {
             if micros > 0 {
                 state.resuming.insert(task.id);
                 self.count(&state, task.id, TaskMark::Held);
-                return Poll::Hold(Duration::from_micros(micros));
+                drop(state);
+                let hold = Duration::from_micros(micros);
+                self.held(hold);
+                return Poll::Hold(hold);
             }
         }
         Poll::Budget(state.rng.range(0, MAX_BUDGET) as u8)

@@ -44,6 +44,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use super::holds::Holds;
 use super::{CheckContext, Collector, Violation};
 use crate::event::{Event, Exit, Record};
 use crate::scenario::Contract;
@@ -79,6 +80,8 @@ struct Item {
 
 struct Replay<'a> {
     records: &'a [Record],
+    /// The time the scheduling explorer held tasks ([`Holds`]).
+    holds: Holds,
     out: Collector<'a>,
     context: &'a CheckContext,
     lanes: BTreeMap<u64, Lane>,
@@ -108,17 +111,19 @@ impl Replay<'_> {
         self.out.violate(contract, message, evidence);
     }
 
-    /// How long past its TTL an idle lane's end may be logged: its idle
-    /// timer fires up to a grain late, a preemption point may hold the reap
-    /// decision, and another may hold the reaped lane before its exit guard
-    /// logs the end.
-    fn reap_slack(&self) -> Duration {
-        TIMER_GRAIN + self.lateness() + self.context.preempt_max * 2
+    /// How long past its TTL an idle lane's end may be logged, for a reap
+    /// due in a window from `from` to `to`: its idle timer fires up to a
+    /// grain late, a preemption point may hold the reap decision, another
+    /// may hold the reaped lane before its exit guard logs the end, and
+    /// the scheduling explorer may have held tasks in the window.
+    fn reap_slack(&self, from: Duration, to: Duration) -> Duration {
+        TIMER_GRAIN + self.lateness() + self.context.preempt_max * 2 + self.holds.within(from, to)
     }
 
-    /// How long a ready item may wait to start.
-    fn start_slack(&self) -> Duration {
-        self.context.preempt_max + self.lateness()
+    /// How long an item ready at `from` may wait to start, if it started
+    /// at `to`.
+    fn start_slack(&self, from: Duration, to: Duration) -> Duration {
+        self.context.preempt_max + self.lateness() + self.holds.within(from, to)
     }
 
     /// How late a thread may wake beyond what the slacks above model: none
@@ -293,7 +298,8 @@ impl Replay<'_> {
             | Event::MeshDialedTogether { .. }
             | Event::MeshDataSent { .. }
             | Event::MeshDataArrived { .. }
-            | Event::RunEnd { .. } => {}
+            | Event::RunEnd { .. }
+            | Event::TaskHeld { .. } => {}
         }
     }
 
@@ -353,7 +359,7 @@ impl Replay<'_> {
             return;
         }
         let free = lane.last_end.map_or(dropped, |end| end.max(dropped));
-        let due = free + self.reap_slack();
+        let due = free + self.reap_slack(free, at);
         if at > due {
             let (key, created) = (lane.key, lane.created);
             self.violate(
@@ -375,7 +381,7 @@ impl Replay<'_> {
         let Some((since, since_index)) = lane.idle_since else {
             return;
         };
-        let due = since + ttl + self.reap_slack();
+        let due = since + ttl + self.reap_slack(since, at);
         let dropped_first = self.router_dropped.is_some_and(|dropped| dropped <= due);
         if lane.open && !lane.stuck && at > due && !dropped_first {
             let (key, created) = (lane.key, lane.created);
@@ -581,8 +587,8 @@ impl Replay<'_> {
         let previous_end = self.lanes.get(&own).and_then(|l| l.last_end);
         let ready = previous_end.map_or(routed_at, |end| end.max(routed_at));
         let waited = at.saturating_sub(ready);
-        if waited > self.start_slack() && !self.stuck_keys.contains(&key) {
-            let slack = self.start_slack();
+        let slack = self.start_slack(ready, at);
+        if waited > slack && !self.stuck_keys.contains(&key) {
             self.violate(
                 Contract::L6,
                 format!("key {key}: item {item} was ready at {ready:?} but started only at {at:?} ({waited:?} later, slack {slack:?}): its lane stalled"),
@@ -739,6 +745,7 @@ impl Replay<'_> {
 pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     let mut replay = Replay {
         records,
+        holds: Holds::of(records, context.tick),
         out: Collector::new(records),
         context,
         lanes: BTreeMap::new(),

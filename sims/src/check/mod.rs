@@ -10,6 +10,7 @@
 //! was handled", "every written frame arrived") only when the run ended
 //! within its budget ([`CheckContext::finished`]).
 
+pub mod holds;
 pub mod lanes;
 pub mod mesh;
 pub mod sender;

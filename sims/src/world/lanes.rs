@@ -282,7 +282,9 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, subject: &Subject)
     let log = EventLog::default();
     let installed = coverage::install(&probe);
     let (stuck, elapsed) = runtime.block_on(async {
-        super::lanes_started(Some(Instant::now()));
+        let start = Instant::now();
+        explorer.log_holds(log.clone(), move || start.elapsed());
+        super::lanes_started(Some(start));
         main(
             params.clone(),
             seed,

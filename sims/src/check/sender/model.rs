@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use crate::check::holds::Holds;
 use crate::check::CheckContext;
 use crate::event::{
     ControlOutcome, DataOutcome, Down, Event, FaultApplied, Lane, PeerAct, Record, Written,
@@ -118,6 +119,8 @@ struct Crash {
 /// What one pass over the log learns, for every contract to use.
 #[derive(Default)]
 pub(super) struct Model {
+    /// The time the scheduling explorer held tasks ([`Holds`]).
+    pub(super) holds: Holds,
     /// Socket → generation, and back.
     pub(super) socket_gen: BTreeMap<u16, GenId>,
     pub(super) gen_socket: BTreeMap<GenId, u16>,
@@ -173,7 +176,10 @@ impl Model {
 impl Model {
     pub(super) fn build(records: &[Record], context: &CheckContext) -> Self {
         let (redial, tick) = (context.redial, context.tick);
-        let mut model = Self::default();
+        let mut model = Self {
+            holds: Holds::of(records, tick),
+            ..Self::default()
+        };
         let mut open_faults: BTreeMap<(u64, bool), Duration> = BTreeMap::new();
         let mut socket_impaired: BTreeMap<u16, usize> = BTreeMap::new();
         let mut socket_writes: BTreeMap<u16, Vec<Duration>> = BTreeMap::new();

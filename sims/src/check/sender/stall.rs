@@ -18,8 +18,11 @@ pub(super) fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
         return;
     };
     let slack = context.tick * 3 + Duration::from_millis(5);
-    // The drain picks the next frame within two preemption points.
-    let pick_slack = slack + context.preempt_max * 2;
+    // The drain picks the next frame within two preemption points, and
+    // whatever time the scheduling explorer held tasks meanwhile.
+    let pick_slack = |from: Duration, to: Duration| {
+        slack + context.preempt_max * 2 + model.holds.within(from, to)
+    };
     let records = out.records();
     let mut open: BTreeMap<(u64, Lane, u64), usize> = BTreeMap::new();
     // Signed: a target may settle a frame's fate inside `enqueue` (a frame
@@ -33,7 +36,9 @@ pub(super) fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
         // pick a frame.
         if let Some(since) = idle_since {
             let waited = record.at.saturating_sub(records[since].at);
-            if waited > pick_slack && !stalled_reported && model.shutdown.is_none_or(|s| s > index)
+            if waited > pick_slack(records[since].at, record.at)
+                && !stalled_reported
+                && model.shutdown.is_none_or(|s| s > index)
             {
                 stalled_reported = true;
                 out.violate(
@@ -78,7 +83,8 @@ pub(super) fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
                 let open_started = open.remove(&(peer, lane, seq));
                 if let Some(started) = open_started {
                     let took = record.at.saturating_sub(records[started].at);
-                    if took > deadline + slack {
+                    if took > deadline + slack + model.holds.within(records[started].at, record.at)
+                    {
                         out.violate(
                             Contract::S2,
                             format!("a write to peer{peer}/{generation} held the drain for {took:?} (deadline {deadline:?})"),
@@ -166,7 +172,7 @@ pub(super) fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
     }
     for ((peer, _, _), started) in open {
         let waited = model.end.saturating_sub(records[started].at);
-        if waited > deadline + slack {
+        if waited > deadline + slack + model.holds.within(records[started].at, model.end) {
             out.violate(
                 Contract::S2,
                 format!("a write to peer{peer} has held the drain for {waited:?} and never finished (deadline {deadline:?})"),

@@ -377,6 +377,9 @@ fn run_logging(
     let explorer = Arc::new(WorldExplorer::new(seed, params.explore, Arc::clone(&probe)));
     let explored = explore::install(&explorer);
     let shared = Shared::new(Clock::Sim, log, params, &probe, seed);
+    explorer.log_holds(shared.log.clone(), || {
+        turmoil::sim_elapsed().unwrap_or_default()
+    });
     let (disconnect_tx, disconnect_rx) = mpsc::unbounded_channel();
     let mut sim = turmoil::Builder::new()
         .simulation_duration(budget + Duration::from_secs(3600))

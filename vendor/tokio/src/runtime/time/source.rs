@@ -33,6 +33,14 @@ impl TimeSource {
         Duration::from_millis(t)
     }
 
+    /// lanesim patch (LANESIM.md): the instant a tick begins, so a held
+    /// task waits until a timer boundary like any timer (a paused clock
+    /// advanced to an instant between boundaries drifts: the driver rounds
+    /// `now` down and the next timer's wait up).
+    pub(crate) fn tick_to_instant(&self, tick: u64) -> Instant {
+        self.start_time + Duration::from_millis(tick)
+    }
+
     pub(crate) fn now(&self, clock: &Clock) -> u64 {
         self.instant_to_tick(clock.now())
     }

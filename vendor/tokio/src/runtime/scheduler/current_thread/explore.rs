@@ -19,19 +19,21 @@ cfg_time! {
     }
 
     impl Held {
-        /// Holds `task` for `hold` from now, when the runtime has a clock
-        /// that timers follow; `Err(task)` when it has none.
+        /// Holds `task` for `hold` from now, to the timer boundary after
+        /// it (as a `sleep` would wake), when the runtime has timers;
+        /// `Err(task)` when it has none.
         pub(super) fn hold(
             &mut self,
             driver: &crate::runtime::driver::Handle,
             task: Notified,
             hold: Duration,
         ) -> Result<(), Notified> {
-            if driver.time.is_none() {
+            let Some(time) = driver.time.as_ref() else {
                 return Err(task);
-            }
-            let until = driver.clock().now() + hold;
-            self.tasks.push((until, task));
+            };
+            let source = time.time_source();
+            let tick = source.deadline_to_tick(driver.clock().now() + hold);
+            self.tasks.push((source.tick_to_instant(tick), task));
             Ok(())
         }
 
