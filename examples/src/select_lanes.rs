@@ -273,9 +273,12 @@ impl Lanes for SelectRouter {
     fn route(&self, mut item: Item, capacity: Option<usize>) -> Result<usize, Item> {
         let limit = self.admit_limit(capacity);
         loop {
+            // Declared before the guard so that, on every path out of this
+            // turn, the guard drops first: an unspawned lane's `Drop` takes
+            // the lock (it retires the lane as cancelled).
+            let mut new_lane = None;
             let mut guard = self.shared.table();
             let table = &mut *guard;
-            let mut new_lane = None;
             if !table.lanes.contains_key(&item.key) {
                 // A refused item does not open a lane.
                 if limit == Some(0) {
@@ -288,10 +291,11 @@ impl Lanes for SelectRouter {
                 .get_mut(&item.key)
                 .expect("the key has a lane: found or just opened");
 
-            // Only the lane decrements `pending`, so reading then bumping
-            // under the lock can only overstate the depth by an item that
-            // finished meanwhile; bumping first and undoing on refusal
-            // makes the answer the exact count at admission.
+            // Bump first and undo on refusal: the value `fetch_add` returns
+            // is the depth at the instant of admission (the lane may finish
+            // an item, and decrement, at any time). The transient bump of a
+            // refused item is invisible: every other reader of `pending`
+            // (routes, the reap check) holds this lock.
             let depth = handle.pending.fetch_add(1, Ordering::AcqRel);
             if limit.is_some_and(|limit| depth >= limit) {
                 handle.pending.fetch_sub(1, Ordering::AcqRel);
@@ -566,14 +570,19 @@ mod tests {
 
     type Log = Arc<Mutex<Vec<(Option<LaneId>, Item)>>>;
 
-    /// Records every item as it finishes, after `delay`; panics on the
-    /// sequence numbers in `panic_on`.
+    /// Records every item as it finishes, after `delay` (a zero delay only
+    /// yields: a zero `sleep` still waits for the timer's next 1 ms tick);
+    /// panics on the sequence numbers in `panic_on`.
     fn handler(log: Log, delay: Duration, panic_on: &'static [u64]) -> Handler {
         Handler::new(move |lane, item| {
             assert!(!panic_on.contains(&item.seq), "injected panic");
             let log = Arc::clone(&log);
             Box::pin(async move {
-                tokio::time::sleep(delay).await;
+                if delay.is_zero() {
+                    tokio::task::yield_now().await;
+                } else {
+                    tokio::time::sleep(delay).await;
+                }
                 log.lock().unwrap().push((lane, item));
             })
         })
@@ -774,5 +783,130 @@ mod tests {
         assert_eq!(router.warnings(), 2);
         assert_eq!(router.stats().unwrap().items_shed, 0);
         wait_until(|| log.lock().unwrap().len() == 3).await;
+    }
+
+    #[test]
+    fn a_lane_dropped_by_runtime_shutdown_reports_cancelled() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let log = Log::default();
+        let (router, events) = runtime.block_on(async {
+            let built = build(
+                Mode::Router,
+                None,
+                handler(Arc::clone(&log), Duration::from_secs(3600), &[]),
+            );
+            built.0.route(item(3, 0), None).unwrap();
+            tokio::task::yield_now().await; // the lane starts its long item
+            built
+        });
+        drop(runtime);
+        let [(3, _, LaneExit::Cancelled)] = events.closed()[..] else {
+            panic!("cancelled: {:?}", events.all());
+        };
+        assert_eq!(router.stats().unwrap().lanes_live, 0);
+        drop(router);
+        assert_eq!(events.closed().len(), 1, "no second report on drop");
+    }
+
+    /// Producers on several threads route while lanes reap themselves every
+    /// millisecond: every item is handled once, in order, on a lane that
+    /// was live for its key, and a key never has two lanes live at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn routes_racing_reaps_keep_order_and_one_lane_per_key() {
+        const KEYS: u64 = 8;
+        const PER_KEY: u64 = 200;
+        let log = Log::default();
+        let (router, events) = build(
+            Mode::Router,
+            Some(Duration::from_millis(1)),
+            handler(Arc::clone(&log), Duration::ZERO, &[]),
+        );
+        let router = Arc::new(router);
+        let producers: Vec<_> = (0..KEYS)
+            .map(|key| {
+                let router = Arc::clone(&router);
+                tokio::spawn(async move {
+                    for n in 0..PER_KEY {
+                        router.route(item(key, key * PER_KEY + n), None).unwrap();
+                        // Pauses of 0, 2 and 4 ms: around the 1 ms TTL, so
+                        // some routes find a live lane, some a lane deciding
+                        // its reap, some none.
+                        if n % (key + 3) == 0 {
+                            let pause = 2 * ((n / (key + 3)) % 3);
+                            tokio::time::sleep(Duration::from_millis(pause)).await;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for producer in producers {
+            producer.await.unwrap();
+        }
+        wait_until(|| log.lock().unwrap().len() == (KEYS * PER_KEY) as usize).await;
+        drop(Arc::into_inner(router).expect("producers are done"));
+        wait_until(|| {
+            let all = events.all();
+            let created = all
+                .iter()
+                .filter(|e| matches!(e, Event::Created(..)))
+                .count();
+            created == events.closed().len()
+        })
+        .await;
+
+        let log = log.lock().unwrap().clone();
+        let all = events.all();
+        for key in 0..KEYS {
+            let seqs: Vec<u64> = log
+                .iter()
+                .filter(|(_, i)| i.key == key)
+                .map(|(_, i)| i.seq)
+                .collect();
+            let expected: Vec<u64> = (key * PER_KEY..(key + 1) * PER_KEY).collect();
+            assert_eq!(seqs, expected, "key {key}: each item once, in route order");
+
+            // Reports alternate created/closed per key, ids growing.
+            let mut live = None;
+            let mut last = LaneId(0);
+            for event in &all {
+                match *event {
+                    Event::Created(k, lane) if k == key => {
+                        assert!(live.is_none(), "key {key}: two live lanes");
+                        assert!(lane > last);
+                        live = Some(lane);
+                        last = lane;
+                    }
+                    Event::Closed(k, lane, exit) if k == key => {
+                        assert_eq!(live, Some(lane), "key {key}: closed a lane not live");
+                        assert!(matches!(exit, LaneExit::Reaped | LaneExit::Closed));
+                        live = None;
+                    }
+                    _ => {}
+                }
+            }
+            // Handled on non-decreasing lanes (an older lane never runs
+            // after a newer one).
+            let lanes: Vec<LaneId> = log
+                .iter()
+                .filter(|(_, i)| i.key == key)
+                .map(|(l, _)| l.unwrap())
+                .collect();
+            assert!(
+                lanes.windows(2).all(|w| w[0] <= w[1]),
+                "key {key}: lanes in order"
+            );
+        }
+        let reaped = events
+            .closed()
+            .iter()
+            .filter(|c| c.2 == LaneExit::Reaped)
+            .count();
+        assert!(
+            reaped > KEYS as usize,
+            "the race was exercised: {reaped} reaps"
+        );
     }
 }
