@@ -5,6 +5,9 @@
 //! - [`lanes`]: a per-key ordering router: a `Mutex<HashMap>` of tokio
 //!   channels, one consumer task per key, idle lanes reaped by a sweeper.
 //! - [`node`]: a node that dials peers and keeps one writer task per peer.
+//! - [`select_lanes`]: another per-key router, one task per key whose idle
+//!   wait is a `tokio::select!` between its channel and an idle timer; an
+//!   idle lane reaps itself ([`SelectTargets`]).
 //!
 //! Nothing is planted in them: what the testbed finds in them is the
 //! result (docs/examples.md).
@@ -12,6 +15,7 @@
 mod handshake;
 pub mod lanes;
 pub mod node;
+pub mod select_lanes;
 
 /// Both, as one target.
 #[derive(Clone, Copy, Debug, Default)]
@@ -28,5 +32,19 @@ impl lanesim_target::Targets for ExampleTargets {
 
     fn node(&self) -> Option<&dyn lanesim_target::node::NodeTarget> {
         Some(&node::ExampleNode)
+    }
+}
+
+/// The `select!` lanes router ([`select_lanes`]) alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SelectTargets;
+
+impl lanesim_target::Targets for SelectTargets {
+    fn name(&self) -> &str {
+        "select-lanes"
+    }
+
+    fn lanes(&self) -> Option<&dyn lanesim_target::lanes::LanesTarget> {
+        Some(&select_lanes::SelectLanes)
     }
 }
