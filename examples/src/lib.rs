@@ -5,12 +5,16 @@
 //! - [`lanes`]: a per-key ordering router: a `Mutex<HashMap>` of tokio
 //!   channels, one consumer task per key, idle lanes reaped by a sweeper.
 //! - [`node`]: a node that dials peers and keeps one writer task per peer.
+//! - [`layer_sender`]: a sender alone, over a connection layer it is given:
+//!   one queue and drain task per destination node, writes serialised by a
+//!   per-node writer lock ([`LayerSenderTargets`]).
 //!
 //! Nothing is planted in them: what the testbed finds in them is the
 //! result (docs/examples.md).
 
 mod handshake;
 pub mod lanes;
+pub mod layer_sender;
 pub mod node;
 
 /// Both, as one target.
@@ -28,5 +32,23 @@ impl lanesim_target::Targets for ExampleTargets {
 
     fn node(&self) -> Option<&dyn lanesim_target::node::NodeTarget> {
         Some(&node::ExampleNode)
+    }
+}
+
+/// The layer sender, run over lanesim's connection layer as the node.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LayerSenderTargets;
+
+impl lanesim_target::Targets for LayerSenderTargets {
+    fn name(&self) -> &str {
+        "layer-sender"
+    }
+
+    fn node(&self) -> Option<&dyn lanesim_target::node::NodeTarget> {
+        None
+    }
+
+    fn sender(&self) -> Option<&dyn lanesim_target::layer::SenderTarget> {
+        Some(&layer_sender::LayerSenderTarget)
     }
 }
