@@ -20,7 +20,7 @@
 //!
 //! # Structure
 //!
-//! - **One queue per destination node** ([`Peer`]): a control lane and a
+//! - **One queue per destination node** (`Peer`): a control lane and a
 //!   data lane behind one `std::sync::Mutex`, woken by a `Notify`. A
 //!   control pinned to a generation of node `n` goes to `n`'s queue. The
 //!   peer is created on the first frame for its node and lives as long as
@@ -29,11 +29,11 @@
 //! - **One drain task per node**, spawned on the setup's runtime when the
 //!   peer is created. It pops controls before data (controls must not wait
 //!   behind bulk data; each lane stays FIFO), and writes each frame with
-//!   [`LayerConnection::write_raw`] under `tokio::time::timeout`. A write
-//!   that misses `write_timeout` takes its generation down
-//!   ([`DownReason::WriteTimeout`]) before the unfinished write is dropped,
-//!   so the generation's down reason is the deadline and nothing more is
-//!   ever written after the partial frame.
+//!   [`write_raw`](lanesim_target::layer::LayerConnection::write_raw) under
+//!   `tokio::time::timeout`. A write that misses `write_timeout` takes its
+//!   generation down ([`DownReason::WriteTimeout`]) before the unfinished
+//!   write is dropped, so the generation's down reason is the deadline and
+//!   nothing more is ever written after the partial frame.
 //! - **The writer lock** (`Peer::writer`, a `tokio::sync::Mutex`) serialises
 //!   every write to one node. The drain holds it across the down check, the
 //!   write and its account, so a check and the write it guards are not
@@ -723,5 +723,547 @@ impl Sender for NodeSender {
 
     fn stats(&self) -> Option<SenderStats> {
         Some(NodeSender::stats(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::any::Any;
+    use std::future::pending;
+    use std::io;
+    use std::time::Instant;
+
+    use lanesim_target::layer::LayerConnection;
+    use lanesim_target::node::{Connection, Down, NodeEvents, Up};
+
+    use super::*;
+
+    /// What a fake connection does with a write.
+    #[derive(Clone)]
+    enum Behaviour {
+        /// Writes at once.
+        Normal,
+        /// Fails (and goes down, as the real layer does).
+        Fail,
+        /// Never completes.
+        Wedge,
+        /// Waits until the flag is raised, then writes.
+        Gate(watch::Receiver<bool>),
+    }
+
+    struct FakeConn {
+        node: String,
+        generation: u64,
+        behaviour: Behaviour,
+        down: Mutex<Option<DownReason>>,
+        written: Mutex<Vec<Vec<u8>>>,
+        /// The thread each write completed on.
+        threads: Mutex<Vec<Option<String>>>,
+    }
+
+    impl FakeConn {
+        fn new(node: &str, generation: u64, behaviour: Behaviour) -> Arc<Self> {
+            Arc::new(Self {
+                node: node.to_owned(),
+                generation,
+                behaviour,
+                down: Mutex::new(None),
+                written: Mutex::new(Vec::new()),
+                threads: Mutex::new(Vec::new()),
+            })
+        }
+
+        fn written(&self) -> Vec<Vec<u8>> {
+            lock(&self.written).clone()
+        }
+
+        fn down_reason(&self) -> Option<DownReason> {
+            *lock(&self.down)
+        }
+    }
+
+    impl Connection for FakeConn {
+        fn node(&self) -> &str {
+            &self.node
+        }
+        fn generation(&self) -> u64 {
+            self.generation
+        }
+        fn is_down(&self) -> bool {
+            lock(&self.down).is_some()
+        }
+        fn local_addr(&self) -> &str {
+            "10.0.0.1:1"
+        }
+        fn peer_addr(&self) -> &str {
+            "10.0.0.2:2"
+        }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    impl LayerConnection for FakeConn {
+        fn write_raw<'a>(&'a self, frame: &'a [u8]) -> BoxFuture<'a, io::Result<()>> {
+            Box::pin(async move {
+                if self.is_down() {
+                    return Err(io::Error::other("connection is down"));
+                }
+                match &self.behaviour {
+                    Behaviour::Normal => {}
+                    Behaviour::Fail => {
+                        self.mark_down(DownReason::WriteError);
+                        return Err(io::Error::other("broken pipe"));
+                    }
+                    Behaviour::Wedge => pending::<()>().await,
+                    Behaviour::Gate(open) => {
+                        let mut open = open.clone();
+                        let _ = open.wait_for(|open| *open).await;
+                    }
+                }
+                lock(&self.written).push(frame.to_vec());
+                lock(&self.threads).push(std::thread::current().name().map(str::to_owned));
+                Ok(())
+            })
+        }
+
+        fn mark_down(&self, reason: DownReason) {
+            lock(&self.down).get_or_insert(reason);
+        }
+
+        fn as_connection(self: Arc<Self>) -> Arc<dyn Connection> {
+            self
+        }
+    }
+
+    #[derive(Default)]
+    struct FakeLayer {
+        live: Mutex<HashMap<String, Arc<FakeConn>>>,
+    }
+
+    impl FakeLayer {
+        fn set_live(&self, conn: &Arc<FakeConn>) {
+            lock(&self.live).insert(conn.node.clone(), Arc::clone(conn));
+        }
+    }
+
+    impl ConnectionLayer for FakeLayer {
+        fn get_connection(&self, node: &str) -> Option<LayerConn> {
+            lock(&self.live)
+                .get(node)
+                .map(|conn| Arc::clone(conn) as LayerConn)
+        }
+    }
+
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    enum Event {
+        Started(String, u64, SenderLane, Vec<u8>),
+        Finished(String, u64, SenderLane, Vec<u8>, WriteOutcome),
+        Skipped(String, u64, Vec<u8>),
+        ControlDiscarded(String, u64, Vec<u8>),
+        Unroutable(String, Vec<u8>),
+        DataDiscarded(String, Vec<u8>),
+    }
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<Event>>);
+
+    impl Recorder {
+        fn events(&self) -> Vec<Event> {
+            lock(&self.0).clone()
+        }
+
+        fn push(&self, event: Event) {
+            lock(&self.0).push(event);
+        }
+    }
+
+    impl NodeEvents for Recorder {
+        fn up(&self, _: Up<'_>) {}
+        fn down(&self, _: Down<'_>) {}
+        fn frame(&self, _: Generation<'_>, _: &[u8], _: &[u8]) {}
+
+        fn write_started(&self, to: Generation<'_>, lane: SenderLane, frame: &[u8]) {
+            self.push(Event::Started(
+                to.node.to_owned(),
+                to.generation,
+                lane,
+                frame.to_vec(),
+            ));
+        }
+        fn write_finished(
+            &self,
+            to: Generation<'_>,
+            lane: SenderLane,
+            frame: &[u8],
+            outcome: WriteOutcome,
+        ) {
+            self.push(Event::Finished(
+                to.node.to_owned(),
+                to.generation,
+                lane,
+                frame.to_vec(),
+                outcome,
+            ));
+        }
+        fn control_skipped(&self, pinned: Generation<'_>, frame: &[u8]) {
+            self.push(Event::Skipped(
+                pinned.node.to_owned(),
+                pinned.generation,
+                frame.to_vec(),
+            ));
+        }
+        fn control_discarded(&self, pinned: Generation<'_>, frame: &[u8]) {
+            self.push(Event::ControlDiscarded(
+                pinned.node.to_owned(),
+                pinned.generation,
+                frame.to_vec(),
+            ));
+        }
+        fn data_unroutable(&self, node: &str, frame: &[u8]) {
+            self.push(Event::Unroutable(node.to_owned(), frame.to_vec()));
+        }
+        fn data_discarded(&self, node: &str, frame: &[u8]) {
+            self.push(Event::DataDiscarded(node.to_owned(), frame.to_vec()));
+        }
+    }
+
+    struct Fixture {
+        layer: Arc<FakeLayer>,
+        recorder: Arc<Recorder>,
+        sender: NodeSender,
+    }
+
+    fn fixture_on(
+        runtime: &Runtime,
+        write_timeout: Duration,
+        data_capacity: usize,
+        control_capacity: usize,
+    ) -> Fixture {
+        let layer = Arc::new(FakeLayer::default());
+        let recorder = Arc::new(Recorder::default());
+        let sender = NodeSender::start(
+            Arc::clone(&layer) as Arc<dyn ConnectionLayer>,
+            runtime,
+            &SenderConfig {
+                write_timeout,
+                data_capacity,
+                control_capacity,
+            },
+            NodeReports::new(Arc::clone(&recorder) as Arc<dyn NodeEvents>),
+        )
+        .expect("the sender starts");
+        Fixture {
+            layer,
+            recorder,
+            sender,
+        }
+    }
+
+    fn fixture(write_timeout: Duration, data_capacity: usize, control_capacity: usize) -> Fixture {
+        fixture_on(
+            &Runtime::World(Handle::current()),
+            write_timeout,
+            data_capacity,
+            control_capacity,
+        )
+    }
+
+    fn frame(bytes: &[u8]) -> Arc<[u8]> {
+        Arc::from(bytes)
+    }
+
+    fn pinned(conn: &Arc<FakeConn>) -> LayerConn {
+        Arc::clone(conn) as LayerConn
+    }
+
+    /// Waits (real time, bounded) until `done` holds.
+    async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !done() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    #[tokio::test]
+    async fn data_is_written_in_order_to_the_live_generation() {
+        let f = fixture(SECOND, 16, 16);
+        let a1 = FakeConn::new("a", 1, Behaviour::Normal);
+        f.layer.set_live(&a1);
+        for i in 0..5u8 {
+            assert_eq!(f.sender.enqueue("a", frame(&[i])), DataOutcome::Queued);
+        }
+        eventually("five writes", || a1.written().len() == 5).await;
+        assert_eq!(a1.written(), (0..5u8).map(|i| vec![i]).collect::<Vec<_>>());
+        let stats = f.sender.stats();
+        assert_eq!((stats.data_queued, stats.data_written), (5, 5));
+    }
+
+    #[tokio::test]
+    async fn data_without_a_live_connection_is_unroutable() {
+        let f = fixture(SECOND, 16, 16);
+        assert_eq!(f.sender.enqueue("a", frame(b"x")), DataOutcome::Queued);
+        eventually("the unroutable report", || {
+            f.recorder.events() == vec![Event::Unroutable("a".into(), b"x".to_vec())]
+        })
+        .await;
+        assert_eq!(f.sender.stats().data_no_connection, 1);
+    }
+
+    #[tokio::test]
+    async fn a_control_is_written_only_to_its_pinned_generation() {
+        let f = fixture(SECOND, 16, 16);
+        let (gate_tx, gate) = watch::channel(false);
+        let a1 = FakeConn::new("a", 1, Behaviour::Gate(gate));
+        f.layer.set_live(&a1);
+        // The drain blocks in this write; meanwhile a redial replaces the
+        // generation, and a control pinned to the old one is queued.
+        assert_eq!(f.sender.enqueue("a", frame(b"d1")), DataOutcome::Queued);
+        eventually("the first write to start", || {
+            !f.recorder.events().is_empty()
+        })
+        .await;
+        let a2 = FakeConn::new("a", 2, Behaviour::Normal);
+        f.layer.set_live(&a2);
+        assert_eq!(
+            f.sender.enqueue_control(&pinned(&a1), frame(b"c1")),
+            ControlOutcome::Queued
+        );
+        assert_eq!(f.sender.enqueue("a", frame(b"d2")), DataOutcome::Queued);
+        gate_tx.send_replace(true);
+        eventually("all written", || {
+            a1.written().len() == 2 && a2.written().len() == 1
+        })
+        .await;
+        assert_eq!(a1.written(), vec![b"d1".to_vec(), b"c1".to_vec()]);
+        assert_eq!(a2.written(), vec![b"d2".to_vec()]);
+    }
+
+    #[tokio::test]
+    async fn a_control_pinned_to_a_down_generation_is_skipped() {
+        let f = fixture(SECOND, 16, 16);
+        let a1 = FakeConn::new("a", 1, Behaviour::Normal);
+        a1.mark_down(DownReason::PeerClosed);
+        assert_eq!(
+            f.sender.enqueue_control(&pinned(&a1), frame(b"c")),
+            ControlOutcome::Queued
+        );
+        eventually("the skip", || {
+            f.recorder.events() == vec![Event::Skipped("a".into(), 1, b"c".to_vec())]
+        })
+        .await;
+        assert!(a1.written().is_empty());
+        assert_eq!(f.sender.stats().control_skipped, 1);
+    }
+
+    #[tokio::test]
+    async fn a_wedged_write_times_out_and_takes_its_generation_down() {
+        let f = fixture(Duration::from_millis(50), 16, 16);
+        let a1 = FakeConn::new("a", 1, Behaviour::Wedge);
+        f.layer.set_live(&a1);
+        assert_eq!(
+            f.sender.enqueue_control(&pinned(&a1), frame(b"c1")),
+            ControlOutcome::Queued
+        );
+        assert_eq!(
+            f.sender.enqueue_control(&pinned(&a1), frame(b"c2")),
+            ControlOutcome::Queued
+        );
+        eventually("both controls' fates", || f.recorder.events().len() == 3).await;
+        assert_eq!(a1.down_reason(), Some(DownReason::WriteTimeout));
+        assert_eq!(
+            f.recorder.events(),
+            vec![
+                Event::Started("a".into(), 1, SenderLane::Control, b"c1".to_vec()),
+                Event::Finished(
+                    "a".into(),
+                    1,
+                    SenderLane::Control,
+                    b"c1".to_vec(),
+                    WriteOutcome::TimedOut
+                ),
+                Event::Skipped("a".into(), 1, b"c2".to_vec()),
+            ]
+        );
+        let stats = f.sender.stats();
+        assert_eq!((stats.control_failed, stats.control_skipped), (1, 1));
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_leaves_its_generation_down() {
+        let f = fixture(SECOND, 16, 16);
+        let a1 = FakeConn::new("a", 1, Behaviour::Fail);
+        f.layer.set_live(&a1);
+        assert_eq!(f.sender.enqueue("a", frame(b"d")), DataOutcome::Queued);
+        eventually("the failed write", || f.sender.stats().data_failed == 1).await;
+        assert_eq!(a1.down_reason(), Some(DownReason::WriteError));
+    }
+
+    #[tokio::test]
+    async fn writes_to_one_wedged_node_do_not_stall_another() {
+        let f = fixture(SECOND * 10, 16, 16);
+        let a1 = FakeConn::new("a", 1, Behaviour::Wedge);
+        let b1 = FakeConn::new("b", 1, Behaviour::Normal);
+        f.layer.set_live(&a1);
+        f.layer.set_live(&b1);
+        assert_eq!(f.sender.enqueue("a", frame(b"a")), DataOutcome::Queued);
+        assert_eq!(f.sender.enqueue("b", frame(b"b")), DataOutcome::Queued);
+        eventually("b's write", || b1.written().len() == 1).await;
+    }
+
+    #[tokio::test]
+    async fn full_lanes_refuse_and_an_overflowed_control_takes_its_generation_down() {
+        let f = fixture(SECOND * 10, 1, 1);
+        let (_gate_tx, gate) = watch::channel(false);
+        let a1 = FakeConn::new("a", 1, Behaviour::Gate(gate));
+        f.layer.set_live(&a1);
+        // The first frame is taken off the queue and blocks in its write:
+        // it no longer counts against the capacity.
+        assert_eq!(f.sender.enqueue("a", frame(b"d1")), DataOutcome::Queued);
+        eventually("the first write to start", || {
+            !f.recorder.events().is_empty()
+        })
+        .await;
+        assert_eq!(f.sender.enqueue("a", frame(b"d2")), DataOutcome::Queued);
+        assert_eq!(
+            f.sender.enqueue("a", frame(b"d3")),
+            DataOutcome::DroppedFull
+        );
+        assert_eq!(
+            f.sender.enqueue_control(&pinned(&a1), frame(b"c1")),
+            ControlOutcome::Queued
+        );
+        assert!(!a1.is_down());
+        assert_eq!(
+            f.sender.enqueue_control(&pinned(&a1), frame(b"c2")),
+            ControlOutcome::Overflow
+        );
+        assert_eq!(a1.down_reason(), Some(DownReason::ControlOverflow));
+    }
+
+    #[tokio::test]
+    async fn shutdown_finishes_the_write_in_flight_and_discards_the_rest() {
+        let f = fixture(SECOND * 10, 16, 16);
+        let (gate_tx, gate) = watch::channel(false);
+        let a1 = FakeConn::new("a", 1, Behaviour::Gate(gate));
+        f.layer.set_live(&a1);
+        assert_eq!(f.sender.enqueue("a", frame(b"d1")), DataOutcome::Queued);
+        eventually("the first write to start", || {
+            !f.recorder.events().is_empty()
+        })
+        .await;
+        assert_eq!(
+            f.sender.enqueue_control(&pinned(&a1), frame(b"c1")),
+            ControlOutcome::Queued
+        );
+        assert_eq!(f.sender.enqueue("a", frame(b"d2")), DataOutcome::Queued);
+
+        f.sender.shutdown();
+        assert_eq!(
+            f.sender.enqueue("a", frame(b"d3")),
+            DataOutcome::DroppedClosed
+        );
+        assert_eq!(
+            f.sender.enqueue("b", frame(b"d4")),
+            DataOutcome::DroppedClosed
+        );
+        assert_eq!(
+            f.sender.enqueue_control(&pinned(&a1), frame(b"c2")),
+            ControlOutcome::Closed
+        );
+        gate_tx.send_replace(true);
+        eventually("the discards", || f.recorder.events().len() == 4).await;
+        assert_eq!(a1.written(), vec![b"d1".to_vec()]);
+        assert_eq!(a1.down_reason(), Some(DownReason::ManualDisconnect));
+        assert_eq!(
+            f.recorder.events()[1..],
+            [
+                Event::Finished(
+                    "a".into(),
+                    1,
+                    SenderLane::Data,
+                    b"d1".to_vec(),
+                    WriteOutcome::Written
+                ),
+                Event::ControlDiscarded("a".into(), 1, b"c1".to_vec()),
+                Event::DataDiscarded("a".into(), b"d2".to_vec()),
+            ]
+        );
+        let stats = f.sender.stats();
+        assert_eq!(
+            stats,
+            SenderStats {
+                data_queued: 2,
+                data_written: 1,
+                data_discarded: 1,
+                control_queued: 1,
+                control_discarded: 1,
+                ..SenderStats::default()
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn controls_go_before_queued_data_and_each_lane_keeps_its_order() {
+        let f = fixture(SECOND, 16, 16);
+        let (gate_tx, gate) = watch::channel(false);
+        let a1 = FakeConn::new("a", 1, Behaviour::Gate(gate));
+        f.layer.set_live(&a1);
+        assert_eq!(f.sender.enqueue("a", frame(b"d0")), DataOutcome::Queued);
+        eventually("the first write to start", || {
+            !f.recorder.events().is_empty()
+        })
+        .await;
+        for (data, control) in [(b"d1", b"c1"), (b"d2", b"c2")] {
+            assert_eq!(f.sender.enqueue("a", frame(data)), DataOutcome::Queued);
+            assert_eq!(
+                f.sender.enqueue_control(&pinned(&a1), frame(control)),
+                ControlOutcome::Queued
+            );
+        }
+        gate_tx.send_replace(true);
+        eventually("all written", || a1.written().len() == 5).await;
+        let expected: Vec<Vec<u8>> = [b"d0", b"c1", b"c2", b"d1", b"d2"]
+            .iter()
+            .map(|frame| frame.to_vec())
+            .collect();
+        assert_eq!(a1.written(), expected);
+    }
+
+    #[tokio::test]
+    async fn an_own_runtime_runs_the_drains_on_its_named_thread() {
+        let f = fixture_on(
+            &Runtime::Own {
+                thread_name: "layer-sender-test".into(),
+                world: Handle::current(),
+            },
+            SECOND,
+            16,
+            16,
+        );
+        let a1 = FakeConn::new("a", 1, Behaviour::Normal);
+        f.layer.set_live(&a1);
+        assert_eq!(f.sender.enqueue("a", frame(b"d")), DataOutcome::Queued);
+        eventually("the write", || a1.written().len() == 1).await;
+        assert_eq!(
+            *lock(&a1.threads),
+            vec![Some("layer-sender-test".to_owned())]
+        );
+        // Dropping the sender shuts it down: its drain ends, then its
+        // thread, which drops the runtime and the last hold on the layer.
+        drop(f.sender);
+        eventually("the sender's thread to end", || {
+            Arc::strong_count(&f.layer) == 1
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn the_target_reports_the_drain_and_stats() {
+        let capabilities = LayerSenderTarget.capabilities();
+        assert!(capabilities.drain && capabilities.stats);
     }
 }
