@@ -1,4 +1,4 @@
-//! Two implementations written apart from lanesim's own, the way an engineer
+//! Implementations written apart from lanesim's own, the way an engineer
 //! would write them without its design in front of them, and tested by
 //! lanesim only through its public target API (`lanesim_target`):
 //!
@@ -8,12 +8,16 @@
 //! - [`select_lanes`]: another per-key router, one task per key whose idle
 //!   wait is a `tokio::select!` between its channel and an idle timer; an
 //!   idle lane reaps itself ([`SelectTargets`]).
+//! - [`layer_sender`]: a sender alone, over a connection layer it is given:
+//!   one queue and drain task per destination node, writes serialised by a
+//!   per-node writer lock ([`LayerSenderTargets`]).
 //!
 //! Nothing is planted in them: what the testbed finds in them is the
 //! result (docs/examples.md).
 
 mod handshake;
 pub mod lanes;
+pub mod layer_sender;
 pub mod node;
 pub mod select_lanes;
 
@@ -46,5 +50,23 @@ impl lanesim_target::Targets for SelectTargets {
 
     fn lanes(&self) -> Option<&dyn lanesim_target::lanes::LanesTarget> {
         Some(&select_lanes::SelectLanes)
+    }
+}
+
+/// The layer sender, run over lanesim's connection layer as the node.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LayerSenderTargets;
+
+impl lanesim_target::Targets for LayerSenderTargets {
+    fn name(&self) -> &str {
+        "layer-sender"
+    }
+
+    fn node(&self) -> Option<&dyn lanesim_target::node::NodeTarget> {
+        None
+    }
+
+    fn sender(&self) -> Option<&dyn lanesim_target::layer::SenderTarget> {
+        Some(&layer_sender::LayerSenderTarget)
     }
 }
