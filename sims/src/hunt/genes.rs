@@ -99,6 +99,8 @@ fn lanes_genes(p: &LanesParams) -> Vec<Gene> {
         gene("preempt_ppm", ppm(p.preempt.chance), 0, PPM),
         gene("preempt_for.max_us", us(p.preempt.sleep.1), 0, PREEMPT_US),
         gene("preempt_for.min_us", us(p.preempt.sleep.0), 0, PREEMPT_US),
+        gene("shuffle_ppm", ppm(p.explore.shuffle), 0, PPM),
+        gene("preempt_awaits_ppm", ppm(p.explore.awaits), 0, PPM),
     ]
 }
 
@@ -131,12 +133,16 @@ fn set_lanes(p: &mut LanesParams, index: usize, v: u64) {
         19 => p.preempt.chance = chance,
         20 => hi(&mut p.preempt.sleep, d),
         21 => lo(&mut p.preempt.sleep, d),
+        22 => p.explore.shuffle = chance,
+        23 => p.explore.awaits = chance,
         _ => unreachable!("a lanes gene index"),
     }
+    // A held task waits as long as a preempted point sleeps.
+    p.explore.hold = p.preempt.sleep;
 }
 
 /// The mesh's genes before the per-fault ones.
-const MESH_GENES: usize = 9;
+const MESH_GENES: usize = 13;
 
 fn mesh_genes(p: &MeshParams) -> Vec<Gene> {
     let mut genes = vec![
@@ -159,6 +165,10 @@ fn mesh_genes(p: &MeshParams) -> Vec<Gene> {
             M_REDIAL_MS.1,
         ),
         gene("data", p.data, 0, M_DATA),
+        gene("shuffle_ppm", ppm(p.explore.shuffle), 0, PPM),
+        gene("preempt_awaits_ppm", ppm(p.explore.awaits), 0, PPM),
+        gene("preempt_for.max_us", us(p.explore.hold.1), 0, PREEMPT_US),
+        gene("preempt_for.min_us", us(p.explore.hold.0), 0, PREEMPT_US),
     ];
     debug_assert_eq!(genes.len(), MESH_GENES);
     for fault in &p.faults {
@@ -225,6 +235,10 @@ fn set_mesh(p: &mut MeshParams, index: usize, v: u64) {
         6 => p.connect_timeout = d,
         7 => p.redial_after = d,
         8 => p.data = v,
+        9 => p.explore.shuffle = v as f64 / 1e6,
+        10 => p.explore.awaits = v as f64 / 1e6,
+        11 => hi(&mut p.explore.hold, Duration::from_micros(v)),
+        12 => lo(&mut p.explore.hold, Duration::from_micros(v)),
         _ => {
             let heartbeat = p.heartbeat;
             let fault = &mut p.faults[(index - MESH_GENES) / 2];
@@ -239,7 +253,7 @@ fn set_mesh(p: &mut MeshParams, index: usize, v: u64) {
 }
 
 /// The sender's genes before the per-fault ones.
-const SENDER_GENES: usize = 16;
+const SENDER_GENES: usize = 18;
 
 fn sender_genes(p: &SenderParams) -> Vec<Gene> {
     let mut genes = vec![
@@ -274,6 +288,8 @@ fn sender_genes(p: &SenderParams) -> Vec<Gene> {
         gene("preempt_ppm", ppm(p.preempt.chance), 0, PPM),
         gene("preempt_for.max_us", us(p.preempt.sleep.1), 0, PREEMPT_US),
         gene("preempt_for.min_us", us(p.preempt.sleep.0), 0, PREEMPT_US),
+        gene("shuffle_ppm", ppm(p.explore.shuffle), 0, PPM),
+        gene("preempt_awaits_ppm", ppm(p.explore.awaits), 0, PPM),
     ];
     debug_assert_eq!(genes.len(), SENDER_GENES);
     for fault in &p.faults {
@@ -322,6 +338,8 @@ fn set_sender(p: &mut SenderParams, index: usize, v: u64) {
         13 => p.preempt.chance = v as f64 / 1e6,
         14 => hi(&mut p.preempt.sleep, d),
         15 => lo(&mut p.preempt.sleep, d),
+        16 => p.explore.shuffle = v as f64 / 1e6,
+        17 => p.explore.awaits = v as f64 / 1e6,
         _ => {
             let fault = &mut p.faults[(index - SENDER_GENES) / 2];
             // Faults keep their places while shrinking (so a gene index
@@ -334,6 +352,8 @@ fn set_sender(p: &mut SenderParams, index: usize, v: u64) {
         }
     }
     clamp_faults(p);
+    // A held task waits as long as a preempted point sleeps.
+    p.explore.hold = p.preempt.sleep;
 }
 
 /// The knobs of `params`, in shrink order (counts first, then times).
