@@ -103,11 +103,27 @@ pub enum PlantedBug {
     /// deadline, holds its stream and its share of the budget for as long
     /// as it likes. Caught by M9 (mesh world, `trickle`).
     FrameDeadlinePerRead,
+    /// #19: a lane's idle wait is an un-`biased` `select!` between its
+    /// queue and the TTL's sleep, and the sleep's arm ends the lane once
+    /// the router is gone, without looking at the queue again (velo's idle
+    /// loop). Symptom: when the sleep and an item are ready at one poll
+    /// and the router has been dropped, the select may take the sleep and
+    /// the admitted item is never handled. No preemption point reaches it
+    /// (there is no await between the choice and the exit): the seeded
+    /// `select!` order and held tasks do. Caught by L2 (lanes world,
+    /// exploring).
+    IdleSelectUnbiased,
+    /// #20: a write looks at the connection's down flag before it waits
+    /// for the writer lock, and neither the wait nor the lock's holder
+    /// looks again. Symptom: a write queued behind another (a keepalive, a
+    /// write that times out) goes out on a generation that went down while
+    /// it waited. Caught by DC-2 (sender world).
+    DownCheckedBeforeLock,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 19] = [
+    pub const ALL: [PlantedBug; 21] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -127,6 +143,8 @@ impl PlantedBug {
         Self::BudgetRefusesTheNewest,
         Self::DeadlineRestartsAfterLock,
         Self::FrameDeadlinePerRead,
+        Self::IdleSelectUnbiased,
+        Self::DownCheckedBeforeLock,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -152,6 +170,8 @@ impl PlantedBug {
             Self::BudgetRefusesTheNewest => "budget-refuses-the-newest",
             Self::DeadlineRestartsAfterLock => "deadline-restarts-after-lock",
             Self::FrameDeadlinePerRead => "frame-deadline-per-read",
+            Self::IdleSelectUnbiased => "idle-select-unbiased",
+            Self::DownCheckedBeforeLock => "down-checked-before-lock",
         }
     }
 
@@ -178,6 +198,8 @@ impl PlantedBug {
             Self::BudgetRefusesTheNewest => "16",
             Self::DeadlineRestartsAfterLock => "17",
             Self::FrameDeadlinePerRead => "18",
+            Self::IdleSelectUnbiased => "19",
+            Self::DownCheckedBeforeLock => "20",
         }
     }
 

@@ -259,7 +259,14 @@ impl DistConnection {
             )
         };
         let started = Instant::now();
+        let checked_before = self.planted.has(PlantedBug::DownCheckedBeforeLock);
+        if checked_before && self.is_down() {
+            return Err(aborted());
+        }
         let lock = async {
+            if checked_before {
+                return Some(self.writer.lock().await);
+            }
             tokio::select! {
                 biased;
                 () = self.down_notified() => None,
@@ -273,7 +280,7 @@ impl DistConnection {
         };
         // Checked under the lock: the flag may have flipped while we waited.
         let writer = match writer.as_mut() {
-            Some(writer) if !self.is_down() => writer,
+            Some(writer) if checked_before || !self.is_down() => writer,
             _ => {
                 mark(Mark::WriteRefusedDown);
                 return Err(io::Error::new(
@@ -288,6 +295,13 @@ impl DistConnection {
         // it drops before the writer lock, declared above, is released.
         let cut = CutWrite(Some(self));
         let write = async {
+            if checked_before {
+                let written = async {
+                    writer.write_all(frame).await?;
+                    writer.flush().await
+                };
+                return Some(written.await);
+            }
             tokio::select! {
                 biased;
                 () = self.down_notified() => None,

@@ -13,7 +13,7 @@ use crate::planted::PlantedBug;
 use crate::shim::probe::{mark, preempt_point, Mark, Point};
 use crate::shim::rt::{consume_budget, retry_hint};
 use crate::shim::sync::{Arc, Ordering, Weak};
-use crate::shim::time::timeout;
+use crate::shim::time::{race_sleep, timeout};
 
 /// A lane task not yet started. The guard exists from creation, so even a
 /// task dropped before its first poll (its runtime already shut down) removes
@@ -149,9 +149,16 @@ async fn next<K, T>(rx: &Receiver<T>, batch: &mut VecDeque<T>, ctx: &LaneContext
                 Taken::Closed => return Next::Closed,
                 Taken::Empty => {}
             }
-            match timeout(ttl, rx.wait_into(batch)).await {
-                Ok(taken) => taken,
-                Err(_elapsed) => return Next::Idle,
+            let waited = if ctx.planted.has(PlantedBug::IdleSelectUnbiased) {
+                race_sleep(ttl, rx.wait_into(batch)).await
+            } else {
+                // `timeout` polls the wait before its timer: an item ready
+                // when the TTL passes is always taken.
+                timeout(ttl, rx.wait_into(batch)).await.ok()
+            };
+            match waited {
+                Some(taken) => taken,
+                None => return Next::Idle,
             }
         }
         // No timer to keep off the path: waiting looks first anyway.
@@ -194,7 +201,7 @@ impl<K: Eq + Hash, T, S: BuildHasher + Clone> ExitGuard<K, T, S> {
         // found it, `route_vs_idle_reap_*` pins it.)
         let Some(lanes) = self.lanes.upgrade() else {
             mark(Mark::ReapAfterRouterGone);
-            return false;
+            return self.ctx.planted.has(PlantedBug::IdleSelectUnbiased);
         };
         let reaped = lanes.remove_if(&self.key, |lane| {
             self.owns(lane) && lane.state().pending.load(Ordering::Acquire) == 0

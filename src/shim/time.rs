@@ -15,6 +15,33 @@ pub(crate) use tokio::time::{sleep, timeout, Instant};
 #[cfg(any(loom, shuttle))]
 pub(crate) use loom_time::{sleep, timeout, Instant};
 
+/// `future`'s output, or `None` once `after` passes: an un-`biased`
+/// `select!` between the two, so when both are ready at one poll either may
+/// win (tokio draws the order; a world seeds it). Only planted bug #19
+/// waits this way. Under a model checker it is [`timeout`].
+#[cfg(not(any(loom, shuttle)))]
+pub(crate) async fn race_sleep<F: std::future::Future>(
+    after: Duration,
+    future: F,
+) -> Option<F::Output> {
+    tokio::select! {
+        output = future => Some(output),
+        () = sleep(after) => None,
+    }
+}
+
+/// `future`'s output, or `None` once `after` passes: an un-`biased`
+/// `select!` between the two, so when both are ready at one poll either may
+/// win (tokio draws the order; a world seeds it). Only planted bug #19
+/// waits this way. Under a model checker it is [`timeout`].
+#[cfg(any(loom, shuttle))]
+pub(crate) async fn race_sleep<F: std::future::Future>(
+    after: Duration,
+    future: F,
+) -> Option<F::Output> {
+    timeout(after, future).await.ok()
+}
+
 #[cfg(any(loom, shuttle))]
 mod loom_time {
     use std::future::Future;

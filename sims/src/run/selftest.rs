@@ -19,7 +19,7 @@ use crate::targets::Subject;
 /// guard runs, within a simulated run's reach). The rest have no `.await`
 /// and no preemption point in their window (loom, shuttle) or exist only in
 /// real mode (#9, pinned by a real-runtime test).
-pub const TURMOIL_LAYER: [PlantedBug; 15] = [
+pub const TURMOIL_LAYER: [PlantedBug; 17] = [
     PlantedBug::PendingDecrementedAtDequeue,
     PlantedBug::ReapWithoutIdentityCheck,
     PlantedBug::NoExitGuard,
@@ -35,6 +35,8 @@ pub const TURMOIL_LAYER: [PlantedBug; 15] = [
     PlantedBug::BudgetRefusesTheNewest,
     PlantedBug::DeadlineRestartsAfterLock,
     PlantedBug::FrameDeadlinePerRead,
+    PlantedBug::IdleSelectUnbiased,
+    PlantedBug::DownCheckedBeforeLock,
 ];
 
 /// The contracts the catalogue says catch `bug`: only a violation of one
@@ -63,6 +65,8 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         PlantedBug::BudgetRefusesTheNewest => &[Contract::M9],
         PlantedBug::DeadlineRestartsAfterLock => &[Contract::S2],
         PlantedBug::FrameDeadlinePerRead => &[Contract::M9],
+        PlantedBug::IdleSelectUnbiased => &[Contract::L2],
+        PlantedBug::DownCheckedBeforeLock => &[Contract::Dc2],
     }
 }
 
