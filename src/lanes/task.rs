@@ -10,10 +10,10 @@ use super::lane::{Lane, LaneContext, LaneMap, LaneState};
 use super::observer::{LaneExit, LaneId};
 use super::queue::{Receiver, Taken};
 use crate::planted::PlantedBug;
-use crate::shim::probe::{mark, preempt_point, Mark, Point};
+use crate::shim::probe::{self, mark, preempt_point, Mark, Point};
 use crate::shim::rt::{consume_budget, retry_hint};
 use crate::shim::sync::{Arc, Ordering, Weak};
-use crate::shim::time::{race_sleep, timeout};
+use crate::shim::time::{race_sleep, timeout, Instant};
 
 /// A lane task not yet started. The guard exists from creation, so even a
 /// task dropped before its first poll (its runtime already shut down) removes
@@ -149,6 +149,8 @@ async fn next<K, T>(rx: &Receiver<T>, batch: &mut VecDeque<T>, ctx: &LaneContext
                 Taken::Closed => return Next::Closed,
                 Taken::Empty => {}
             }
+            // Read only when marks are on: no clock read in production.
+            let due = probe::ENABLED.then(|| Instant::now() + ttl);
             let waited = if ctx.planted.has(PlantedBug::IdleSelectUnbiased) {
                 race_sleep(ttl, rx.wait_into(batch)).await
             } else {
@@ -156,6 +158,9 @@ async fn next<K, T>(rx: &Receiver<T>, batch: &mut VecDeque<T>, ctx: &LaneContext
                 // when the TTL passes is always taken.
                 timeout(ttl, rx.wait_into(batch)).await.ok()
             };
+            if matches!(waited, Some(Taken::Some)) && due.is_some_and(|due| Instant::now() >= due) {
+                mark(Mark::IdleWaitRaced);
+            }
             match waited {
                 Some(taken) => taken,
                 None => return Next::Idle,

@@ -75,6 +75,10 @@ named! {
         /// A lane's idle timeout fired after the router was dropped: it
         /// drains to the disconnect instead of exiting.
         ReapAfterRouterGone => "reap_after_router_gone",
+        /// A lane's idle wait took an item when its TTL had already passed:
+        /// the item and the timer were due at one poll (the choice an
+        /// un-`biased` idle `select!` gets wrong).
+        IdleWaitRaced => "idle_wait_raced",
         /// A lane task unwound (the raw router does not catch panics).
         LaneExitPanicked => "lane_exit_panicked",
         /// A lane task was dropped unfinished.
@@ -207,6 +211,7 @@ pub const LANES_SITES: Sites = Sites {
         Mark::ReapDeclined.name(),
         Mark::ReapWon.name(),
         Mark::ReapAfterRouterGone.name(),
+        Mark::IdleWaitRaced.name(),
         Mark::LaneExitPanicked.name(),
         Mark::LaneExitCancelled.name(),
         Mark::RouterDroppedWithLiveLanes.name(),
