@@ -12,7 +12,7 @@ use lanesim_sims::event::{Event, Exit, Record};
 use lanesim_sims::scenario::Contract;
 use support::{
     assert_clean, assert_holds, assert_only, assert_violates, assert_violates_exactly, citing,
-    find, insert_after, insert_before, is, remove, remove_all, replace, the,
+    find, insert_after, insert_before, insert_in_time, is, remove, remove_all, replace, the,
 };
 
 const ALL: [Contract; 6] = [
@@ -528,5 +528,49 @@ fn l5_detects_a_lane_closed_by_a_drop_that_never_happened() {
         &finished(),
         Contract::L5,
         &[&creation(&log, 1), &ended],
+    );
+}
+
+/// The scheduler may hold a task back for virtual time (`Event::TaskHeld`,
+/// `preempt_awaits`): a reap that came late by no more than the holds in
+/// its window (each counted to the next timer boundary) is on time; a hold
+/// outside the window, or one too short, excuses nothing.
+#[test]
+fn l5_allows_for_the_time_tasks_were_held() {
+    // Idle since 3 ms, TTL 10 ms + 1 ms slack: due by 14 ms, reaped at 19.
+    let (late, reaped) = lane_ends(19, Exit::Reaped);
+    let held = |ms: u64, held_ms: u64| {
+        support::record(
+            lanesim_sims::explore::HOST,
+            ms,
+            Event::TaskHeld {
+                held_us: held_ms * 1_000,
+            },
+        )
+    };
+
+    // Held 5 ms at 5 ms (counted 6 ms): due by 20 ms.
+    let mut excused = late.clone();
+    insert_in_time(&mut excused, held(5, 5));
+    assert_holds(&excused, &finished(), Contract::L5);
+
+    // Held 2 ms (counted 3): due by 17 ms, still late.
+    let mut short = late.clone();
+    insert_in_time(&mut short, held(5, 2));
+    assert_violates_exactly(
+        &short,
+        &finished(),
+        Contract::L5,
+        &[&creation(&short, 1), &end_of(&short, 11), &reaped],
+    );
+
+    // Held 5 ms, but after the reap: outside the window.
+    let mut after = late.clone();
+    insert_in_time(&mut after, held(25, 5));
+    assert_violates_exactly(
+        &after,
+        &finished(),
+        Contract::L5,
+        &[&creation(&after, 1), &end_of(&after, 11), &reaped],
     );
 }

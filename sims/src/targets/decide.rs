@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use super::Subject;
 use crate::check::Reported;
 use crate::coverage::{CoverMark, WorldMark};
+use crate::explore::tokio_explores;
 use crate::scenario::{Contract, Policy, Scenario, WorldKind};
 
 /// A contract or mark the target cannot support, and why.
@@ -124,6 +125,17 @@ fn node_contracts(caps: &NodeCapabilities, scenario: &Scenario) -> Vec<NotDecide
     out
 }
 
+/// The world marks only lanesim's tokio (the scheduler that asks an
+/// explorer) makes; with stock tokio no run can reach them.
+const EXPLORATION_MARKS: &[WorldMark] = &[
+    WorldMark::ScheduleShuffled,
+    WorldMark::AwaitPreempted,
+    WorldMark::TaskHeld,
+];
+
+/// Why exploration marks are not decided in a build with stock tokio.
+pub const STOCK_TOKIO: &str = "this build's tokio is stock tokio, which explores nothing: the crate needs lanesim's `[patch.crates-io] tokio` line (README, \"Your implementation\")";
+
 /// The world marks only a lifecycle report makes.
 const LIFECYCLE_MARKS: &[WorldMark] = &[
     WorldMark::LaneRebuiltAfterReap,
@@ -190,6 +202,12 @@ impl Subject {
                     CoverMark::World(mark) if !lifecycle && LIFECYCLE_MARKS.contains(&mark) => {
                         "the world sees lanes come and go only in lifecycle reports (LanesCapabilities::lifecycle)"
                     }
+                    CoverMark::World(mark)
+                        if EXPLORATION_MARKS.contains(&mark) && !tokio_explores() =>
+                    {
+                        STOCK_TOKIO
+                    }
+                    CoverMark::Task(..) if !tokio_explores() => STOCK_TOKIO,
                     CoverMark::Code(_)
                     | CoverMark::Preempted(_)
                     | CoverMark::World(_)
