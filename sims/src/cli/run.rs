@@ -78,6 +78,9 @@ pub(super) fn run(args: &RunArgs, base: &Subject) -> Result<Outcome, String> {
     }
     let scenarios = load_all(&args.paths)?;
     sweep_memory(&scenarios, args.jobs)?;
+    if !crate::explore::tokio_explores() && scenarios.iter().any(Scenario::explores) {
+        announce(args.format, report::STOCK_TOKIO_NOTE);
+    }
     let plan = Plan {
         scenarios: &scenarios,
         seeds: args.seeds,

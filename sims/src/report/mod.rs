@@ -374,6 +374,10 @@ pub fn stream_run(result: &RunResult, subject: &Subject) {
     outln!("{}", sweep::jsonl(result, subject));
 }
 
+/// Said when a scenario asks for scheduling exploration in a build whose
+/// tokio cannot explore.
+pub const STOCK_TOKIO_NOTE: &str = "note: this build's tokio is stock tokio: `shuffle` and `preempt_awaits` do nothing and an un-`biased` select! is not seeded (runs may not replay); add lanesim's `[patch.crates-io] tokio` line to the crate's Cargo.toml (docs/your-implementation.md, \"Set up\")";
+
 /// What every real-mode output says first.
 pub const REAL_NOTE: &str = "note: real mode is not deterministic: the seed fixes the parameters and the workload's choices, real scheduling decides the rest; a real run cannot be replayed, and event-log hashes differ from run to run";
 

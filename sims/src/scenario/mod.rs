@@ -105,6 +105,24 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 impl Scenario {
+    /// Whether its file asks the scheduler to explore (`shuffle` or
+    /// `preempt_awaits` above zero in some seed).
+    #[must_use]
+    pub fn explores(&self) -> bool {
+        let file = &self.file;
+        let knobs = [
+            file.lanes.as_ref().map(|s| (&s.shuffle, &s.preempt_awaits)),
+            file.sender.as_ref().map(|s| (&s.shuffle, &s.preempt_awaits)),
+            file.mesh.as_ref().map(|s| (&s.shuffle, &s.preempt_awaits)),
+        ];
+        knobs.into_iter().flatten().any(|(shuffle, awaits)| {
+            [shuffle, awaits]
+                .into_iter()
+                .flatten()
+                .any(|knob| knob.bounds().1 > 0.0)
+        })
+    }
+
     /// The most bytes of frames one run of it may allocate (sender
     /// scenarios; 0 for the others, whose runs allocate little).
     #[must_use]
