@@ -36,6 +36,7 @@
 //! Dependencies point one way: `cli` → `report` → `hunt` → `run` → `world`, `check`
 //! → `event`, `coverage`, `scenario` → `rng`.
 
+pub mod chase;
 pub mod check;
 pub mod cli;
 pub mod coverage;

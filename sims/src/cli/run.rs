@@ -11,6 +11,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::inputs::{load_all, read_bounded, refuse_bad_for_real};
 use super::setup::{init_tracing, subject};
+use crate::chase;
+use crate::hunt::shrink::Expect;
 use crate::real;
 use crate::report::{self, announce, Format, Outcome, Shown};
 use crate::run::sweep::{self, Plan, Shard, SweepReport, Tally, Watch};
@@ -131,6 +133,9 @@ pub(super) fn run(args: &RunArgs, base: &Subject) -> Result<Outcome, String> {
     })
 }
 
+/// Where a chase writes the simulated repro it shrank.
+pub(super) const CHASED: &str = "target/lanesim/chased";
+
 /// Seeds `run --real` takes from a scenario given none: its first three.
 const REAL_DEFAULT_SEEDS: u64 = 3;
 
@@ -181,6 +186,20 @@ fn run_real(args: &RunArgs, subject: &Subject) -> Result<Outcome, String> {
             }
             let outcome = real::execute_real(scenario, seed, subject);
             report::real_run(&outcome);
+            if let real::RealOutcome::Ran(ran) = &outcome {
+                if let Some(expect) = Expect::of(&ran.result) {
+                    let out = Path::new(CHASED);
+                    let chase = chase::chase(
+                        scenario,
+                        seed,
+                        expect,
+                        subject,
+                        chase::Budget::default(),
+                        out,
+                    );
+                    report::chased(&chase, subject);
+                }
+            }
             runs.push(outcome);
         }
     }

@@ -9,10 +9,14 @@ use std::path::PathBuf;
 use lanesim::planted::{PlantedBug, CATALOGUE};
 
 use super::inputs::{load_all, refuse_bad_for_real};
+use crate::chase;
+use crate::hunt::shrink::Expect;
 use crate::real;
 use crate::report::{self, announce, Format, Outcome};
 use crate::run;
 use crate::run::selftest::{self, catalogue_contracts};
+use crate::run::Verdict;
+use crate::scenario::Contract;
 use crate::scenario::SeedRange;
 use crate::targets::Subject;
 
@@ -81,7 +85,38 @@ pub(super) fn fidelity(
             Format::Human,
             &format!("{}: seeds {seeds}, simulated and real", scenario.name),
         );
-        found.push(real::fidelity(scenario, seeds, subject));
+        let fidelity = real::fidelity(scenario, seeds, subject);
+        // A seed that fails only for real is chased into the simulation.
+        for seed in fidelity
+            .seeds
+            .iter()
+            .filter(|s| s.simulated == Verdict::Pass)
+        {
+            let expect = match seed.real {
+                Some(Verdict::Violated) => seed.broken.1.first().and_then(|id| {
+                    Contract::ALL
+                        .into_iter()
+                        .find(|c| c.id() == id)
+                        .map(Expect::Violates)
+                }),
+                Some(Verdict::Liveness) => Some(Expect::Liveness),
+                Some(Verdict::Crash) => Some(Expect::Crash),
+                Some(Verdict::Pass) | None => None,
+            };
+            if let Some(expect) = expect {
+                let out = std::path::Path::new(super::run::CHASED);
+                let chase = chase::chase(
+                    scenario,
+                    seed.seed,
+                    expect,
+                    subject,
+                    chase::Budget::default(),
+                    out,
+                );
+                report::chased(&chase, subject);
+            }
+        }
+        found.push(fidelity);
     }
     Ok(Outcome::Fidelity(found))
 }

@@ -387,6 +387,13 @@ pub fn real_run(outcome: &RealOutcome) {
     out!("{}", text::real_lines(outcome));
 }
 
+/// A real-mode failure chased into the simulation (`chase`): whether the
+/// simulation fails the same seed too, and if not ("real only") the
+/// simulated repro found, or what was tried.
+pub fn chased(chase: &crate::chase::Chase, subject: &Subject) {
+    out!("{}", text::chase_lines(chase, subject));
+}
+
 /// The one place outcomes are printed.
 pub fn print(outcome: &Outcome) {
     match outcome {

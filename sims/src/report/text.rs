@@ -734,3 +734,61 @@ pub(super) fn audit_note(target: Option<&str>) -> String {
         None => "note: lanesim's own components did not replay: a bug in the testbed or in them (the seed and event above reproduce it)".to_string(),
     }
 }
+
+/// A chase's report ([`super::chased`]).
+#[must_use]
+pub fn chase_lines(chase: &crate::chase::Chase, subject: &Subject) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let what = chase.expect.label();
+    let simulated_too = chase.tried.len() == 1 && chase.caught.is_some();
+    if simulated_too {
+        let _ = writeln!(
+            out,
+            "  the simulation fails seed {} of {} the same way ({what})",
+            chase.seed, chase.scenario
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  {} {what} on seed {} of {}: the simulation passes that seed; chasing it in simulation with scheduling exploration on",
+            super::paint("REAL ONLY", super::Tone::Bad),
+            chase.seed,
+            chase.scenario
+        );
+        for tried in &chase.tried {
+            let _ = writeln!(out, "    tried {} ({} run(s))", tried.what, tried.runs);
+        }
+    }
+    match &chase.caught {
+        Some(caught) => {
+            let _ = writeln!(
+                out,
+                "    simulated repro: seed {} (shuffle {}, preempt_awaits {}): {}",
+                caught.seed, caught.explore.shuffle, caught.explore.awaits, caught.message
+            );
+            match &caught.file {
+                Some(file) => {
+                    let repro = Repro::replay(&file.display().to_string(), caught.seed, subject);
+                    let _ = writeln!(
+                        out,
+                        "    shrunk in {} runs to {}\n    repro: {repro}",
+                        caught.shrink_runs,
+                        file.display()
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "    (its shrink could not write a file)");
+                }
+            }
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "    no simulated run failed this way in {} run(s): the real run may need a schedule the explorer does not make (threads, a race with no await), or be an artifact of the machine",
+                chase.runs()
+            );
+        }
+    }
+    out
+}

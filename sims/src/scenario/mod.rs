@@ -112,7 +112,9 @@ impl Scenario {
         let file = &self.file;
         let knobs = [
             file.lanes.as_ref().map(|s| (&s.shuffle, &s.preempt_awaits)),
-            file.sender.as_ref().map(|s| (&s.shuffle, &s.preempt_awaits)),
+            file.sender
+                .as_ref()
+                .map(|s| (&s.shuffle, &s.preempt_awaits)),
             file.mesh.as_ref().map(|s| (&s.shuffle, &s.preempt_awaits)),
         ];
         knobs.into_iter().flatten().any(|(shuffle, awaits)| {
