@@ -11,10 +11,16 @@
 //! - [`layer_sender`]: a sender alone, over a connection layer it is given:
 //!   one queue and drain task per destination node, writes serialised by a
 //!   per-node writer lock ([`LayerSenderTargets`]).
+//! - [`checked_node`]: a node with its own TCP connection layer: per
+//!   generation a `down` flag and a writer mutex, every write checking the
+//!   flag, then taking the lock, then writing under a deadline; per peer a
+//!   data and a control queue drained by one task; a reader and a
+//!   keepalive task per generation ([`CheckedNodeTargets`]).
 //!
 //! Nothing is planted in them: what the testbed finds in them is the
 //! result (docs/examples.md).
 
+pub mod checked_node;
 mod handshake;
 pub mod lanes;
 pub mod layer_sender;
@@ -68,5 +74,19 @@ impl lanesim_target::Targets for LayerSenderTargets {
 
     fn sender(&self) -> Option<&dyn lanesim_target::layer::SenderTarget> {
         Some(&layer_sender::LayerSenderTarget)
+    }
+}
+
+/// The checked node ([`checked_node`]) alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CheckedNodeTargets;
+
+impl lanesim_target::Targets for CheckedNodeTargets {
+    fn name(&self) -> &str {
+        "checked-node"
+    }
+
+    fn node(&self) -> Option<&dyn lanesim_target::node::NodeTarget> {
+        Some(&checked_node::CheckedNode)
     }
 }
