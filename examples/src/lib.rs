@@ -8,6 +8,11 @@
 //! - [`select_lanes`]: another per-key router, one task per key whose idle
 //!   wait is a `tokio::select!` between its channel and an idle timer; an
 //!   idle lane reaps itself ([`SelectTargets`]).
+//! - [`idle_lanes`]: a per-key router whose lanes reap themselves: a shared
+//!   map of tokio channels with pending counters, one task per key looping
+//!   on a `tokio::select!` between its channel and an idle sleep; on the
+//!   sleep it removes its own entry if still registered and idle, and ends
+//!   at once if the router is gone ([`IdleTargets`]).
 //! - [`layer_sender`]: a sender alone, over a connection layer it is given:
 //!   one queue and drain task per destination node, writes serialised by a
 //!   per-node writer lock ([`LayerSenderTargets`]).
@@ -22,6 +27,7 @@
 
 pub mod checked_node;
 mod handshake;
+pub mod idle_lanes;
 pub mod lanes;
 pub mod layer_sender;
 pub mod node;
@@ -56,6 +62,20 @@ impl lanesim_target::Targets for SelectTargets {
 
     fn lanes(&self) -> Option<&dyn lanesim_target::lanes::LanesTarget> {
         Some(&select_lanes::SelectLanes)
+    }
+}
+
+/// The idle-reaping lanes router ([`idle_lanes`]) alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdleTargets;
+
+impl lanesim_target::Targets for IdleTargets {
+    fn name(&self) -> &str {
+        "idle-lanes"
+    }
+
+    fn lanes(&self) -> Option<&dyn lanesim_target::lanes::LanesTarget> {
+        Some(&idle_lanes::IdleLanes)
     }
 }
 
