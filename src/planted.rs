@@ -117,7 +117,9 @@ pub enum PlantedBug {
     /// for the writer lock, and neither the wait nor the lock's holder
     /// looks again. Symptom: a write queued behind another (a keepalive, a
     /// write that times out) goes out on a generation that went down while
-    /// it waited. Caught by DC-2 (sender world).
+    /// it waited (DC-2), and a write under way on a generation that went
+    /// down goes on to its deadline, which then blames the wrong cause
+    /// (S2). Caught by DC-2 and S2 (sender world).
     DownCheckedBeforeLock,
 }
 

@@ -188,7 +188,14 @@ mod planted {
             .filter(|bug| !not_hunted.contains(bug))
         {
             let planted = Planted::select(bug).expect("a planted-bugs build");
-            let mut config = config(1, 200, 2, planted);
+            // #19 needs an item, the TTL and the router's drop at one poll:
+            // hunt seed 1 in both worlds finds it at case 228.
+            let cases = if bug == PlantedBug::IdleSelectUnbiased {
+                400
+            } else {
+                200
+            };
+            let mut config = config(1, cases, 2, planted);
             config.world = hunt_world(bug);
             let out = tempfile::tempdir().unwrap();
             config.out = out.path().join(bug.name());
@@ -200,7 +207,7 @@ mod planted {
             let found = report
                 .found
                 .first()
-                .unwrap_or_else(|| panic!("{}: not found in 200 cases", bug.name()));
+                .unwrap_or_else(|| panic!("{}: not found in {cases} cases", bug.name()));
             let Expect::Violates(contract) = found.expect else {
                 panic!("{}: failed as {:?}", bug.name(), found.expect);
             };

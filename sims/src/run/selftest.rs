@@ -66,7 +66,7 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         PlantedBug::DeadlineRestartsAfterLock => &[Contract::S2],
         PlantedBug::FrameDeadlinePerRead => &[Contract::M9],
         PlantedBug::IdleSelectUnbiased => &[Contract::L2],
-        PlantedBug::DownCheckedBeforeLock => &[Contract::Dc2],
+        PlantedBug::DownCheckedBeforeLock => &[Contract::Dc2, Contract::S2],
     }
 }
 

@@ -25,6 +25,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "lanes_panics.toml",
     "lanes_raw_panics.toml",
     "lanes_reap_race.toml",
+    "lanes_select_idle.toml",
     "lanes_stuck_key.toml",
     "mesh_accept_faults.toml",
     "mesh_chaos.toml",
