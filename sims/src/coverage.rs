@@ -10,20 +10,21 @@
 //! (`run::reach`).
 //!
 //! Code sites are names, not an enum: any target declares its own
-//! ([`lanesim_target::probe::Sites`]). The [`registry`] knows every name a
-//! scenario may write (lanesim's own components' sites always, so the
-//! shipped scenarios parse whatever the target, and the running target's),
-//! and which world can reach each.
+//! ([`lanesim_target::probe::Sites`]). The [`registry`] (`crate::sites`,
+//! re-exported here) knows every name a scenario may write (lanesim's own
+//! components' sites always, so the shipped scenarios parse whatever the
+//! target, and the running target's), and which world can reach each.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use lanesim_target::probe::{Preempt, Probe, Sites};
+use lanesim_target::probe::{Preempt, Probe};
 
 use crate::rng::SimRng;
-use crate::scenario::WorldKind;
+use crate::sites::spawn_site;
+pub use crate::sites::{register, registry, Registry, Site};
 
 /// A situation a world set up (as opposed to a production code site).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -268,31 +269,6 @@ pub(crate) fn current_thread_id() -> Option<u32> {
         .ok()
 }
 
-/// A name the code under test passes to `mark` or `preempt_point`. Ordered
-/// and compared by the name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Site(&'static str);
-
-impl Site {
-    /// The site called `name`.
-    #[must_use]
-    pub const fn new(name: &'static str) -> Self {
-        Self(name)
-    }
-
-    /// The place a task was spawned, as `file:line`.
-    #[must_use]
-    pub fn spawned_at(at: &'static std::panic::Location<'static>) -> Self {
-        spawn_site(format!("{}:{}", at.file(), at.line()))
-    }
-
-    /// Its name.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        self.0
-    }
-}
-
 /// Any mark a run can reach.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CoverMark {
@@ -332,76 +308,6 @@ impl TaskMark {
 /// Prefix of a preemption point's mark name.
 const PREEMPTED: &str = "preempted:";
 
-/// The spawn sites named so far, `file:line` each, interned: a program has
-/// as many as it has `spawn` calls.
-fn spawn_site(name: String) -> Site {
-    static SITES: Mutex<std::collections::BTreeSet<&'static str>> =
-        Mutex::new(std::collections::BTreeSet::new());
-    let mut sites = SITES
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(site) = sites.get(name.as_str()) {
-        return Site(site);
-    }
-    let site: &'static str = Box::leak(name.into_boxed_str());
-    sites.insert(site);
-    Site(site)
-}
-
-/// Every code site a scenario may name, with the world whose code reaches
-/// it (a sender-world site is reachable in the mesh too:
-/// `scenario::marks::reachable_in`).
-#[derive(Default)]
-pub struct Registry {
-    marks: BTreeMap<&'static str, WorldKind>,
-    points: BTreeMap<&'static str, WorldKind>,
-}
-
-impl Registry {
-    /// Adds `sites`, reached in `world`. A name already known keeps the
-    /// world it was first given.
-    pub fn add(&mut self, world: WorldKind, sites: Sites) {
-        for mark in sites.marks {
-            self.marks.entry(mark).or_insert(world);
-        }
-        for point in sites.points {
-            self.points.entry(point).or_insert(world);
-        }
-    }
-
-    /// The world whose code reaches the mark or point `site`.
-    #[must_use]
-    pub fn world_of(&self, site: Site, point: bool) -> Option<WorldKind> {
-        let map = if point { &self.points } else { &self.marks };
-        map.get(site.0).copied()
-    }
-}
-
-fn registry_lock() -> &'static std::sync::RwLock<Registry> {
-    static REGISTRY: std::sync::OnceLock<std::sync::RwLock<Registry>> = std::sync::OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        let mut registry = Registry::default();
-        crate::targets::lanesim::register_sites(&mut registry);
-        std::sync::RwLock::new(registry)
-    })
-}
-
-/// The code sites known in this process: lanesim's components' always,
-/// and those of every target registered with [`register`].
-pub fn registry() -> std::sync::RwLockReadGuard<'static, Registry> {
-    registry_lock()
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Makes `sites`, reached in `world`, nameable by scenarios.
-pub fn register(world: WorldKind, sites: Sites) {
-    registry_lock()
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .add(world, sites);
-}
-
 impl CoverMark {
     /// Every mark known in this process ([`registry`]), code marks first,
     /// each group in name order.
@@ -409,11 +315,10 @@ impl CoverMark {
     pub fn all() -> Vec<CoverMark> {
         let registry = registry();
         registry
-            .marks
-            .keys()
-            .map(|m| Self::Code(Site(m)))
+            .marks()
+            .map(Self::Code)
             .chain(WorldMark::ALL.iter().map(|m| Self::World(*m)))
-            .chain(registry.points.keys().map(|p| Self::Preempted(Site(p))))
+            .chain(registry.points().map(Self::Preempted))
             .collect()
     }
 
@@ -434,13 +339,10 @@ impl CoverMark {
         }
         let registry = registry();
         if let Some(point) = name.strip_prefix(PREEMPTED) {
-            return registry
-                .points
-                .get_key_value(point)
-                .map(|(p, _)| Self::Preempted(Site(p)));
+            return registry.point(point).map(Self::Preempted);
         }
-        if let Some((mark, _)) = registry.marks.get_key_value(name) {
-            return Some(Self::Code(Site(mark)));
+        if let Some(site) = registry.mark(name) {
+            return Some(Self::Code(site));
         }
         WorldMark::ALL
             .into_iter()
@@ -452,10 +354,10 @@ impl CoverMark {
 impl fmt::Display for CoverMark {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Code(site) => f.write_str(site.0),
+            Self::Code(site) => f.write_str(site.name()),
             Self::World(mark) => f.write_str(mark.name()),
-            Self::Preempted(site) => write!(f, "{PREEMPTED}{}", site.0),
-            Self::Task(mark, site) => write!(f, "{}@{}", mark.name(), site.0),
+            Self::Preempted(site) => write!(f, "{PREEMPTED}{}", site.name()),
+            Self::Task(mark, site) => write!(f, "{}@{}", mark.name(), site.name()),
         }
     }
 }
@@ -568,7 +470,7 @@ impl WorldProbe {
 
 impl Probe for WorldProbe {
     fn mark(&self, mark: &'static str) {
-        self.hit(CoverMark::Code(Site(mark)));
+        self.hit(CoverMark::Code(Site::new(mark)));
     }
 
     fn worker_started(&self) {
@@ -587,7 +489,7 @@ impl Probe for WorldProbe {
         }
         *state
             .coverage
-            .entry(CoverMark::Preempted(Site(point)))
+            .entry(CoverMark::Preempted(Site::new(point)))
             .or_default() += 1;
         let (lo, hi) = self.policy.sleep;
         let micros = state
@@ -636,8 +538,8 @@ mod tests {
         assert_eq!(probe.preempt("drain.picked"), Preempt::Yield);
         probe.mark("reap_won");
         let counted = probe.close();
-        assert_eq!(counted[&CoverMark::Code(Site("reap_won"))], 1);
-        assert_eq!(counted[&CoverMark::Preempted(Site("drain.picked"))], 1);
+        assert_eq!(counted[&CoverMark::Code(Site::new("reap_won"))], 1);
+        assert_eq!(counted[&CoverMark::Preempted(Site::new("drain.picked"))], 1);
         probe.mark("reap_won");
         assert_eq!(probe.preempt("drain.picked"), Preempt::Run);
         assert!(probe.close().is_empty());

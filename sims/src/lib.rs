@@ -20,6 +20,8 @@
 //! | [`fault`] | the sender world's fault timeline and the peers' controls |
 //! | [`event`] | the typed event log every world writes and every checker reads |
 //! | [`coverage`] | coverage marks (code, world, preemption) and the probe that counts them and answers preemption points |
+//! | [`sites`] | code sites (the names the code under test marks) and the registry of which world reaches each |
+//! | [`world_kind`] | the worlds' names ([`world_kind::WorldKind`], also `scenario::WorldKind`) |
 //! | [`explore`] | scheduling exploration: the seeded explorer lanesim's tokio asks for task order, await-point preemptions and holds, and `select!`'s seed |
 //! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E and M1–M9 over a log, one evidence collector; `check::sender` and `check::mesh` each a model (`model.rs`) and its contract groups |
 //! | [`run`] | one run; the ordered parallel engine (`run::stream`); streamed sweeps in bounded memory, shards and their merge (`run::sweep`); audit, selftest (planted bugs), bench; reports (human, JSON, JSON lines, JUnit) |
@@ -33,8 +35,11 @@
 //! | [`runner`] | a user's runner: `main!(MyTargets)` (the whole CLI on their targets) and `Runner::check` for plain tests |
 //! | [`targets`] | the implementations the worlds run, through `lanesim_target`'s traits; lanesim's own components are one of them |
 //!
-//! Dependencies point one way: `cli` → `report` → `hunt` → `run` → `world`, `check`
-//! → `event`, `coverage`, `scenario` → `rng`.
+//! Dependencies point one way: `cli` → `report` → `hunt`, `real` → `run` →
+//! `world`, `check` → `event`, `scenario` → `coverage` → `sites` →
+//! `world_kind`, `rng`. What several layers name lives below all of them:
+//! the worlds' names in `world_kind`, the code sites in `sites`, real
+//! mode's clock in `world::real_clock`.
 
 pub mod chase;
 pub mod check;
@@ -52,7 +57,9 @@ pub mod rng;
 pub mod run;
 pub mod runner;
 pub mod scenario;
+pub mod sites;
 pub mod targets;
 pub mod world;
+pub mod world_kind;
 
 pub use runner::{Failed, Runner};

@@ -1,47 +1,18 @@
 //! Real mode's clock and its measure of its own lateness.
 //!
 //! [`RealClock`]: wall time divided by the scenario's `real_time_scale`,
-//! so a real run's log reads in the scenario's units. [`Lateness`]: how
-//! late this very run's threads woke, which widens the checkers' slacks
-//! (`real_grain`), so a loaded machine excuses what it caused and nothing
-//! more.
+//! so a real run's log reads in the scenario's units (it lives with the
+//! worlds that read it, `world::real_clock`, and is re-exported here).
+//! [`Lateness`]: how late this very run's threads woke, which widens the
+//! checkers' slacks (`real_grain`), so a loaded machine excuses what it
+//! caused and nothing more.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::coverage::WorldProbe;
-
-/// Real mode's clock, the same for every world: wall time since `start`,
-/// divided by the scenario's `real_time_scale`, so the log reads in the
-/// scenario's own units.
-#[derive(Clone, Copy, Debug)]
-pub struct RealClock {
-    /// When the run began.
-    pub start: std::time::Instant, // wall-clock: ok (real mode)
-    /// The scenario's `real_time_scale`.
-    pub scale: f64,
-}
-
-impl RealClock {
-    /// A clock starting now. wall-clock: ok (real mode)
-    pub fn starting(scale: f64) -> Self {
-        Self {
-            start: std::time::Instant::now(), // wall-clock: ok (real mode)
-            scale,
-        }
-    }
-
-    /// Scenario time since the start.
-    pub fn now(&self) -> Duration {
-        self.start.elapsed().div_f64(self.scale) // wall-clock: ok (real mode)
-    }
-
-    /// `d` of scenario time as wall time.
-    pub fn wall(&self, d: Duration) -> Duration {
-        d.mul_f64(self.scale)
-    }
-}
+pub use crate::world::real_clock::RealClock;
 
 /// Real mode's measure of its own lateness: a task on the world's runtime
 /// that sleeps a millisecond at a time and keeps the worst overshoot. It

@@ -1,8 +1,9 @@
 //! Which world can reach which coverage mark: what a scenario's `reaches`
 //! may name. Matches are exhaustive, so a new mark must be given a world.
 
-use super::spec::{Contract, WorldKind};
+use super::spec::Contract;
 use crate::coverage::{CoverMark, WorldMark};
+use crate::world_kind::WorldKind;
 
 /// Whether a scenario of `world` can reach `mark`: its home world's, and
 /// for the mesh, which runs the sender world's production code on every
@@ -51,9 +52,9 @@ pub fn reachable_in(mark: CoverMark, world: WorldKind) -> bool {
 #[must_use]
 pub fn world_of(mark: CoverMark) -> Option<WorldKind> {
     match mark {
-        CoverMark::Code(site) => crate::coverage::registry().world_of(site, false),
+        CoverMark::Code(site) => crate::sites::registry().world_of(site, false),
         CoverMark::World(mark) => world_mark_world(mark),
-        CoverMark::Preempted(site) => crate::coverage::registry().world_of(site, true),
+        CoverMark::Preempted(site) => crate::sites::registry().world_of(site, true),
         CoverMark::Task(..) => None,
     }
 }

@@ -12,11 +12,12 @@ use std::time::Duration;
 use super::sample::{fmt_duration, Dur, Sampled};
 use super::spec::{
     Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec, Policy,
-    ScenarioFile, SenderSpec, WorldKind, TORN_FRAME_LEN,
+    ScenarioFile, SenderSpec, TORN_FRAME_LEN,
 };
 use crate::coverage::PreemptPolicy;
 use crate::explore::Exploration;
 use crate::rng::SimRng;
+use crate::world_kind::WorldKind;
 
 /// A run's parameters.
 #[derive(Clone, Debug, PartialEq)]

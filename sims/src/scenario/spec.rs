@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::sample::{Dur, Sampled};
+use crate::world_kind::WorldKind;
 
 /// A whole scenario file. Serializes back to the TOML it was read from
 /// (the hunt writes the cases it generates and shrinks this way).
@@ -51,30 +52,6 @@ pub struct ScenarioFile {
     /// The mesh world's nodes, workload and faults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mesh: Option<MeshSpec>,
-}
-
-/// The worlds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorldKind {
-    /// LaneRouter / OrderedDispatcher on a paused current-thread runtime.
-    Lanes,
-    /// ConnectionManager + DistSender under turmoil.
-    Sender,
-    /// N production nodes under turmoil, every one dialing and accepting.
-    Mesh,
-}
-
-impl WorldKind {
-    /// Its name in files and reports.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Lanes => "lanes",
-            Self::Sender => "sender",
-            Self::Mesh => "mesh",
-        }
-    }
 }
 
 /// The contracts a checker decides (docs/contracts.md).

@@ -20,6 +20,8 @@ use lanesim_target::lanes::LanesTarget;
 use lanesim_target::node::NodeTarget;
 use lanesim_target::Targets;
 
+use crate::world_kind::WorldKind;
+
 /// What the runs of a sweep test. Cheap to clone.
 #[derive(Clone)]
 pub struct Subject {
@@ -53,26 +55,17 @@ impl Subject {
     }
 
     /// A user's implementations. Their code sites become nameable by
-    /// scenarios (`coverage::register`).
+    /// scenarios (`sites::register`).
     #[must_use]
     pub fn user(targets: Arc<dyn Targets>) -> Self {
         if let Some(lanes) = targets.lanes() {
-            crate::coverage::register(
-                crate::scenario::WorldKind::Lanes,
-                lanes.capabilities().sites,
-            );
+            crate::sites::register(WorldKind::Lanes, lanes.capabilities().sites);
         }
         if let Some(node) = targets.node() {
-            crate::coverage::register(
-                crate::scenario::WorldKind::Sender,
-                node.capabilities().sites,
-            );
+            crate::sites::register(WorldKind::Sender, node.capabilities().sites);
         }
         if let Some(sender) = targets.sender() {
-            crate::coverage::register(
-                crate::scenario::WorldKind::Sender,
-                sender.capabilities().sites,
-            );
+            crate::sites::register(WorldKind::Sender, sender.capabilities().sites);
         }
         let composed = (targets.node().is_none() && targets.sender().is_some())
             .then(|| Arc::new(composed::Composed::new(Arc::clone(&targets))));
@@ -128,7 +121,7 @@ impl Subject {
         }
         let lanes = self.lanes().map(|l| l.capabilities().sites);
         let node = self.node().map(|n| n.capabilities().sites);
-        let declared = |site: crate::coverage::Site, point: bool| {
+        let declared = |site: crate::sites::Site, point: bool| {
             [lanes, node].into_iter().flatten().any(|sites| {
                 let names = if point { sites.points } else { sites.marks };
                 names.contains(&site.name())

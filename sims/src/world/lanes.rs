@@ -22,11 +22,11 @@ use lanesim_target::lanes::{
 };
 use tokio::time::Instant;
 
+use super::real_clock::RealClock;
 use super::{EndStep, Stuck, WorldRun, INJECTED};
 use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, Exit};
 use crate::explore::{self, spawn_world, WorldExplorer};
-use crate::real::RealClock;
 use crate::rng::SimRng;
 use crate::scenario::{LanesParams, Policy};
 use crate::targets::Subject;

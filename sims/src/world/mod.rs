@@ -11,6 +11,8 @@
 //!   half-open links, squatters, cross-dials, wedged and slow readers (a
 //!   read gate in `net`), and what each node holds of unfinished frames,
 //!   measured at that gate (`held`).
+//! - `real_clock`: the clock the lanes and sender worlds read in real mode
+//!   (`crate::real`), wall time divided by the scenario's time scale.
 //!
 //! Each world installs a [`WorldProbe`](crate::coverage::WorldProbe) on its
 //! thread for the run: it counts coverage marks and answers the production
@@ -28,6 +30,7 @@ pub mod links;
 pub mod mesh;
 pub mod net;
 pub mod peer;
+pub mod real_clock;
 pub mod sender;
 pub mod tag;
 

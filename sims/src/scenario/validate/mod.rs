@@ -27,7 +27,8 @@ use super::marks;
 use super::position::KeyPath;
 use super::reach::Reach;
 use super::sample::Dur;
-use super::spec::{Contract, ScenarioFile, WorldKind};
+use super::spec::{Contract, ScenarioFile};
+use crate::world_kind::WorldKind;
 
 /// Why `name` cannot name a scenario in a report, if it cannot: empty,
 /// over [`limits::NAME_CHARS`] characters, or holding a control character

@@ -9,21 +9,19 @@ pub mod lanes;
 pub mod node;
 
 use lanesim::planted::Planted;
-use lanesim::shim::probe::{ACCEPTOR_SITES, LANES_SITES, NODE_SITES};
 use lanesim_target::lanes::LanesTarget;
 use lanesim_target::node::NodeTarget;
 use lanesim_target::Targets;
 
-use crate::coverage::Registry;
-use crate::scenario::WorldKind;
+use crate::sites::{Registry, LANESIM_SITES};
 
 /// Registers the sites lanesim's components mark, with the world whose
-/// code reaches each: the shipped scenarios name them, whatever the target.
+/// code reaches each ([`LANESIM_SITES`]): the shipped scenarios name them,
+/// whatever the target. The process's registry starts with them.
 pub fn register_sites(registry: &mut Registry) {
-    registry.add(WorldKind::Lanes, LANES_SITES);
-    // The acceptor's first: a name keeps the world it is first given.
-    registry.add(WorldKind::Mesh, ACCEPTOR_SITES);
-    registry.add(WorldKind::Sender, NODE_SITES);
+    for (world, sites) in LANESIM_SITES {
+        registry.add(world, sites);
+    }
 }
 
 /// Every lanesim component, built with one planted bug or none.

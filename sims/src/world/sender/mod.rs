@@ -47,12 +47,12 @@ mod observer;
 use super::handshake;
 use super::net::PortMap;
 use super::peer::{peer_main, peer_name, PeerWorld};
+use super::real_clock::RealClock;
 use super::{EndStep, Stuck, WorldRun};
 use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog};
 use crate::explore::{self, WorldExplorer};
 use crate::fault::{timeline, Action, PeerControl};
-use crate::real::RealClock;
 use crate::scenario::SenderParams;
 use crate::targets::Subject;
 
