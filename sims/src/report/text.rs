@@ -728,8 +728,13 @@ pub(super) fn audit_note(target: Option<&str>) -> String {
         Some(name) => format!(
             "note: the target `{name}` is not replayable: two runs of one seed differed at the event above. \
              Look in its code for a runtime or threads of its own, the wall clock (std::time::Instant, SystemTime), \
-             OS entropy (thread_rng, getrandom, RandomState), a map iterated in a random hasher's order, \
-             and an unbiased tokio::select!: route them through the world (docs/your-implementation.md, \"Determinism\")"
+             OS entropy (thread_rng, getrandom, RandomState), a map iterated, drained, cleared or dropped in a random \
+             hasher's order{}: route them through the world (docs/your-implementation.md, \"Determinism\")",
+            if crate::explore::tokio_explores() {
+                ""
+            } else {
+                ", and an un-biased tokio::select! (this build has stock tokio, which does not seed it)"
+            }
         ),
         None => "note: lanesim's own components did not replay: a bug in the testbed or in them (the seed and event above reproduce it)".to_string(),
     }
