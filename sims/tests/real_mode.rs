@@ -379,3 +379,74 @@ fn real_sockets_carry_segments_of_the_scenario_mss() {
         }
     });
 }
+
+/// A target whose every route blocks its thread for good (both of real
+/// mode's workers end up in it, so no timer fires): the run is reported
+/// as a crash naming the deadlock once twice its budget and the grace
+/// have passed, and the runner goes on.
+#[test]
+fn a_real_run_that_deadlocks_is_reported_not_waited_for() {
+    use std::sync::Arc;
+
+    use lanesim_sims::real::DEADLOCK_GRACE;
+    use lanesim_sims::targets::lanesim::lanes::LanesimLanes;
+    use lanesim_target::lanes::{Item, Lanes, LanesCapabilities, LanesSetup, LanesTarget};
+    use lanesim_target::Targets;
+
+    struct Stuck;
+    impl Lanes for Stuck {
+        fn route(&self, _item: Item, _capacity: Option<usize>) -> Result<usize, Item> {
+            loop {
+                std::thread::park(); // wall-clock: ok (a thread blocked on purpose)
+            }
+        }
+    }
+    struct StuckTarget;
+    impl LanesTarget for StuckTarget {
+        fn capabilities(&self) -> LanesCapabilities {
+            LanesimLanes::default().capabilities()
+        }
+        fn build(&self, _setup: LanesSetup) -> Result<Box<dyn Lanes>, String> {
+            Ok(Box::new(Stuck))
+        }
+    }
+    struct StuckTargets;
+    impl Targets for StuckTargets {
+        fn name(&self) -> &str {
+            "stuck"
+        }
+        fn lanes(&self) -> Option<&dyn LanesTarget> {
+            Some(&StuckTarget)
+        }
+    }
+
+    let scenario = Scenario::parse(
+        Path::new("stuck.toml"),
+        r#"
+description = "two producers route into a target that never returns"
+world = "lanes"
+checks = ["L1", "L2"]
+budget = "1s"
+
+[lanes]
+keys = 2
+producers = 2
+items_per_producer = 4
+burst = 1
+gap = "1ms"
+pause = "0ms"
+handler = "0ms"
+policy = "raw"
+"#,
+    )
+    .unwrap();
+    let started = std::time::Instant::now(); // wall-clock: ok (a test's bound)
+    let outcome = execute_real(&scenario, 0, &Subject::user(Arc::new(StuckTargets)));
+    let RealOutcome::Ran(ran) = outcome else {
+        panic!("skipped: {outcome:?}");
+    };
+    assert_eq!(ran.result.verdict, Verdict::Crash);
+    let crash = ran.result.crash.as_deref().unwrap_or_default();
+    assert!(crash.contains("deadlocked"), "{crash}");
+    assert!(started.elapsed() < Duration::from_secs(2) + DEADLOCK_GRACE + Duration::from_secs(5));
+}

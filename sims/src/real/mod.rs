@@ -178,11 +178,35 @@ pub fn execute_real(scenario: &Scenario, seed: u64, subject: &Subject) -> RealOu
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     crate::world::quiet_injected_panics();
-    let outcome = catch_unwind(AssertUnwindSafe(|| match &params {
-        Params::Sender(p) => sender::run_real(p, scale, seed, scenario.budget(), subject),
-        Params::Lanes(p) => lanes::run_real(p, scale, seed, scenario.budget(), subject),
-        Params::Mesh(_) => unreachable!("refused above"),
-    }));
+    let budget = scenario.budget();
+    let (owned, subject_owned) = (params.clone(), subject.clone());
+    let (done, outcome) = std::sync::mpsc::channel();
+    // The run goes on a thread of its own, watched: a run whose threads
+    // all block (a target that reports a lifecycle event under its own
+    // lock while a route the log orders waits for that lock) never reaches
+    // its budget's timer, and must not hang the runner. Pinned by
+    // `a_real_run_that_deadlocks_is_reported_not_waited_for`.
+    let spawned = std::thread::Builder::new()
+        .name("lanesim-real-run".into())
+        .spawn(move || {
+            let outcome = catch_unwind(AssertUnwindSafe(|| match &owned {
+                Params::Sender(p) => sender::run_real(p, scale, seed, budget, &subject_owned),
+                Params::Lanes(p) => lanes::run_real(p, scale, seed, budget, &subject_owned),
+                Params::Mesh(_) => unreachable!("refused above"),
+            }));
+            let _ = done.send(outcome);
+        });
+    let watch = budget.mul_f64(scale).saturating_mul(2) + DEADLOCK_GRACE;
+    let outcome = match spawned.map(|_| outcome.recv_timeout(watch)) {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(_)) => Err(Box::new(format!(
+            "the real run did not end within {watch:?} (twice its budget and {DEADLOCK_GRACE:?}): its threads are deadlocked, \
+             the target's with each other or with the log's ordering (a lifecycle event reported under the target's own lock \
+             while a route waits for that lock); the run's threads are abandoned"
+        )) as Box<dyn std::any::Any + Send>),
+        Err(error) => Err(Box::new(format!("cannot start the real run's thread: {error}"))
+            as Box<dyn std::any::Any + Send>),
+    };
     let (result, wall, lateness) = match outcome {
         Ok(run) => {
             let grain = real_grain(run.lateness, scale);
@@ -208,6 +232,10 @@ pub fn execute_real(scenario: &Scenario, seed: u64, subject: &Subject) -> RealOu
         lateness,
     }))
 }
+
+/// How long past twice its budget a real run may go before it is taken
+/// for deadlocked.
+pub const DEADLOCK_GRACE: Duration = Duration::from_secs(10);
 
 /// One seed run both ways.
 #[derive(Debug)]
