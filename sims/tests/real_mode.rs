@@ -450,3 +450,113 @@ policy = "raw"
     assert!(crash.contains("deadlocked"), "{crash}");
     assert!(started.elapsed() < Duration::from_secs(2) + DEADLOCK_GRACE + Duration::from_secs(5));
 }
+
+/// lanesim's router wrapped so that it reports a lane's end under a lock
+/// its `route` takes too, and holds that lock a while first (a router that
+/// reports under its map lock, as `examples/src/idle_lanes.rs` does): a
+/// route logged under the log's order waits for the lock while the hook
+/// waits for the order. The hook logs without the order after a while, so
+/// the run ends instead of deadlocking.
+#[test]
+fn a_hook_under_the_targets_lock_does_not_deadlock_a_logged_route() {
+    use std::sync::{Arc, Mutex};
+
+    use lanesim_sims::targets::lanesim::lanes::LanesimLanes;
+    use lanesim_target::lanes::{
+        Item, LaneEvents, LaneExit, LaneId, LaneReports, Lanes, LanesCapabilities, LanesSetup,
+        LanesTarget,
+    };
+    use lanesim_target::Targets;
+
+    struct Locked {
+        inner: Box<dyn Lanes>,
+        lock: Arc<Mutex<()>>,
+    }
+    impl Lanes for Locked {
+        fn route(&self, item: Item, capacity: Option<usize>) -> Result<usize, Item> {
+            let _map = self.lock.lock().unwrap();
+            self.inner.route(item, capacity)
+        }
+    }
+    struct UnderLock {
+        world: LaneReports,
+        lock: Arc<Mutex<()>>,
+    }
+    impl LaneEvents for UnderLock {
+        fn created(&self, key: u64, lane: LaneId) {
+            self.world.created(key, lane);
+        }
+        fn closed(&self, key: u64, lane: LaneId, exit: LaneExit) {
+            let _map = self.lock.lock().unwrap();
+            std::thread::sleep(Duration::from_millis(20)); // wall-clock: ok (widens the window on purpose)
+            self.world.closed(key, lane, exit);
+        }
+    }
+    struct Target;
+    impl LanesTarget for Target {
+        fn capabilities(&self) -> LanesCapabilities {
+            LanesimLanes::default().capabilities()
+        }
+        fn build(&self, mut setup: LanesSetup) -> Result<Box<dyn Lanes>, String> {
+            let lock = Arc::new(Mutex::new(()));
+            setup.reports = LaneReports::new(Arc::new(UnderLock {
+                world: setup.reports.clone(),
+                lock: Arc::clone(&lock),
+            }));
+            Ok(Box::new(Locked {
+                inner: LanesimLanes::default().build(setup)?,
+                lock,
+            }))
+        }
+    }
+    struct LockedTargets;
+    impl Targets for LockedTargets {
+        fn name(&self) -> &str {
+            "reports-under-lock"
+        }
+        fn lanes(&self) -> Option<&dyn LanesTarget> {
+            Some(&Target)
+        }
+    }
+
+    let scenario = Scenario::parse(
+        Path::new("under_lock.toml"),
+        r#"
+description = "lanes reaped while producers route, reported under the router's lock"
+world = "lanes"
+checks = ["L1", "L2", "L3"]
+budget = "30s"
+
+[lanes]
+keys = 4
+producers = 2
+items_per_producer = 30
+burst = 1
+gap = "1ms"
+pause = "0ms"
+handler = "0ms"
+idle_ttl = "1ms"
+policy = "raw"
+"#,
+    )
+    .unwrap();
+    let subject = Subject::user(Arc::new(LockedTargets));
+    for seed in 0..3 {
+        let RealOutcome::Ran(ran) = execute_real(&scenario, seed, &subject) else {
+            panic!("seed {seed}: skipped");
+        };
+        assert!(
+            matches!(ran.result.verdict, Verdict::Pass),
+            "seed {seed}: {:?} {:?}",
+            ran.result.verdict,
+            ran.result.crash
+        );
+        assert!(
+            ran.result
+                .records
+                .iter()
+                .any(|r| matches!(r.event, Event::LaneClosed { .. })),
+            "seed {seed}: no lane ended during the run"
+        );
+    }
+}

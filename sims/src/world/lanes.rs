@@ -96,6 +96,17 @@ impl World {
         });
     }
 
+    /// Logs a lifecycle event the target reported ([`Observer`]): perhaps
+    /// from under a lock of its own, so it does not wait for the order
+    /// for ever ([`super::Order::ordered_hook`]).
+    fn record_hook(&self, event: Event) {
+        self.order.ordered_hook(HOOK_PATIENCE, || {
+            if !self.frozen.load(std::sync::atomic::Ordering::Acquire) {
+                self.log.push_timed(|| self.clock.now(), HOST, event);
+            }
+        });
+    }
+
     /// Logs an item's end. The lane acknowledges the item (its pending
     /// count, what `route` reports and admits by) only after the handler's
     /// future resolves, on the same thread, before it runs anything else.
@@ -165,6 +176,10 @@ impl World {
 
 struct Observer(Arc<World>);
 
+/// How long a lifecycle hook waits for the log's order before it logs
+/// without it (real mode; wall time).
+const HOOK_PATIENCE: Duration = Duration::from_millis(100);
+
 impl LaneEvents for Observer {
     fn created(&self, key: u64, lane: LaneId) {
         match self.0.ended.lock().unwrap().remove(&key) {
@@ -172,12 +187,12 @@ impl LaneEvents for Observer {
             Some(LaneExit::Panicked) => self.0.probe.world(WorldMark::LaneRebuiltAfterPanic),
             Some(LaneExit::Closed | LaneExit::Cancelled) | None => {}
         }
-        self.0.record(Event::LaneCreated { key, lane: lane.0 });
+        self.0.record_hook(Event::LaneCreated { key, lane: lane.0 });
     }
 
     fn closed(&self, key: u64, lane: LaneId, exit: LaneExit) {
         self.0.ended.lock().unwrap().insert(key, exit);
-        self.0.record(Event::LaneClosed {
+        self.0.record_hook(Event::LaneClosed {
             key,
             lane: lane.0,
             exit: Exit::from(exit),
