@@ -284,3 +284,121 @@ pub fn tokio_explores() -> bool {
         lanesim_sched::patched()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coverage::PreemptPolicy;
+
+    /// Runs `body` under an explorer that preempts every poll it may.
+    fn preempting(body: impl std::future::Future<Output = ()>) -> crate::coverage::Coverage {
+        let probe = Arc::new(WorldProbe::new(7, PreemptPolicy::default()));
+        let policy = Exploration {
+            shuffle: 1.0,
+            awaits: 1.0,
+            hold: (Duration::from_millis(1), Duration::from_millis(2)),
+        };
+        let explorer = Arc::new(WorldExplorer::new(7, policy, Arc::clone(&probe)));
+        {
+            let _installed = install(&explorer);
+            tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .expect("a runtime")
+                .block_on(body);
+        }
+        probe.close()
+    }
+
+    /// A task that yields at eight awaits.
+    async fn busy() {
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_micros(10)).await;
+        }
+    }
+
+    fn world_marks(coverage: &crate::coverage::Coverage) -> u64 {
+        [WorldMark::AwaitPreempted, WorldMark::TaskHeld]
+            .iter()
+            .map(|mark| coverage.get(&CoverMark::World(*mark)).copied().unwrap_or(0))
+            .sum()
+    }
+
+    fn task_marks(coverage: &crate::coverage::Coverage) -> u64 {
+        coverage
+            .iter()
+            .filter(|(mark, _)| matches!(mark, CoverMark::Task(..)))
+            .map(|(_, n)| *n)
+            .sum()
+    }
+
+    /// The world's own tasks are explored (counted by spawn site) but
+    /// prove nothing about the target: no world mark counts them.
+    #[test]
+    fn the_worlds_own_tasks_count_in_no_world_mark() {
+        let world = preempting(async {
+            let tasks: Vec<_> = (0..4).map(|_| spawn_world(busy())).collect();
+            for task in tasks {
+                task.await.unwrap();
+            }
+        });
+        assert!(
+            task_marks(&world) > 0,
+            "the world's tasks were not explored"
+        );
+        assert_eq!(world_marks(&world), 0, "{world:?}");
+
+        let target = preempting(async {
+            let tasks: Vec<_> = (0..4).map(|_| tokio::spawn(busy())).collect();
+            for task in tasks {
+                task.await.unwrap();
+            }
+        });
+        assert!(world_marks(&target) > 0, "{target:?}");
+    }
+
+    /// A task just preempted or held runs its next poll unhindered: with
+    /// every poll preemptable, each task still finishes, and never two
+    /// preemptions of one task in a row.
+    #[test]
+    fn a_preempted_task_runs_its_next_poll_unhindered() {
+        let explorer = WorldExplorer::new(
+            3,
+            Exploration {
+                shuffle: 0.0,
+                awaits: 1.0,
+                hold: (Duration::ZERO, Duration::ZERO),
+            },
+            Arc::new(WorldProbe::new(3, PreemptPolicy::default())),
+        );
+        let task = Task { id: 1 };
+        for _ in 0..50 {
+            assert!(matches!(explorer.poll(task), Poll::Budget(_)));
+            explorer.polled(task, true);
+            assert_eq!(explorer.poll(task), Poll::Run, "preempted twice in a row");
+            explorer.polled(task, false);
+        }
+    }
+
+    /// A shuffled pick is always one of the ready tasks.
+    #[test]
+    fn a_shuffled_pick_is_one_of_the_ready_tasks() {
+        let explorer = WorldExplorer::new(
+            5,
+            Exploration {
+                shuffle: 1.0,
+                ..Exploration::default()
+            },
+            Arc::new(WorldProbe::new(5, PreemptPolicy::default())),
+        );
+        let mut seen = BTreeSet::new();
+        for _ in 0..2_000 {
+            let pick = explorer.pick(3);
+            assert!(pick < 3, "picked {pick} of 3");
+            seen.insert(pick);
+        }
+        assert_eq!(seen.len(), 3, "some ready task is never picked: {seen:?}");
+    }
+}
