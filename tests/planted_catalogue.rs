@@ -26,7 +26,7 @@ fn the_feature_build_carries_every_catalogue_entry() {
         ids,
         [
             "1", "2", "3", "4", "5a", "5b", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
-            "16", "17", "18"
+            "16", "17", "18", "19", "20"
         ]
     );
     for bug in CATALOGUE {
