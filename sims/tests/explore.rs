@@ -201,3 +201,30 @@ fn a_held_task_lets_virtual_time_pass() {
     }
     assert!(held >= 4, "a task was held in {held} of 32 seeds");
 }
+
+/// lanesim's lane with an un-`biased` `select!` on its idle path (planted
+/// #19) replays: `audit` over the scenario that explores it finds no
+/// divergence, while the same seeds break L2 in some runs (the select took
+/// the sleep's branch there and the item's branch elsewhere).
+#[cfg(feature = "planted-bugs")]
+#[test]
+fn a_lane_with_an_unbiased_select_replays_under_audit() {
+    use lanesim::planted::{Planted, PlantedBug};
+    use lanesim_sims::run::{audit, execute, Verdict};
+    use lanesim_sims::scenario::{Scenario, SeedRange};
+    use lanesim_sims::targets::Subject;
+
+    let scenario = Scenario::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/lanes_select_idle.toml"
+    )))
+    .unwrap();
+    let subject = Subject::lanesim(Planted::select(PlantedBug::IdleSelectUnbiased).unwrap());
+    let seeds = SeedRange::new(0, 31).unwrap();
+    assert!(audit(&scenario, seeds, &subject).is_empty());
+    let violated = seeds
+        .into_iter()
+        .filter(|&seed| execute(&scenario, seed, &subject).verdict == Verdict::Violated)
+        .count();
+    assert!(violated > 0 && violated < 32, "{violated} of 32 violated");
+}
