@@ -797,3 +797,88 @@ pub fn chase_lines(chase: &crate::chase::Chase, subject: &Subject) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod chase_tests {
+    use super::*;
+    use crate::chase::{Caught, Chase, Tried};
+    use crate::explore::Exploration;
+    use crate::hunt::shrink::Expect;
+    use crate::scenario::Contract;
+
+    fn chase(tried: &[(&str, u64)], caught: Option<Caught>) -> Chase {
+        Chase {
+            scenario: "lanes_select_idle".into(),
+            seed: 18,
+            expect: Expect::Violates(Contract::L2),
+            tried: tried
+                .iter()
+                .map(|(what, runs)| Tried {
+                    what: (*what).into(),
+                    runs: *runs,
+                })
+                .collect(),
+            caught,
+        }
+    }
+
+    /// A real-only failure says so, lists what was tried, and gives the
+    /// repro of what it found or says it found none.
+    #[test]
+    fn a_real_only_failure_is_named_with_what_the_chase_tried() {
+        let subject = Subject::default();
+        let none = chase_lines(
+            &chase(&[("seed 18 as written", 1), ("exploring", 399)], None),
+            &subject,
+        );
+        assert!(
+            none.contains("REAL ONLY L2 on seed 18 of lanes_select_idle"),
+            "{none}"
+        );
+        assert!(none.contains("tried exploring (399 run(s))"), "{none}");
+        assert!(
+            none.contains("no simulated run failed this way in 400 run(s)"),
+            "{none}"
+        );
+
+        let found = Caught {
+            seed: 75,
+            explore: Exploration {
+                shuffle: 0.2,
+                awaits: 0.1,
+                hold: (Duration::ZERO, Duration::ZERO),
+            },
+            message: "key 0: admitted item 26 was never handled".into(),
+            file: Some("target/lanesim/chased/L2-75.toml".into()),
+            shrink_runs: 600,
+        };
+        let found = chase_lines(
+            &chase(&[("seed 18 as written", 1), ("exploring", 58)], Some(found)),
+            &subject,
+        );
+        assert!(found.contains("REAL ONLY"), "{found}");
+        assert!(found.contains("simulated repro: seed 75"), "{found}");
+        assert!(
+            found.contains("replay target/lanesim/chased/L2-75.toml --seed 75"),
+            "{found}"
+        );
+    }
+
+    /// A seed the simulation fails too is no real-only failure.
+    #[test]
+    fn a_failure_the_simulation_shares_is_not_called_real_only() {
+        let caught = Caught {
+            seed: 18,
+            explore: Exploration::default(),
+            message: "m".into(),
+            file: None,
+            shrink_runs: 0,
+        };
+        let text = chase_lines(
+            &chase(&[("seed 18 as written", 1)], Some(caught)),
+            &Subject::default(),
+        );
+        assert!(!text.contains("REAL ONLY"), "{text}");
+        assert!(text.contains("the simulation fails seed 18"), "{text}");
+    }
+}
