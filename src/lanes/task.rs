@@ -150,7 +150,7 @@ async fn next<K, T>(rx: &Receiver<T>, batch: &mut VecDeque<T>, ctx: &LaneContext
                 Taken::Empty => {}
             }
             // Read only when marks are on: no clock read in production.
-            let due = probe::ENABLED.then(|| Instant::now() + ttl);
+            let waiting_since = probe::ENABLED.then(Instant::now);
             let waited = if ctx.planted.has(PlantedBug::IdleSelectUnbiased) {
                 race_sleep(ttl, rx.wait_into(batch)).await
             } else {
@@ -158,7 +158,9 @@ async fn next<K, T>(rx: &Receiver<T>, batch: &mut VecDeque<T>, ctx: &LaneContext
                 // when the TTL passes is always taken.
                 timeout(ttl, rx.wait_into(batch)).await.ok()
             };
-            if matches!(waited, Some(Taken::Some)) && due.is_some_and(|due| Instant::now() >= due) {
+            if matches!(waited, Some(Taken::Some))
+                && waiting_since.is_some_and(|since| since.elapsed() >= ttl)
+            {
                 mark(Mark::IdleWaitRaced);
             }
             match waited {
