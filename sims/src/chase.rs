@@ -156,7 +156,7 @@ pub fn chase(
         runs: 1,
     });
     if expect.met_by(&first) {
-        chase.caught = caught(&params, seed, &first, subject, budget, horizon, out);
+        chase.caught = Some(caught(&params, seed, &first, subject, budget, horizon, out));
         return chase;
     }
     let per_level = budget.runs.saturating_sub(1) / LEVELS.len() as u64;
@@ -174,7 +174,9 @@ pub fn chase(
                     what: describe(level, seed, runs),
                     runs,
                 });
-                chase.caught = caught(&candidate, s, &result, subject, budget, horizon, out);
+                chase.caught = Some(caught(
+                    &candidate, s, &result, subject, budget, horizon, out,
+                ));
                 return chase;
             }
         }
@@ -202,7 +204,7 @@ fn caught(
     budget: Budget,
     horizon: Duration,
     out: &Path,
-) -> Option<Caught> {
+) -> Caught {
     let message = result
         .violations
         .first()
@@ -223,11 +225,11 @@ fn caught(
         },
         Err(_) => (None, 0),
     };
-    Some(Caught {
+    Caught {
         seed,
         explore,
         message,
         file,
         shrink_runs,
-    })
+    }
 }

@@ -37,6 +37,7 @@ fn count(coverage: &Coverage, mark: WorldMark) -> u64 {
 async fn selects() -> String {
     let mut taken = String::new();
     for _ in 0..16 {
+        // Un-`biased` on purpose: the order under test is the seeded one.
         tokio::select! {
             () = std::future::ready(()) => taken.push('a'),
             () = std::future::ready(()) => taken.push('b'),

@@ -24,6 +24,8 @@ pub(crate) async fn race_sleep<F: std::future::Future>(
     after: Duration,
     future: F,
 ) -> Option<F::Output> {
+    // Un-`biased` on purpose (planted #19): lanesim's tokio seeds its
+    // order in simulation, so a run still replays.
     tokio::select! {
         output = future => Some(output),
         () = sleep(after) => None,
