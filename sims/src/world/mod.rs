@@ -309,6 +309,30 @@ impl Order {
     /// Runs `f` as one step of the log. A thread that kept its order
     /// ([`Order::keep`]) runs its next step under it and then lets go.
     pub(crate) fn ordered<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.step(None, f)
+    }
+
+    /// As [`Order::ordered`], for a hook the target calls, perhaps under a
+    /// lock of its own (a lane reporting its end while it holds its map):
+    /// when another thread has held the order for `patience` while this one
+    /// waits, `f` runs without it. That other thread's step is then a call
+    /// into the target blocked on the lock this thread holds (a route
+    /// waiting for the map), so the hook's event came first, which is where
+    /// it is logged; waiting on would deadlock both (real mode on
+    /// `examples/src/idle_lanes.rs`;
+    /// `a_hook_under_the_targets_lock_does_not_deadlock_a_logged_route`).
+    /// In simulation one thread runs everything and nothing waits.
+    pub(crate) fn ordered_hook<T>(
+        &self,
+        patience: std::time::Duration,
+        f: impl FnOnce() -> T,
+    ) -> T {
+        self.step(Some(patience), f)
+    }
+
+    /// Runs `f` once this thread owns the order; with `patience`, runs it
+    /// without the order once another thread has held it that long.
+    fn step<T>(&self, patience: Option<std::time::Duration>, f: impl FnOnce() -> T) -> T {
         struct Leave<'a>(&'a Order);
         impl Drop for Leave<'_> {
             fn drop(&mut self) {
@@ -330,12 +354,27 @@ impl Order {
                 // after whatever that step waited for.
                 KEPT.with(|kept| kept.set(false));
             } else {
+                let started = patience.map(|_| std::time::Instant::now()); // wall-clock: ok (real mode only: only there do two threads log)
                 while owner.thread.is_some() {
                     owner.waiting += 1;
-                    owner = self
-                        .free
-                        .wait(owner)
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    owner = match (patience, started) {
+                        (Some(patience), Some(started)) => {
+                            let left = patience.saturating_sub(started.elapsed());
+                            if left.is_zero() {
+                                owner.waiting -= 1;
+                                drop(owner);
+                                return f();
+                            }
+                            self.free
+                                .wait_timeout(owner, left)
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .0
+                        }
+                        _ => self
+                            .free
+                            .wait(owner)
+                            .unwrap_or_else(std::sync::PoisonError::into_inner),
+                    };
                     owner.waiting -= 1;
                 }
                 owner.thread = Some(me);
@@ -345,45 +384,6 @@ impl Order {
         ORDERED.with(|inside| inside.set(true));
         let _leave = Leave(self);
         f()
-    }
-
-    /// As [`Order::ordered`], for a hook the target calls, perhaps under a
-    /// lock of its own (a lane reporting its end while it holds its map):
-    /// when another thread has held the order for `patience` while this one
-    /// waits, `f` runs without it. That other thread's step is then a call
-    /// into the target blocked on the lock this thread holds (a route
-    /// waiting for the map), so the hook's event came first, which is where
-    /// it is logged; waiting on would deadlock both (real mode on
-    /// `examples/src/idle_lanes.rs`;
-    /// `a_hook_under_the_targets_lock_does_not_deadlock_a_logged_route`).
-    /// In simulation one thread runs everything and nothing waits.
-    pub(crate) fn ordered_hook<T>(
-        &self,
-        patience: std::time::Duration,
-        f: impl FnOnce() -> T,
-    ) -> T {
-        let me = this_thread();
-        {
-            let mut owner = self.owner();
-            if owner.thread.is_some() && owner.thread != Some(me) {
-                let started = std::time::Instant::now(); // wall-clock: ok (real mode only: only there do two threads log)
-                while owner.thread.is_some() {
-                    let left = patience.saturating_sub(started.elapsed());
-                    if left.is_zero() {
-                        drop(owner);
-                        return f();
-                    }
-                    owner.waiting += 1;
-                    owner = self
-                        .free
-                        .wait_timeout(owner, left)
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .0;
-                    owner.waiting -= 1;
-                }
-            }
-        }
-        self.ordered(f)
     }
 
     /// Inside a step: keep the order past it, until this thread's next
