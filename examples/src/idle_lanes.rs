@@ -37,8 +37,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use lanesim_target::lanes::{
-    Item, LaneExit, LaneId, LaneReports, LaneStats, Lanes, LanesCapabilities, LanesSetup,
-    LanesTarget, Mode, ModeKind,
+    Item, LaneExit, LaneId, LaneReports, LaneStats, Lanes, LanesCapabilities, LanesFixed,
+    LanesSetup, LanesTarget, Mode, ModeKind,
 };
 use lanesim_target::probe::Sites;
 use tokio::sync::mpsc;
@@ -440,6 +440,7 @@ impl LanesTarget for IdleLanes {
             modes: &[ModeKind::Router, ModeKind::Reject, ModeKind::Warn],
             lifecycle: true,
             stats: true,
+            fixed: LanesFixed::default(),
             sites: Sites::default(),
         }
     }

@@ -41,9 +41,9 @@ use std::time::Duration;
 
 use lanesim_target::lanes::{
     BoxFuture, Handler, Item, LaneExit, LaneId, LaneReports, LaneStats, Lanes, LanesCapabilities,
-    LanesSetup, LanesTarget, Mode, ModeKind,
+    LanesFixed, LanesSetup, LanesTarget, Mode, ModeKind,
 };
-use lanesim_target::probe::{self, Sites};
+use lanesim_target::probe::{self, Role, Sites};
 use tokio::sync::mpsc;
 
 /// Marks this router's code makes.
@@ -70,6 +70,16 @@ const MARKS: &[&str] = &[
     MARK_STALE_LANE,
 ];
 const POINTS: &[&str] = &[POINT_REAP];
+/// The races the shipped scenarios are written to reach, as this router
+/// shows them.
+const ROLES: &[(Role, &str)] = &[
+    (Role::LaneCreated, MARK_LANE_CREATED),
+    (Role::ReapWon, MARK_LANE_REAPED),
+    (Role::ReapDeclined, MARK_REAP_DECLINED),
+    (Role::CapacityRefused, MARK_ITEM_REFUSED),
+    (Role::HandlerPanicked, MARK_PANIC_CAUGHT),
+    (Role::LaneExitPanicked, MARK_LANE_PANICKED),
+];
 
 /// Fixed-key hasher, so the map's layout (and the order lanes are closed in
 /// on drop) is the same on every run.
@@ -85,9 +95,11 @@ impl LanesTarget for ExampleLanes {
             modes: &[ModeKind::Router, ModeKind::Reject, ModeKind::Warn],
             lifecycle: true,
             stats: true,
+            fixed: LanesFixed::default(),
             sites: Sites {
                 marks: MARKS,
                 points: POINTS,
+                roles: ROLES,
             },
         }
     }

@@ -91,10 +91,10 @@ use lanesim_target::layer::{
     ConnectionLayer, LayerConn, Sender, SenderCapabilities, SenderSetup, SenderTarget,
 };
 use lanesim_target::node::{
-    BoxFuture, ControlOutcome, DataOutcome, DownReason, Generation, NodeReports, Runtime,
-    SenderLane, SenderStats, WriteOutcome,
+    BoxFuture, ControlOutcome, DataOutcome, DownReason, Generation, NodeFixed, NodeReports,
+    Runtime, SenderLane, SenderStats, WriteOutcome,
 };
-use lanesim_target::probe::{self, Sites};
+use lanesim_target::probe::{self, Role, Sites};
 use tokio::runtime::Handle;
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
@@ -118,6 +118,14 @@ const SITES: Sites = Sites {
         MARK_DISCARDED_AT_SHUTDOWN,
     ],
     points: &[POINT_AFTER_DOWN_CHECK],
+    // The races the shipped scenarios are written to reach, as this
+    // module shows them.
+    roles: &[
+        (Role::WriteDeadlineFired, MARK_WRITE_TIMED_OUT),
+        (Role::ControlSkippedPinnedDown, MARK_CONTROL_SKIPPED),
+        (Role::ControlOverflowMarkedDown, MARK_CONTROL_OVERFLOW),
+        (Role::ShutdownWithQueuedControls, MARK_DISCARDED_AT_SHUTDOWN),
+    ],
 };
 
 /// Takes a `std` lock, even when a panic elsewhere poisoned it: every
@@ -693,6 +701,7 @@ impl SenderTarget for LayerSenderTarget {
         SenderCapabilities {
             drain: true,
             stats: true,
+            fixed: NodeFixed::default(),
             sites: SITES,
         }
     }

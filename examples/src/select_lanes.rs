@@ -95,7 +95,7 @@ use std::time::Duration;
 
 use lanesim_target::lanes::{
     BoxFuture, Handler, Item, LaneExit, LaneId, LaneReports, LaneStats, Lanes, LanesCapabilities,
-    LanesSetup, LanesTarget, Mode, ModeKind,
+    LanesFixed, LanesSetup, LanesTarget, Mode, ModeKind,
 };
 use lanesim_target::probe::Sites;
 use tokio::runtime::Handle;
@@ -114,6 +114,7 @@ impl LanesTarget for SelectLanes {
             modes: &[ModeKind::Router, ModeKind::Reject, ModeKind::Warn],
             lifecycle: true,
             stats: true,
+            fixed: LanesFixed::default(),
             sites: Sites::default(),
         }
     }

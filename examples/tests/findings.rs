@@ -105,10 +105,13 @@ fn the_node_holds_whatever_spenders_send() {
 
 /// The node keeps every sender contract on the shipped sender scenarios'
 /// first seeds (what `run @shipped` finds on every seed is in
-/// docs/examples.md).
+/// docs/examples.md). The node makes no marks, so `sender_fifo`, whose
+/// requirements are lanesim's own preemption points, decides none of them:
+/// accepted here on purpose, and still counted.
 #[test]
 fn the_node_keeps_the_sender_contracts() {
     let report = runner()
+        .accept_undecided()
         .check(
             &[
                 "@shipped/sender_fifo.toml",
@@ -120,4 +123,5 @@ fn the_node_keeps_the_sender_contracts() {
         )
         .unwrap();
     assert_eq!(report.verdicts().pass, 16);
+    assert!(report.undecided_reaches() >= 2, "sender_fifo's two points");
 }

@@ -250,8 +250,26 @@ pub struct LanesCapabilities {
     pub lifecycle: bool,
     /// [`Lanes::stats`] returns its counters.
     pub stats: bool,
+    /// The values it does not take from the world.
+    pub fixed: LanesFixed,
     /// The marks and preemption points its code uses.
     pub sites: Sites,
+}
+
+/// Values a router has built in instead of taking them from the world
+/// (`None`: it takes the world's). The lanes world runs such a target with
+/// its own value, checks against it, and refuses, as not decided and with
+/// the reason, a scenario written for values that exclude it (a fixed
+/// 256-deep lane never overflows in a scenario written for 2 to 8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LanesFixed {
+    /// Its capacity: what it admits of one key (a lane's queue) or, in
+    /// [`ModeKind::Reject`] and [`ModeKind::Warn`], its limit, whatever
+    /// `route` is passed.
+    pub capacity: Option<usize>,
+    /// How long a lane waits idle before it reaps itself, whatever
+    /// [`LanesSetup::idle_ttl`] says.
+    pub idle_ttl: Option<Duration>,
 }
 
 /// A lanes router implementation.

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::node::{
-    BoxFuture, Connection, ControlOutcome, DataOutcome, DownReason, NodeReports, Runtime,
-    SenderStats,
+    BoxFuture, Connection, ControlOutcome, DataOutcome, DownReason, NodeFixed, NodeReports,
+    Runtime, SenderStats,
 };
 use crate::probe::Sites;
 
@@ -106,6 +106,10 @@ pub struct SenderCapabilities {
     pub drain: bool,
     /// [`Sender::stats`] returns its counters.
     pub stats: bool,
+    /// The values it does not take from [`SenderSetup`] (its write
+    /// deadline and queue depths; the layer's heartbeat and largest frame
+    /// are lanesim's, which take the world's).
+    pub fixed: NodeFixed,
     /// The marks and preemption points its code uses.
     pub sites: Sites,
 }

@@ -437,6 +437,27 @@ pub trait Node: Send + Sync {
     }
 }
 
+/// Values a node (or a sender) has built in instead of taking them from
+/// [`NodeSetup`] (`None`: it takes the world's). The worlds run such a
+/// target with its own value, size their budgets and bounds from it, and
+/// refuse, as not decided and with the reason, a scenario written for
+/// values that exclude it: a sender with a fixed 5 s write deadline is
+/// not run in a scenario about a 50 ms one, where it would look stalled,
+/// nor is a fixed 256-deep control queue in a scenario written to flood 8.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeFixed {
+    /// Its bound on one frame's write ([`NodeSetup::write_timeout`]).
+    pub write_timeout: Option<Duration>,
+    /// Its heartbeat tick ([`NodeSetup::heartbeat`]).
+    pub heartbeat: Option<Duration>,
+    /// Its largest inbound frame body ([`NodeSetup::max_frame`]).
+    pub max_frame: Option<u64>,
+    /// Data frames its sender holds queued ([`NodeSetup::data_capacity`]).
+    pub data_capacity: Option<usize>,
+    /// Controls its sender holds queued ([`NodeSetup::control_capacity`]).
+    pub control_capacity: Option<usize>,
+}
+
 /// What a node target offers and reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeCapabilities {
@@ -444,6 +465,15 @@ pub struct NodeCapabilities {
     pub accepts: bool,
     /// It runs the heartbeat [`NodeSetup::heartbeat`] asks for.
     pub heartbeat: bool,
+    /// It bounds the bytes of partly read inbound frames by
+    /// [`NodeSetup::frame_budget`]. Without it, the clauses of M9 about the
+    /// budget are not decided.
+    pub frame_budget: bool,
+    /// It enforces [`NodeSetup::frame_timeout`] on a frame's body. Without
+    /// it, M9's trickle clause is not decided.
+    pub frame_deadline: bool,
+    /// The values it does not take from [`NodeSetup`].
+    pub fixed: NodeFixed,
     /// It reports the drain's account of every frame ([`NodeEvents`]).
     pub drain: bool,
     /// [`Node::stats`] returns its counters.

@@ -4,7 +4,10 @@
 //! Model. A mark is either a site in the code under test (a name it passes
 //! to `lanesim_target::probe::mark`), a situation the world set up
 //! ([`WorldMark`]), or a preemption point that actually preempted
-//! ([`CoverMark::Preempted`]). Each run counts how often it hit each; a
+//! ([`CoverMark::Preempted`]), or a [`Role`]: a state named in the world's
+//! words that the target shows by marks of its own
+//! ([`lanesim_target::probe::Sites::roles`]; a run reached a role when it
+//! made one of the marks the target maps to it). Each run counts how often it hit each; a
 //! sweep reports, per scenario, how many seeds hit each mark, and a
 //! scenario's `reaches` list turns a mark it exists for into a requirement
 //! (`run::reach`).
@@ -20,6 +23,7 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
+pub use lanesim_target::probe::Role;
 use lanesim_target::probe::{Preempt, Probe};
 
 use crate::rng::SimRng;
@@ -276,6 +280,8 @@ pub enum CoverMark {
     Code(Site),
     /// A situation the world set up.
     World(WorldMark),
+    /// A state in the world's words, shown by the target's own marks.
+    Role(Role),
     /// A preemption point that preempted (yielded or slept).
     Preempted(Site),
     /// What the scheduling explorer did to a task, by the place the task
@@ -308,6 +314,9 @@ impl TaskMark {
 /// Prefix of a preemption point's mark name.
 const PREEMPTED: &str = "preempted:";
 
+/// Prefix of a role's mark name.
+const ROLE: &str = "role:";
+
 impl CoverMark {
     /// Every mark known in this process ([`registry`]), code marks first,
     /// each group in name order.
@@ -319,6 +328,7 @@ impl CoverMark {
             .map(Self::Code)
             .chain(WorldMark::ALL.iter().map(|m| Self::World(*m)))
             .chain(registry.points().map(Self::Preempted))
+            .chain(Role::ALL.iter().map(|r| Self::Role(*r)))
             .collect()
     }
 
@@ -336,6 +346,9 @@ impl CoverMark {
                 }
                 return Some(Self::Task(mark, spawn_site(site.to_owned())));
             }
+        }
+        if let Some(role) = name.strip_prefix(ROLE) {
+            return Role::from_name(role).map(Self::Role);
         }
         let registry = registry();
         if let Some(point) = name.strip_prefix(PREEMPTED) {
@@ -357,6 +370,7 @@ impl fmt::Display for CoverMark {
             Self::Code(site) => f.write_str(site.name()),
             Self::World(mark) => f.write_str(mark.name()),
             Self::Preempted(site) => write!(f, "{PREEMPTED}{}", site.name()),
+            Self::Role(role) => write!(f, "{ROLE}{}", role.name()),
             Self::Task(mark, site) => write!(f, "{}@{}", mark.name(), site.name()),
         }
     }

@@ -34,6 +34,7 @@ use crate::targets::Subject;
 #[derive(Clone, Debug)]
 pub struct Runner {
     subject: Subject,
+    accept_undecided: bool,
 }
 
 impl Runner {
@@ -42,6 +43,7 @@ impl Runner {
     pub fn new(targets: impl Targets) -> Self {
         Self {
             subject: Subject::user(Arc::new(targets)),
+            accept_undecided: false,
         }
     }
 
@@ -51,6 +53,18 @@ impl Runner {
     pub fn command(self, command: impl Into<String>) -> Self {
         Self {
             subject: self.subject.with_command(command),
+            ..self
+        }
+    }
+
+    /// [`Runner::check`] accepts a scenario whose reach requirements the
+    /// target decides none of (as `run --accept-undecided` does): they are
+    /// still reported as not decided.
+    #[must_use]
+    pub fn accept_undecided(self) -> Self {
+        Self {
+            accept_undecided: true,
+            ..self
         }
     }
 
@@ -91,6 +105,7 @@ impl Runner {
                 wall: None,
                 jobs,
                 subject: self.subject.clone(),
+                accept_undecided: self.accept_undecided,
             },
             &mut Unwatched,
         );

@@ -18,6 +18,7 @@ fn sweep_of(scenarios: &[Scenario], seeds: &str, jobs: usize, shard: Shard) -> S
         wall: None,
         jobs,
         subject: Subject::default(),
+        accept_undecided: false,
     };
     sweep(&plan, &mut Unwatched)
 }

@@ -34,6 +34,7 @@ fn outside_lanesim_passes_what_it_decides_on_every_shipped_scenario() {
         wall: None,
         jobs: 2,
         subject: Subject::default().outside(),
+        accept_undecided: false,
     };
     let report = sweep(&plan, &mut Unwatched);
     let mut undecided = std::collections::BTreeSet::new();
@@ -242,6 +243,7 @@ fn a_sender_alone_runs_over_lanesims_connection_layer() {
             SenderCapabilities {
                 drain: false,
                 stats: false,
+                fixed: lanesim_target::node::NodeFixed::default(),
                 sites: Sites::default(),
             }
         }
@@ -305,6 +307,7 @@ fn a_sender_alone_runs_over_lanesims_connection_layer() {
         wall: None,
         jobs: 2,
         subject,
+        accept_undecided: false,
     };
     let report = sweep(&plan, &mut Unwatched);
     for tally in &report.scenarios {
@@ -320,4 +323,54 @@ fn a_sender_alone_runs_over_lanesims_connection_layer() {
             .iter()
             .all(|c| [Contract::S2, Contract::S4].contains(c)));
     }
+}
+
+/// `audit` of a scenario the target cannot run runs nothing, says why, and
+/// is not reported clean: an audit that ran nothing exits 5, and one that
+/// ran some counts the rest as not audited.
+#[test]
+fn an_audit_of_a_scenario_the_target_cannot_run_is_not_clean() {
+    use std::sync::Arc;
+
+    use lanesim_sims::report::{Exit, Outcome};
+    use lanesim_sims::run::audit_scenario;
+    use lanesim_sims::targets::lanesim::lanes::LanesimLanes;
+    use lanesim_target::lanes::LanesTarget;
+    use lanesim_target::Targets;
+
+    struct LanesOnly(LanesimLanes);
+    impl Targets for LanesOnly {
+        fn name(&self) -> &str {
+            "lanes-only"
+        }
+        fn lanes(&self) -> Option<&dyn LanesTarget> {
+            Some(&self.0)
+        }
+    }
+    let subject = Subject::user(Arc::new(LanesOnly(LanesimLanes::default())));
+    let find = |name: &str| shipped().into_iter().find(|s| s.name == name).unwrap();
+    let seeds = SeedRange::new(0, 2).unwrap();
+    let sender = audit_scenario(&find("sender_fifo"), seeds, &subject);
+    assert_eq!(sender.seeds, 0);
+    assert!(sender.divergences.is_empty());
+    assert_eq!(
+        sender.not_run.as_deref(),
+        Some("the target has no node"),
+        "{sender:?}"
+    );
+    let lanes = audit_scenario(&find("lanes_order"), seeds, &subject);
+    assert!(
+        lanes.not_run.is_none() && lanes.seeds == seeds.len() && lanes.divergences.is_empty(),
+        "{lanes:?}"
+    );
+    let exit = |audits| {
+        Outcome::Audit {
+            audits,
+            target: None,
+        }
+        .exit()
+    };
+    let sender = || audit_scenario(&find("sender_fifo"), seeds, &subject);
+    assert_eq!(exit(vec![sender()]), Exit::NotReached);
+    assert_eq!(exit(vec![sender(), lanes]), Exit::Pass);
 }

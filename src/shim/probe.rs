@@ -28,8 +28,8 @@
 //! planted bugs; the testbed package enables it, a production build never
 //! does.
 
-use lanesim_target::probe::Sites;
 pub use lanesim_target::probe::ENABLED;
+use lanesim_target::probe::{Role, Sites};
 
 macro_rules! named {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)+ }) => {
@@ -203,6 +203,14 @@ named! {
     }
 }
 
+/// The roles a list of lanesim's marks shows: each role is shown by the
+/// mark of the same name (`lanesim_target::probe::Role`).
+macro_rules! roles {
+    ($($variant:ident),+ $(,)?) => {
+        &[$((Role::$variant, Mark::$variant.name()),)+]
+    };
+}
+
 /// The lanes' sites.
 pub const LANES_SITES: Sites = Sites {
     marks: &[
@@ -222,6 +230,18 @@ pub const LANES_SITES: Sites = Sites {
         Point::LaneIdleBeforeReap.name(),
         Point::LaneReapedBeforeExit.name(),
     ],
+    roles: roles!(
+        LaneCreated,
+        CapacityRefused,
+        ReapDeclined,
+        ReapWon,
+        ReapAfterRouterGone,
+        IdleWaitRaced,
+        LaneExitPanicked,
+        RouterDroppedWithLiveLanes,
+        HandlerPanicked,
+        HandlerPanickedSync,
+    ),
 };
 
 /// The distribution layer's sites: every one a node can reach (those a
@@ -273,6 +293,30 @@ pub const NODE_SITES: Sites = Sites {
         Point::ReadLoopStarting.name(),
         Point::DialBeforeRegister.name(),
     ],
+    roles: roles!(
+        ControlOverflowMarkedDown,
+        ControlSkippedPinnedDown,
+        WriteDeadlineFired,
+        ShutdownWithQueuedControls,
+        ShutdownMidWrite,
+        ControlRefusedClosed,
+        DownRepeated,
+        DownManualDisconnect,
+        DownHeartbeatTimeout,
+        DownReadError,
+        DownSimultaneousConnect,
+        DownFrameTimeout,
+        DownOverBudget,
+        FrameBudgetRefused,
+        KeepaliveSent,
+        LateDownOfOldGeneration,
+        WriteAbandonedOnDown,
+        RegisterTieBreakWon,
+        RegisterTieBreakLost,
+        RegisterIncumbentKept,
+        StandbyRegistered,
+        ProofRefused,
+    ),
 };
 
 /// The sites of [`NODE_SITES`] in the connection layer (`ConnectionManager`,
@@ -315,6 +359,24 @@ pub const LAYER_SITES: Sites = Sites {
         Point::ReadLoopStarting.name(),
         Point::DialBeforeRegister.name(),
     ],
+    roles: roles!(
+        DownRepeated,
+        DownManualDisconnect,
+        DownHeartbeatTimeout,
+        DownReadError,
+        DownSimultaneousConnect,
+        DownFrameTimeout,
+        DownOverBudget,
+        FrameBudgetRefused,
+        KeepaliveSent,
+        LateDownOfOldGeneration,
+        WriteAbandonedOnDown,
+        RegisterTieBreakWon,
+        RegisterTieBreakLost,
+        RegisterIncumbentKept,
+        StandbyRegistered,
+        ProofRefused,
+    ),
 };
 
 /// The sites of [`NODE_SITES`] only a node that accepts reaches (the mesh
@@ -330,6 +392,12 @@ pub const ACCEPTOR_SITES: Sites = Sites {
         Mark::StandbyRegistered.name(),
     ],
     points: &[],
+    roles: roles!(
+        RegisterTieBreakWon,
+        RegisterTieBreakLost,
+        StandbyRegistered,
+        ProofRefused,
+    ),
 };
 
 /// This run reached `mark`.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use lanesim_target::net::Listener;
 use lanesim_target::node::{
     BoxFuture, Conn, ControlOutcome, DataOutcome, DialFailure, DownReason, Node, NodeCapabilities,
-    NodeSetup, NodeTarget, Origin, SenderStats,
+    NodeFixed, NodeSetup, NodeTarget, Origin, SenderStats,
 };
 use lanesim_target::probe::Sites;
 
@@ -27,6 +27,10 @@ impl NodeTarget for CheckedNode {
         NodeCapabilities {
             accepts: true,
             heartbeat: true,
+            // A frame deadline, but no budget for partly read frames.
+            frame_budget: false,
+            frame_deadline: true,
+            fixed: NodeFixed::default(),
             drain: true,
             stats: true,
             table: true,

@@ -62,7 +62,7 @@ use std::sync::Arc;
 use lanesim_target::net::Listener;
 use lanesim_target::node::{
     BoxFuture, Conn, Connection, ControlOutcome, DataOutcome, DialFailure, Node, NodeCapabilities,
-    NodeSetup, NodeTarget, SenderStats,
+    NodeFixed, NodeSetup, NodeTarget, SenderStats,
 };
 use lanesim_target::probe::Sites;
 
@@ -78,6 +78,11 @@ impl NodeTarget for ExampleNode {
         NodeCapabilities {
             accepts: true,
             heartbeat: true,
+            // This node bounds neither what partly read frames hold nor
+            // how long a frame's body may take.
+            frame_budget: false,
+            frame_deadline: false,
+            fixed: NodeFixed::default(),
             drain: true,
             stats: true,
             table: true,

@@ -86,6 +86,11 @@ pub(super) enum Command {
         /// figures behind a `reaches` line, as this sweep measured them).
         #[arg(long)]
         reach: bool,
+        /// Accept a scenario whose reach requirements the target decides
+        /// none of (its marks and roles are lanesim's, or the target maps
+        /// none): reported as not decided, but not exit 5.
+        #[arg(long)]
+        accept_undecided: bool,
         /// Plant this bug (needs a `--features planted-bugs` build).
         #[arg(long)]
         bug: Option<String>,

@@ -105,6 +105,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             verbose,
             marks,
             reach,
+            accept_undecided,
             bug,
             real,
         } => run::run(
@@ -119,6 +120,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
                 verbose,
                 marks,
                 reach,
+                accept_undecided,
                 bug,
                 real,
             },

@@ -32,6 +32,7 @@ pub(super) struct RunArgs {
     pub(super) verbose: bool,
     pub(super) marks: bool,
     pub(super) reach: bool,
+    pub(super) accept_undecided: bool,
     pub(super) bug: Option<String>,
     pub(super) real: bool,
 }
@@ -90,6 +91,7 @@ pub(super) fn run(args: &RunArgs, base: &Subject) -> Result<Outcome, String> {
         wall: args.wall,
         jobs: args.jobs,
         subject: subject.clone(),
+        accept_undecided: args.accept_undecided,
     };
     let single = scenarios
         .iter()

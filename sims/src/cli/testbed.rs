@@ -59,13 +59,7 @@ pub(super) fn audit(
     Ok(Outcome::Audit {
         audits: scenarios
             .iter()
-            .map(|scenario| {
-                (
-                    scenario.name.clone(),
-                    seeds.len(),
-                    run::audit(scenario, seeds, subject),
-                )
-            })
+            .map(|scenario| run::audit_scenario(scenario, seeds, subject))
             .collect(),
         target: (!subject.is_builtin()).then(|| subject.name().to_string()),
     })

@@ -23,7 +23,7 @@ use crate::real::{Fidelity, FidelitySeed, RealOutcome};
 use crate::run::bench::BenchReport;
 use crate::run::selftest::BugReport;
 use crate::run::sweep::{Failure, SweepReport};
-use crate::run::{Divergence, RunResult, ScenarioReach, Verdict};
+use crate::run::{Audited, RunResult, ScenarioReach, Verdict};
 use crate::scenario::Scenario;
 
 use text::{
@@ -238,8 +238,8 @@ pub enum Outcome {
     Detection(Vec<BugChases>, Duration),
     /// `audit`: per scenario, seeds compared and divergences.
     Audit {
-        /// Per scenario: its name, seeds compared, divergences.
-        audits: Vec<(String, u64, Vec<Divergence>)>,
+        /// Per scenario: what was compared, or why nothing was.
+        audits: Vec<Audited>,
         /// The target audited, when it is not lanesim's own: a divergence
         /// is then its code's to fix, and the note says where to look.
         target: Option<String>,
@@ -291,8 +291,10 @@ impl Outcome {
                 }
             }
             Self::Audit { audits, .. } => {
-                if audits.iter().any(|(_, _, d)| !d.is_empty()) {
+                if audits.iter().any(|a| !a.divergences.is_empty()) {
                     Exit::Diverged
+                } else if audits.iter().all(|a| a.not_run.is_some()) {
+                    Exit::NotReached
                 } else {
                     Exit::Pass
                 }
@@ -462,8 +464,19 @@ pub fn print(outcome: &Outcome) {
         Outcome::Bench(bench) => out!("{}", bench_table(bench)),
         Outcome::Detection(chases, wall) => out!("{}", detection_table(chases, *wall)),
         Outcome::Audit { audits, target } => {
-            let mut total = 0;
-            for (name, seeds, divergences) in audits {
+            let (mut total, mut not_run) = (0, 0);
+            for Audited {
+                name,
+                seeds,
+                not_run: why,
+                divergences,
+            } in audits
+            {
+                if let Some(why) = why {
+                    not_run += 1;
+                    outln!("{name}: not run (not decided for this target): {why}");
+                    continue;
+                }
                 outln!(
                     "{name}: {seeds} seeds x2, {} divergence(s)",
                     divergences.len()
@@ -479,7 +492,14 @@ pub fn print(outcome: &Outcome) {
                 }
                 total += divergences.len();
             }
-            outln!("audit: {total} divergence(s)");
+            if not_run == 0 {
+                outln!("audit: {total} divergence(s)");
+            } else {
+                outln!(
+                    "audit: {total} divergence(s) in {} scenario(s) run; {not_run} not run, so not audited",
+                    audits.len() - not_run
+                );
+            }
             if total > 0 {
                 outln!("{}", text::audit_note(target.as_deref()));
             }

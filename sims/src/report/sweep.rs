@@ -55,10 +55,11 @@ pub fn scenario_line(tally: &Tally, width: usize) -> String {
     } else {
         0
     } + usize::from(reach.starved);
+    let undecided = tally.unreachable.len();
     let failed = tally.ran() - tally.verdicts.pass;
     let (word, tone) = if failed > 0 {
         ("FAIL", Tone::Bad)
-    } else if missed > 0 {
+    } else if missed > 0 || reach.decided_no_reach() {
         ("SHORT", Tone::Warn)
     } else if tally.ran() < tally.planned {
         ("part", Tone::Warn)
@@ -89,6 +90,13 @@ pub fn scenario_line(tally: &Tally, width: usize) -> String {
     }
     if missed > 0 {
         let _ = write!(line, "; {missed} reach requirement(s) missed");
+    }
+    if undecided > 0 {
+        let _ = write!(
+            line,
+            "; {undecided} of {} reach requirement(s) not decided",
+            tally.requires.len() + undecided
+        );
     }
     if tally.ran() < tally.planned {
         let _ = write!(
@@ -192,11 +200,24 @@ pub fn human(report: &SweepReport, shown: Shown) -> String {
             verdicts.total() as f64 / secs.max(1e-9)
         )
     };
+    let unreached = report.undecided_reaches();
+    let undecided_reaches = if unreached == 0 {
+        String::new()
+    } else {
+        format!("; {unreached} reach requirement(s) not decided")
+    };
     let all_good = verdicts.pass == verdicts.total() && missed == 0 && !report.stopped;
+    let tone = if !all_good {
+        Tone::Bad
+    } else if not_run + undecided + unreached > 0 {
+        Tone::Warn
+    } else {
+        Tone::Good
+    };
     let _ = writeln!(
         out,
-        "{}: {} runs: {} pass, {} violated, {} liveness, {} crash; {missed} reach requirement(s) missed{not_decided}{timing}",
-        paint("summary", if all_good { Tone::Good } else { Tone::Bad }),
+        "{}: {} runs: {} pass, {} violated, {} liveness, {} crash; {missed} reach requirement(s) missed{undecided_reaches}{not_decided}{timing}",
+        paint("summary", tone),
         verdicts.total(),
         verdicts.pass,
         verdicts.violated,
@@ -216,6 +237,20 @@ fn missed_lines(out: &mut String, reaches: &[ScenarioReach]) -> usize {
             out,
             "NOT REACHED: {} ran none of its seeds (the sweep stopped first): nothing of it was decided",
             reach.scenario
+        );
+    }
+    for reach in reaches.iter().filter(|r| r.decided_no_reach()) {
+        if reach.accept_undecided {
+            continue;
+        }
+        missed += 1;
+        let _ = writeln!(
+            out,
+            "NOT DECIDED: {} lists {} reach requirement(s) and this target decides none of them (first: `{}`: {}): the sweep proved nothing about what it reached in the target's code (`--accept-undecided` accepts it)",
+            reach.scenario,
+            reach.undecided.len(),
+            reach.undecided[0].what,
+            reach.undecided[0].why,
         );
     }
     for reach in reaches.iter().filter(|r| r.judged) {
@@ -594,6 +629,7 @@ pub fn json(report: &SweepReport, exit: u8) -> String {
         for (scenario, reach) in scenarios.iter_mut().zip(&reaches) {
             scenario["judged"] = json!(reach.judged);
             scenario["starved"] = json!(reach.starved);
+            scenario["decided_no_reach"] = json!(reach.decided_no_reach());
             scenario["reaches"] = reach
                 .marks
                 .iter()
@@ -630,6 +666,8 @@ pub fn summary(report: &SweepReport, exit: u8) -> Value {
         "missed": reaches.iter().filter(|r| r.fell_short()).count(),
         "not_run": report.scenarios.iter().filter(|t| t.refused.is_some()).count(),
         "undecided": report.scenarios.iter().map(|t| t.undecided.len()).sum::<usize>(),
+        "undecided_reaches": report.undecided_reaches(),
+        "decided_no_reach": reaches.iter().filter(|r| r.decided_no_reach()).count(),
         "exit": exit,
     })
 }
@@ -689,6 +727,12 @@ pub fn junit(report: &SweepReport) -> Result<String, String> {
         for not in &tally.undecided {
             suite.add_test_case(skipped(
                 format!("{} {}", tally.scenario, not.what.id()),
+                &not.why,
+            ));
+        }
+        for not in &tally.unreachable {
+            suite.add_test_case(skipped(
+                format!("{} reaches {}", tally.scenario, not.what),
                 &not.why,
             ));
         }

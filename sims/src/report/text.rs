@@ -254,6 +254,13 @@ pub(super) fn listing(scenarios: &[Scenario]) -> String {
     );
     let _ = writeln!(out, "  worlds: {}", world.join(" "));
     let _ = writeln!(out, "  preemption points: {}", points.join(" "));
+    let _ = writeln!(
+        out,
+        "  roles (a target maps its own marks to them: Sites::roles):"
+    );
+    for role in crate::coverage::Role::ALL {
+        let _ = writeln!(out, "    role:{:<34} {}", role.name(), role.meaning());
+    }
     if CATALOGUE.is_empty() {
         let _ = writeln!(
             out,

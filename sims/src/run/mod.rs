@@ -268,6 +268,8 @@ pub fn judge(
         .filter(|&contract| decidable.decides(contract))
         .collect();
     let violations = check::check(&decided, &run.records, context);
+    let mut coverage = run.coverage;
+    decidable.show_roles(&mut coverage);
     // Whatever the verdict: a run cut short by its budget with a contract
     // broken was still waiting for something.
     let pending = (!run.finished).then(|| pending::pending(&run.records, run.stuck));
@@ -290,7 +292,7 @@ pub fn judge(
         hash: log_hash(&run.records),
         records: run.records,
         elapsed: run.elapsed,
-        coverage: run.coverage,
+        coverage,
         pending,
         undecided: decidable.contracts.clone(),
         wall: Duration::ZERO,
@@ -337,6 +339,12 @@ pub struct ScenarioReach {
     /// Runs were planned and none ran (a time-boxed sweep that stopped
     /// before its first seed): nothing of the scenario was decided.
     pub starved: bool,
+    /// Requirements the scenario lists that the target cannot decide, and
+    /// why (a mark or role it does not report).
+    pub undecided: Vec<NotDecided<CoverMark>>,
+    /// The user accepts a scenario whose every requirement is undecided
+    /// (`--accept-undecided`): it does not fall short for it.
+    pub accept_undecided: bool,
 }
 
 impl ScenarioReach {
@@ -349,11 +357,22 @@ impl ScenarioReach {
         self.marks.iter().filter(|m| m.missed(self.seeds)).collect()
     }
 
-    /// Whether the sweep fell short: a required mark missed, or a listed
-    /// contract never given a chance to fail.
+    /// Whether the scenario lists reach requirements and the target could
+    /// decide none of them: the sweep proved nothing about reach on its
+    /// code (pinned by `a_sweep_that_decides_no_reach_requirement_falls_short`).
+    #[must_use]
+    pub fn decided_no_reach(&self) -> bool {
+        self.judged && !self.undecided.is_empty() && self.marks.iter().all(|m| m.required.is_none())
+    }
+
+    /// Whether the sweep fell short: a required mark missed, a listed
+    /// contract never given a chance to fail, or no listed requirement
+    /// decided (unless the user accepts that).
     #[must_use]
     pub fn fell_short(&self) -> bool {
-        self.starved || (self.judged && (!self.missed().is_empty() || !self.vacuous.is_empty()))
+        self.starved
+            || (self.judged && (!self.missed().is_empty() || !self.vacuous.is_empty()))
+            || (self.decided_no_reach() && !self.accept_undecided)
     }
 }
 
@@ -370,6 +389,43 @@ pub struct Divergence {
     pub first: Option<Record>,
     /// The second run's event there.
     pub second: Option<Record>,
+}
+
+/// One scenario's audit: its seeds run twice and compared, or why the
+/// target could not run it (then nothing was compared, and it is never
+/// reported clean: pinned by `an_audit_of_a_scenario_the_target_cannot_run_is_not_clean`).
+#[derive(Debug)]
+pub struct Audited {
+    /// The scenario's name.
+    pub name: String,
+    /// Seeds compared.
+    pub seeds: u64,
+    /// Why it was not run.
+    pub not_run: Option<String>,
+    /// The seeds whose two runs differed.
+    pub divergences: Vec<Divergence>,
+}
+
+/// Audits `scenario` for `subject`: each seed run twice and compared, or,
+/// when the target cannot run the scenario, nothing run and the reason.
+#[must_use]
+pub fn audit_scenario(
+    scenario: &Scenario,
+    seeds: crate::scenario::SeedRange,
+    subject: &Subject,
+) -> Audited {
+    let not_run = subject.decidable(scenario).refused;
+    let divergences = if not_run.is_some() {
+        Vec::new()
+    } else {
+        audit(scenario, seeds, subject)
+    };
+    Audited {
+        name: scenario.name.clone(),
+        seeds: if not_run.is_some() { 0 } else { seeds.len() },
+        not_run,
+        divergences,
+    }
 }
 
 /// Runs each seed twice and compares the event-log hashes; returns the

@@ -381,6 +381,8 @@ impl Tally {
                 .map(|c| (c.contract, c.needs.clone()))
                 .collect(),
             starved: self.planned > 0 && self.ran() == 0 && self.refused.is_none(),
+            undecided: self.unreachable.clone(),
+            accept_undecided: false,
         }
     }
 }
@@ -419,6 +421,10 @@ pub struct SweepReport {
     pub stopped: bool,
     /// The planted bug, if any.
     pub planted: Option<String>,
+    /// A scenario whose reach requirements the target decides none of is
+    /// accepted, not short (`--accept-undecided`).
+    #[serde(default)]
+    pub accept_undecided: bool,
     /// Wall time the sweep took, where it ran (zero after a merge).
     #[serde(skip)]
     pub wall: Wall,
@@ -450,7 +456,24 @@ impl SweepReport {
     /// Per scenario, its coverage judgement.
     #[must_use]
     pub fn reaches(&self) -> Vec<ScenarioReach> {
-        self.scenarios.iter().map(Tally::reach).collect()
+        self.scenarios
+            .iter()
+            .map(|tally| ScenarioReach {
+                accept_undecided: self.accept_undecided,
+                ..tally.reach()
+            })
+            .collect()
+    }
+
+    /// Reach requirements listed and not decided for the target, over
+    /// every scenario that ran.
+    #[must_use]
+    pub fn undecided_reaches(&self) -> usize {
+        self.scenarios
+            .iter()
+            .filter(|t| t.refused.is_none())
+            .map(|t| t.unreachable.len())
+            .sum()
     }
 }
 
@@ -468,6 +491,9 @@ pub struct Plan<'a> {
     pub jobs: usize,
     /// What the runs test.
     pub subject: Subject,
+    /// Accept a scenario whose reach requirements the target decides
+    /// none of (`--accept-undecided`).
+    pub accept_undecided: bool,
 }
 
 impl Plan<'_> {
@@ -553,6 +579,7 @@ pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
             .planted()
             .selected()
             .map(|bug| bug.name().to_string()),
+        accept_undecided: plan.accept_undecided,
     }
 }
 
@@ -756,6 +783,7 @@ pub fn merge(shards: Vec<(String, SweepReport)>) -> Result<SweepReport, String> 
             ));
         }
         whole.stopped |= report.stopped;
+        whole.accept_undecided &= report.accept_undecided;
         for (mine, theirs) in whole.scenarios.iter_mut().zip(report.scenarios) {
             mine.merge(theirs);
         }
@@ -781,6 +809,7 @@ mod tests {
             shard: None,
             stopped: true,
             planted: None,
+            accept_undecided: false,
             wall: Wall::default(),
         };
         let reach = &report.reaches()[0];
@@ -794,6 +823,80 @@ mod tests {
             text.contains("NOT REACHED: lanes_order ran none of its seeds"),
             "{text}"
         );
+    }
+
+    /// A sweep in which every run passed, of a scenario whose reach
+    /// requirements the target decides none of: it proved nothing about
+    /// reach, so it falls short (exit 5, a `NOT DECIDED` line), unless the
+    /// user accepts it; either way the summary counts the undecided.
+    #[test]
+    fn a_sweep_that_decides_no_reach_requirement_falls_short() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lanes_order.toml");
+        let scenario = Scenario::load(&path).unwrap();
+        let seeds = scenario.default_seeds();
+        let none = Decidable {
+            marks: scenario
+                .reaches
+                .iter()
+                .map(|r| crate::targets::decide::NotDecided {
+                    what: r.mark,
+                    why: "not reported".into(),
+                })
+                .collect(),
+            ..Decidable::default()
+        };
+        let mut some = none.clone();
+        some.marks.pop();
+        let report = |decidable: &Decidable, accept_undecided: bool| {
+            let mut tally = Tally::new(&scenario, seeds, 4, decidable);
+            for _ in 0..4 {
+                tally.verdicts.add(Verdict::Pass);
+            }
+            // Whatever the marks: the decided requirement is the one left.
+            for mark in tally.requires.iter().map(|r| r.mark).collect::<Vec<_>>() {
+                tally.marks.insert(mark, 4);
+            }
+            SweepReport {
+                scenarios: vec![tally],
+                shard: None,
+                stopped: false,
+                planted: None,
+                accept_undecided,
+                wall: Wall::default(),
+            }
+        };
+        let listed = scenario.reaches.len();
+        let short = report(&none, false);
+        let reach = &short.reaches()[0];
+        assert!(reach.decided_no_reach() && reach.fell_short(), "{reach:?}");
+        assert_eq!(
+            crate::report::Exit::of_sweep(&short),
+            crate::report::Exit::NotReached
+        );
+        let text = crate::report::sweep::human(&short, crate::report::Shown::default());
+        assert!(text.contains("NOT DECIDED: lanes_order lists"), "{text}");
+        assert!(
+            text.contains(&format!("{listed} reach requirement(s) not decided")),
+            "{text}"
+        );
+        let accepted = report(&none, true);
+        assert!(!accepted.reaches()[0].fell_short());
+        assert_eq!(
+            crate::report::Exit::of_sweep(&accepted),
+            crate::report::Exit::Pass
+        );
+        let text = crate::report::sweep::human(&accepted, crate::report::Shown::default());
+        assert!(
+            !text.contains("NOT DECIDED") && text.contains("reach requirement(s) not decided"),
+            "{text}"
+        );
+        // One requirement decided (and met): not short, still counted.
+        let partly = report(&some, false);
+        assert!(!partly.reaches()[0].fell_short());
+        assert_eq!(partly.undecided_reaches(), listed - 1);
+        let junit = crate::report::sweep::junit(&partly).unwrap();
+        assert!(junit.contains("lanes_order reaches"), "{junit}");
     }
 
     #[test]

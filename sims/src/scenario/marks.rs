@@ -2,7 +2,7 @@
 //! may name. Matches are exhaustive, so a new mark must be given a world.
 
 use super::spec::Contract;
-use crate::coverage::{CoverMark, WorldMark};
+use crate::coverage::{CoverMark, Role, WorldMark};
 use crate::world_kind::WorldKind;
 
 /// Whether a scenario of `world` can reach `mark`: its home world's, and
@@ -26,7 +26,10 @@ pub fn reachable_in(mark: CoverMark, world: WorldKind) -> bool {
         || (world == WorldKind::Mesh
             && home == WorldKind::Sender
             && match mark {
-                CoverMark::Code(_) | CoverMark::Preempted(_) | CoverMark::Task(..) => true,
+                CoverMark::Code(_)
+                | CoverMark::Preempted(_)
+                | CoverMark::Role(_)
+                | CoverMark::Task(..) => true,
                 CoverMark::World(mark) => matches!(
                     mark,
                     WorldMark::RedialOk
@@ -55,7 +58,47 @@ pub fn world_of(mark: CoverMark) -> Option<WorldKind> {
         CoverMark::Code(site) => crate::sites::registry().world_of(site, false),
         CoverMark::World(mark) => world_mark_world(mark),
         CoverMark::Preempted(site) => crate::sites::registry().world_of(site, true),
+        CoverMark::Role(role) => Some(role_world(role)),
         CoverMark::Task(..) => None,
+    }
+}
+
+/// The world whose races a role names (a sender-world role is reachable in
+/// the mesh too: [`reachable_in`]).
+fn role_world(role: Role) -> WorldKind {
+    match role {
+        Role::LaneCreated
+        | Role::CapacityRefused
+        | Role::ReapDeclined
+        | Role::ReapWon
+        | Role::ReapAfterRouterGone
+        | Role::IdleWaitRaced
+        | Role::LaneExitPanicked
+        | Role::RouterDroppedWithLiveLanes
+        | Role::HandlerPanicked
+        | Role::HandlerPanickedSync => WorldKind::Lanes,
+        Role::ControlOverflowMarkedDown
+        | Role::ControlSkippedPinnedDown
+        | Role::LateDownOfOldGeneration
+        | Role::WriteAbandonedOnDown
+        | Role::WriteDeadlineFired
+        | Role::ShutdownWithQueuedControls
+        | Role::ShutdownMidWrite
+        | Role::ControlRefusedClosed
+        | Role::DownRepeated
+        | Role::DownManualDisconnect
+        | Role::DownHeartbeatTimeout
+        | Role::DownReadError
+        | Role::DownFrameTimeout
+        | Role::DownOverBudget
+        | Role::FrameBudgetRefused
+        | Role::KeepaliveSent
+        | Role::RegisterIncumbentKept => WorldKind::Sender,
+        Role::DownSimultaneousConnect
+        | Role::RegisterTieBreakWon
+        | Role::RegisterTieBreakLost
+        | Role::StandbyRegistered
+        | Role::ProofRefused => WorldKind::Mesh,
     }
 }
 

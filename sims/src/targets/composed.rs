@@ -12,8 +12,8 @@ use std::sync::Arc;
 use lanesim_target::layer::{LayerConn, Sender, SenderCapabilities, SenderSetup};
 use lanesim_target::net::Listener;
 use lanesim_target::node::{
-    BoxFuture, Conn, ControlOutcome, DataOutcome, DialFailure, Node, NodeCapabilities, NodeSetup,
-    NodeTarget, SenderStats,
+    BoxFuture, Conn, ControlOutcome, DataOutcome, DialFailure, Node, NodeCapabilities, NodeFixed,
+    NodeSetup, NodeTarget, SenderStats,
 };
 use lanesim_target::probe::Sites;
 use lanesim_target::Targets;
@@ -52,6 +52,14 @@ impl Composed {
         let sites = Sites {
             marks: join(own.marks, theirs.marks),
             points: join(own.points, theirs.points),
+            roles: Box::leak(
+                own.roles
+                    .iter()
+                    .chain(theirs.roles)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .into_boxed_slice(),
+            ),
         };
         Self {
             targets,
@@ -74,6 +82,12 @@ impl NodeTarget for Composed {
         NodeCapabilities {
             drain: sender.drain,
             stats: sender.stats,
+            fixed: NodeFixed {
+                write_timeout: sender.fixed.write_timeout,
+                data_capacity: sender.fixed.data_capacity,
+                control_capacity: sender.fixed.control_capacity,
+                ..NodeFixed::default()
+            },
             sites: self.sites,
             ..self.layer.capabilities()
         }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Subject;
 use crate::check::Reported;
-use crate::coverage::{CoverMark, WorldMark};
+use crate::coverage::{CoverMark, Coverage, Role, Site, WorldMark};
 use crate::explore::tokio_explores;
 use crate::scenario::{Contract, Policy, Scenario, WorldKind};
 
@@ -44,6 +44,10 @@ pub struct Decidable {
     pub contracts: Vec<NotDecided<Contract>>,
     /// Marks the scenario must reach that it cannot report.
     pub marks: Vec<NotDecided<CoverMark>>,
+    /// Which of the target's marks show each role it maps (what a run's
+    /// coverage gains as [`CoverMark::Role`]: [`Decidable::show_roles`]).
+    #[serde(skip)]
+    pub roles: Vec<(Role, Site)>,
 }
 
 impl Decidable {
@@ -57,6 +61,16 @@ impl Decidable {
     #[must_use]
     pub fn reaches(&self, mark: CoverMark) -> bool {
         self.refused.is_none() && !self.marks.iter().any(|n| n.what == mark)
+    }
+
+    /// Adds to `coverage` each role the target maps that the run showed:
+    /// as often as the run made the role's marks, together.
+    pub fn show_roles(&self, coverage: &mut Coverage) {
+        for &(role, site) in &self.roles {
+            if let Some(&hits) = coverage.get(&CoverMark::Code(site)) {
+                *coverage.entry(CoverMark::Role(role)).or_default() += hits;
+            }
+        }
     }
 
     /// Whether everything the scenario lists is decided.
@@ -208,9 +222,13 @@ impl Subject {
                         STOCK_TOKIO
                     }
                     CoverMark::Task(..) if !tokio_explores() => STOCK_TOKIO,
+                    CoverMark::Role(role) if !sites.roles.iter().any(|(r, _)| *r == role) => {
+                        "the target maps none of its marks to this role (Sites::roles)"
+                    }
                     CoverMark::Code(_)
                     | CoverMark::Preempted(_)
                     | CoverMark::World(_)
+                    | CoverMark::Role(_)
                     | CoverMark::Task(..) => return None,
                 };
                 Some(NotDecided {
@@ -223,6 +241,11 @@ impl Subject {
             refused: None,
             contracts,
             marks,
+            roles: sites
+                .roles
+                .iter()
+                .map(|&(role, mark)| (role, Site::new(mark)))
+                .collect(),
         }
     }
 

@@ -131,6 +131,10 @@ impl Subject {
             .filter(|mark| match *mark {
                 CoverMark::Code(site) => declared(site, false),
                 CoverMark::Preempted(site) => declared(site, true),
+                CoverMark::Role(role) => [lanes, node]
+                    .into_iter()
+                    .flatten()
+                    .any(|sites| sites.roles.iter().any(|(r, _)| *r == role)),
                 CoverMark::World(_) | CoverMark::Task(..) => true,
             })
             .collect()

@@ -13,8 +13,8 @@ use lanesim::planted::Planted;
 use lanesim::shim::probe::LANES_SITES;
 use lanesim::shim::rt::RuntimeChoice;
 use lanesim_target::lanes::{
-    Handler, Item, LaneExit, LaneId, LaneReports, LaneStats, Lanes, LanesCapabilities, LanesSetup,
-    LanesTarget, Mode, ModeKind,
+    Handler, Item, LaneExit, LaneId, LaneReports, LaneStats, Lanes, LanesCapabilities, LanesFixed,
+    LanesSetup, LanesTarget, Mode, ModeKind,
 };
 
 /// lanesim's router and dispatcher, with a planted bug or none.
@@ -81,6 +81,7 @@ impl LanesTarget for LanesimLanes {
             modes: &[ModeKind::Router, ModeKind::Reject, ModeKind::Warn],
             lifecycle: true,
             stats: true,
+            fixed: LanesFixed::default(),
             sites: LANES_SITES,
         }
     }

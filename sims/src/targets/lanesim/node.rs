@@ -22,8 +22,8 @@ use lanesim_target::layer::{ConnectionLayer, LayerConn, LayerConnection};
 use lanesim_target::net::Listener;
 use lanesim_target::node::{
     BoxFuture, Conn, Connection, ControlOutcome, DataOutcome, DialFailure, Down, DownReason,
-    Generation, Node, NodeCapabilities, NodeReports, NodeSetup, NodeTarget, Origin, Runtime,
-    SenderLane, SenderStats, Up, WriteOutcome,
+    Generation, Node, NodeCapabilities, NodeFixed, NodeReports, NodeSetup, NodeTarget, Origin,
+    Runtime, SenderLane, SenderStats, Up, WriteOutcome,
 };
 
 /// lanesim's node, with a planted bug or none.
@@ -357,6 +357,9 @@ impl NodeTarget for LanesimNode {
         NodeCapabilities {
             accepts: true,
             heartbeat: true,
+            frame_budget: true,
+            frame_deadline: true,
+            fixed: NodeFixed::default(),
             drain: true,
             stats: true,
             table: true,
