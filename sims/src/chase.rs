@@ -148,7 +148,7 @@ pub fn chase(
         tried: Vec::new(),
         caught: None,
     };
-    let params = scenario.sample(seed);
+    let params = subject.sample(scenario, seed);
     let horizon = scenario.budget();
     let first = execute(scenario, seed, subject);
     chase.tried.push(Tried {

@@ -1210,3 +1210,47 @@ fn m9_detects_a_trickle_cut_without_its_frame_timeout_down() {
         &[&cut],
     );
 }
+
+/// A node that declares it has no frame budget (or no frame deadline) is
+/// not judged on them: M9's clauses about what it holds, about refusals
+/// with room and about trickles are not decided for it, while its other
+/// clause (an honest generation never downed `OverBudget`) still is.
+#[test]
+fn m9_judges_no_budget_a_node_declares_it_lacks() {
+    let with = |records: &[Record]| {
+        let mut log = healthy();
+        for record in records {
+            insert_before(
+                &mut log,
+                is!(Event::MeshTableAtEnd { node: 0, .. }),
+                record.clone(),
+            );
+        }
+        log
+    };
+    let never_back = held(1_000, 1, true, 300_000);
+    let idle = at(
+        1_000,
+        Event::MeshBudgetDown {
+            node: 1,
+            held: 131_072,
+        },
+    );
+    let late = trickle(5_000, 1, 4_000, false);
+    let log = with(&[never_back.clone(), idle.clone(), late.clone()]);
+    assert_violates(&log, &context(), Contract::M9, &[&never_back]);
+    let mut lacking = context();
+    lacking.reported.frame_budget = false;
+    assert_violates(&log, &lacking, Contract::M9, &[&late]);
+    lacking.reported.frame_deadline = false;
+    assert_holds(&log, &lacking, Contract::M9);
+    // Still decided without either: an honest generation downed for the
+    // budget.
+    let downed = over_budget(1_500, 0, 1, 1);
+    assert_violates(
+        &with(std::slice::from_ref(&downed)),
+        &lacking,
+        Contract::M9,
+        &[&downed],
+    );
+}

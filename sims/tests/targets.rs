@@ -374,3 +374,121 @@ fn an_audit_of_a_scenario_the_target_cannot_run_is_not_clean() {
     assert_eq!(exit(vec![sender()]), Exit::NotReached);
     assert_eq!(exit(vec![sender(), lanes]), Exit::Pass);
 }
+
+/// A target with constants of its own (a 5 s write deadline, 512-deep
+/// lanes: lanesim's components, handed those values whatever the world
+/// says) gets no liveness and no missed reach for them: every shipped
+/// scenario whose range excludes its value is not decided, with the
+/// reason, and every other one runs with the target's value and passes.
+#[test]
+fn fixed_constants_never_fail_correct_code() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use lanesim_sims::targets::lanesim::lanes::LanesimLanes;
+    use lanesim_sims::targets::lanesim::node::LanesimNode;
+    use lanesim_target::lanes::{
+        Item, Lanes, LanesCapabilities, LanesFixed, LanesSetup, LanesTarget,
+    };
+    use lanesim_target::node::{Node, NodeCapabilities, NodeFixed, NodeSetup, NodeTarget};
+    use lanesim_target::Targets;
+
+    const DEPTH: usize = 512;
+    const DEADLINE: Duration = Duration::from_secs(5);
+    struct Deep(Box<dyn Lanes>);
+    impl Lanes for Deep {
+        fn route(&self, item: Item, capacity: Option<usize>) -> Result<usize, Item> {
+            self.0.route(item, capacity.map(|_| DEPTH))
+        }
+    }
+    struct Fixed;
+    impl LanesTarget for Fixed {
+        fn capabilities(&self) -> LanesCapabilities {
+            LanesCapabilities {
+                fixed: LanesFixed {
+                    capacity: Some(DEPTH),
+                    ..LanesFixed::default()
+                },
+                ..LanesimLanes::default().capabilities()
+            }
+        }
+        fn build(&self, setup: LanesSetup) -> Result<Box<dyn Lanes>, String> {
+            Ok(Box::new(Deep(LanesimLanes::default().build(setup)?)))
+        }
+    }
+    impl NodeTarget for Fixed {
+        fn capabilities(&self) -> NodeCapabilities {
+            NodeCapabilities {
+                fixed: NodeFixed {
+                    write_timeout: Some(DEADLINE),
+                    ..NodeFixed::default()
+                },
+                ..LanesimNode::default().capabilities()
+            }
+        }
+        fn start(&self, setup: NodeSetup) -> Result<Box<dyn Node>, String> {
+            LanesimNode::default().start(NodeSetup {
+                write_timeout: DEADLINE,
+                ..setup
+            })
+        }
+    }
+    impl Targets for Fixed {
+        fn name(&self) -> &str {
+            "fixed"
+        }
+        fn lanes(&self) -> Option<&dyn LanesTarget> {
+            Some(self)
+        }
+        fn node(&self) -> Option<&dyn NodeTarget> {
+            Some(self)
+        }
+    }
+    let scenarios: Vec<Scenario> = shipped()
+        .into_iter()
+        .filter(|s| s.file.mesh.is_none())
+        .collect();
+    let plan = Plan {
+        scenarios: &scenarios,
+        seeds: Some(SeedRange::new(0, 3).unwrap()),
+        shard: Shard::ALL,
+        wall: None,
+        jobs: 2,
+        subject: Subject::user(Arc::new(Fixed)),
+        accept_undecided: false,
+    };
+    let report = sweep(&plan, &mut Unwatched);
+    // On these few seeds a share may fall short for lanesim's own
+    // components too: only a shortfall they do not have is the constant's.
+    let own = sweep(
+        &Plan {
+            subject: Subject::default(),
+            ..plan
+        },
+        &mut Unwatched,
+    )
+    .reaches();
+    let (mut ran, mut refused) = (0, 0);
+    for ((tally, reach), own) in report.scenarios.iter().zip(report.reaches()).zip(own) {
+        if let Some(why) = &tally.refused {
+            refused += 1;
+            assert!(why.contains("fixed at"), "{}: {why}", tally.scenario);
+            continue;
+        }
+        ran += 1;
+        assert_eq!(
+            tally.verdicts.pass,
+            tally.ran(),
+            "{}: {:?}",
+            tally.scenario,
+            tally.failures.first().map(|f| (&f.verdict, &f.violations))
+        );
+        assert!(
+            !reach.fell_short() || own.fell_short(),
+            "{}: {reach:?}",
+            tally.scenario
+        );
+    }
+    // Both kinds happen: the constants decide, not a blanket refusal.
+    assert!(ran >= 5 && refused >= 5, "{ran} ran, {refused} refused");
+}

@@ -116,6 +116,12 @@ pub struct Reported {
     pub stats: bool,
     /// The node's table (`ConnectionDown::table`, `TableAtEnd`).
     pub table: bool,
+    /// The node bounds partly read frames by its frame budget: M9's
+    /// clauses about the budget are decided.
+    pub frame_budget: bool,
+    /// The node enforces the frame deadline: M9's trickle clause is
+    /// decided.
+    pub frame_deadline: bool,
 }
 
 impl Default for Reported {
@@ -126,6 +132,8 @@ impl Default for Reported {
             drain: true,
             stats: true,
             table: true,
+            frame_budget: true,
+            frame_deadline: true,
         }
     }
 }

@@ -44,7 +44,10 @@ pub(super) fn replay(
         Format::Human,
         &format!("replay {} seed {seed}", scenario.path.display()),
     );
-    announce(Format::Human, &format!("params: {}", scenario.sample(seed)));
+    announce(
+        Format::Human,
+        &format!("params: {}", subject.sample(&scenario, seed)),
+    );
     let result = run::execute(&scenario, seed, &subject);
     let wrote = match trace {
         Some(trace) => {
@@ -92,7 +95,7 @@ pub(super) fn shrink(
         Format::Human,
         &format!("shrink {} seed {seed}", scenario.path.display()),
     );
-    let params = scenario.sample(seed);
+    let params = subject.sample(&scenario, seed);
     announce(Format::Human, &format!("params: {params}"));
     let found = hunt::shrink_run(
         &params,

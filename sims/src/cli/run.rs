@@ -56,7 +56,7 @@ impl Watch for RunWatch {
             self.bar.suspend(|| {
                 announce(
                     self.format,
-                    &format!("  seed {seed}: {}", scenario.sample(seed)),
+                    &format!("  seed {seed}: {}", self.subject.sample(scenario, seed)),
                 );
             });
         }
@@ -183,7 +183,7 @@ fn run_real(args: &RunArgs, subject: &Subject) -> Result<Outcome, String> {
             if args.verbose {
                 announce(
                     Format::Human,
-                    &format!("  seed {seed}: {}", scenario.sample(seed)),
+                    &format!("  seed {seed}: {}", subject.sample(scenario, seed)),
                 );
             }
             let outcome = real::execute_real(scenario, seed, subject);

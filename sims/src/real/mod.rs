@@ -172,7 +172,7 @@ pub fn execute_real(scenario: &Scenario, seed: u64, subject: &Subject) -> RealOu
     if let Some(why) = decidable.refused.clone() {
         return skipped(format!("the target cannot run this scenario: {why}"));
     }
-    let params = scenario.sample(seed);
+    let params = subject.sample(scenario, seed);
     let scale = scenario.real_time_scale();
     let _one = ONE_AT_A_TIME
         .lock()

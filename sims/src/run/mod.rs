@@ -219,7 +219,7 @@ impl RunResult {
 /// Runs one seed of `scenario`.
 #[must_use]
 pub fn execute(scenario: &Scenario, seed: u64, subject: &Subject) -> RunResult {
-    let params = scenario.sample(seed);
+    let params = subject.sample(scenario, seed);
     let decidable = subject.decidable(scenario);
     if let Some(why) = &decidable.refused {
         let mut result = RunResult::crashed(
@@ -294,7 +294,7 @@ pub fn judge(
         elapsed: run.elapsed,
         coverage,
         pending,
-        undecided: decidable.contracts.clone(),
+        undecided: decidable.undecided(),
         wall: Duration::ZERO,
     }
 }

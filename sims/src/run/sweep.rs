@@ -309,7 +309,7 @@ impl Tally {
             digest: 0,
             wall: Wall::default(),
             refused: decidable.refused.clone(),
-            undecided: decidable.contracts.clone(),
+            undecided: decidable.undecided(),
             unreachable: decidable.marks.clone(),
         }
     }

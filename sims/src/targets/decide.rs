@@ -42,6 +42,11 @@ pub struct Decidable {
     pub refused: Option<String>,
     /// Listed contracts it cannot support.
     pub contracts: Vec<NotDecided<Contract>>,
+    /// Listed contracts decided but for a clause it cannot support (a
+    /// capability it declares it lacks): the rest of the contract is
+    /// checked, the clause is not.
+    #[serde(default)]
+    pub clauses: Vec<NotDecided<Contract>>,
     /// Marks the scenario must reach that it cannot report.
     pub marks: Vec<NotDecided<CoverMark>>,
     /// Which of the target's marks show each role it maps (what a run's
@@ -76,7 +81,21 @@ impl Decidable {
     /// Whether everything the scenario lists is decided.
     #[must_use]
     pub fn is_complete(&self) -> bool {
-        self.refused.is_none() && self.contracts.is_empty() && self.marks.is_empty()
+        self.refused.is_none()
+            && self.contracts.is_empty()
+            && self.clauses.is_empty()
+            && self.marks.is_empty()
+    }
+
+    /// What is not decided of the listed contracts, as reports list it:
+    /// whole contracts, then clauses.
+    #[must_use]
+    pub fn undecided(&self) -> Vec<NotDecided<Contract>> {
+        self.contracts
+            .iter()
+            .chain(&self.clauses)
+            .cloned()
+            .collect()
     }
 }
 
@@ -107,6 +126,27 @@ fn lanes_contracts(caps: &LanesCapabilities, scenario: &Scenario) -> Vec<NotDeci
             out.push(not(
                 contract,
                 "reaping is seen only in the lane lifecycle, which the target does not report (LanesCapabilities::lifecycle)",
+            ));
+        }
+    }
+    out
+}
+
+/// The clauses of listed contracts a node's missing capabilities leave
+/// undecided.
+fn node_clauses(caps: &NodeCapabilities, scenario: &Scenario) -> Vec<NotDecided<Contract>> {
+    let mut out = Vec::new();
+    if scenario.file.checks.contains(&Contract::M9) {
+        if !caps.frame_budget {
+            out.push(not(
+                Contract::M9,
+                "its clauses on the frame budget (what a node holds of partly read frames stays within it; no stream refused with half of it free) are not decided: the target declares no frame budget (NodeCapabilities::frame_budget)",
+            ));
+        }
+        if !caps.frame_deadline {
+            out.push(not(
+                Contract::M9,
+                "its clause on the frame deadline (a trickled frame is cut within it) is not decided: the target declares no frame deadline (NodeCapabilities::frame_deadline)",
             ));
         }
     }
@@ -182,22 +222,33 @@ impl Subject {
                 }),
             },
         };
+        let refused = refused.or_else(|| super::fixed::refusal(scenario, &self.fixed()));
         if refused.is_some() {
             return Decidable {
                 refused,
                 ..Decidable::default()
             };
         }
-        let (contracts, sites, lifecycle) = match world {
+        let (contracts, clauses, sites, lifecycle) = match world {
             WorldKind::Lanes => {
                 let caps = self.lanes().map(|l| l.capabilities());
                 let caps = caps.expect("not refused: the target has lanes");
-                (lanes_contracts(&caps, scenario), caps.sites, caps.lifecycle)
+                (
+                    lanes_contracts(&caps, scenario),
+                    Vec::new(),
+                    caps.sites,
+                    caps.lifecycle,
+                )
             }
             WorldKind::Sender | WorldKind::Mesh => {
                 let caps = self.node().map(|n| n.capabilities());
                 let caps = caps.expect("not refused: the target has a node");
-                (node_contracts(&caps, scenario), caps.sites, true)
+                (
+                    node_contracts(&caps, scenario),
+                    node_clauses(&caps, scenario),
+                    caps.sites,
+                    true,
+                )
             }
         };
         let marks = scenario
@@ -240,6 +291,7 @@ impl Subject {
         Decidable {
             refused: None,
             contracts,
+            clauses,
             marks,
             roles: sites
                 .roles
@@ -260,6 +312,8 @@ impl Subject {
             drain: node.is_none_or(|c| c.drain),
             stats: node.is_none_or(|c| c.stats),
             table: node.is_none_or(|c| c.table),
+            frame_budget: node.is_none_or(|c| c.frame_budget),
+            frame_deadline: node.is_none_or(|c| c.frame_deadline),
         }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod composed;
 pub mod decide;
+pub mod fixed;
 pub mod lanesim;
 pub mod outside;
 
@@ -138,6 +139,36 @@ impl Subject {
                 CoverMark::World(_) | CoverMark::Task(..) => true,
             })
             .collect()
+    }
+
+    /// The values the target does not take from the world
+    /// ([`fixed`]).
+    #[must_use]
+    pub fn fixed(&self) -> fixed::Fixed {
+        fixed::Fixed {
+            lanes: self
+                .lanes()
+                .map(|l| l.capabilities().fixed)
+                .unwrap_or_default(),
+            node: self
+                .node()
+                .map(|n| n.capabilities().fixed)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Seed `seed`'s parameters of `scenario`, as this target runs them:
+    /// sampled, then with the target's fixed values in place
+    /// ([`fixed::apply`]).
+    #[must_use]
+    pub fn sample(
+        &self,
+        scenario: &crate::scenario::Scenario,
+        seed: u64,
+    ) -> crate::scenario::Params {
+        let mut params = scenario.sample(seed);
+        fixed::apply(&mut params, &self.fixed());
+        params
     }
 
     /// The target's name.

@@ -78,9 +78,17 @@ pub(super) fn m9(
             );
         }
     }
-    held_over_budget(out, records, context);
-    refused_with_room(out, records, context);
-    let Some(deadline) = context.frame_timeout else {
+    // The budget's and the deadline's clauses judge a capability the
+    // target may lack: without it they are not decided (targets::decide
+    // says so), pinned by `m9_judges_no_budget_a_node_declares_it_lacks`.
+    if context.reported.frame_budget {
+        held_over_budget(out, records, context);
+        refused_with_room(out, records, context);
+    }
+    let Some(deadline) = context
+        .frame_timeout
+        .filter(|_| context.reported.frame_deadline)
+    else {
         return;
     };
     let bound = mesh_trickle_bound(deadline, context.tick);

@@ -37,8 +37,9 @@ pub(super) fn m7(out: &mut Collector<'_>, model: &Model) {
             out.violate(
                 Contract::M7,
                 format!(
-                    "node{node} spun on EMFILE: {accepts} failed accepts in {:.3}s without descriptors, more than the {allowed} allowed (16, then 25 a second): it retries without pausing",
-                    lasting.as_secs_f64()
+                    "node{node} spun on EMFILE: {accepts} failed accepts in {:.3}s without descriptors, more than the {allowed} allowed (16, then 25 a second): one failed accept every {:.2} ms on average",
+                    lasting.as_secs_f64(),
+                    lasting.as_secs_f64() * 1000.0 / accepts.max(1) as f64
                 ),
                 &[index],
             );
