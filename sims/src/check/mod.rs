@@ -5,7 +5,7 @@
 //! Model. A checker replays the log (a linearisation: every world is
 //! single-threaded) and reports through one [`Collector`], which owns the
 //! evidence policy: the cited records in log order, duplicates removed, at
-//! most [`MAX_EVIDENCE`] of them. Safety contracts are decided as the
+//! most [`MAX_EVIDENCE`] of them, the first and the last always among them. Safety contracts are decided as the
 //! replay meets their breach; completeness contracts ("every admitted item
 //! was handled", "every written frame arrived") only when the run ended
 //! within its budget ([`CheckContext::finished`]).
@@ -74,7 +74,13 @@ impl<'a> Collector<'a> {
     }
 
     /// Reports a breach of `contract`, citing the records at `evidence`
-    /// (indices into the log, any order, repeats allowed).
+    /// (indices into the log, any order, repeats allowed). The records
+    /// that decide the breach are cited whatever their number: when more
+    /// than [`MAX_EVIDENCE`] are given, the first and the last in log
+    /// order are kept (what began the breach and what decided it: the
+    /// write's start and its end, a down and the write that outlived it)
+    /// and the rest are cut from the middle (pinned by
+    /// `evidence_keeps_the_deciding_record_when_it_cuts`).
     pub fn violate(&mut self, contract: Contract, message: String, evidence: &[usize]) {
         let mut cited: Vec<usize> = evidence
             .iter()
@@ -83,7 +89,11 @@ impl<'a> Collector<'a> {
             .collect();
         cited.sort_unstable();
         cited.dedup();
-        cited.truncate(MAX_EVIDENCE);
+        if cited.len() > MAX_EVIDENCE {
+            let last = cited[cited.len() - 1];
+            cited.truncate(MAX_EVIDENCE - 1);
+            cited.push(last);
+        }
         self.violations.push(Violation {
             contract,
             message,
@@ -238,4 +248,37 @@ pub fn check(contracts: &[Contract], records: &[Record], context: &CheckContext)
     found.retain(|v| contracts.contains(&v.contract));
     found.sort_by_key(|violation| violation.contract);
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::event::{Event, Record};
+
+    #[test]
+    fn evidence_keeps_the_deciding_record_when_it_cuts() {
+        let host: Arc<str> = Arc::from("local");
+        let records: Vec<Record> = (0..20u64)
+            .map(|i| Record {
+                at: Duration::from_millis(i),
+                host: Arc::clone(&host),
+                event: Event::RunEnd {
+                    finished: i % 2 == 0,
+                },
+            })
+            .collect();
+        let mut out = Collector::new(&records);
+        // The deciding record (19) given first, then many more.
+        let cited: Vec<usize> = std::iter::once(19).chain(0..15).collect();
+        out.violate(Contract::L1, "breach".into(), &cited);
+        let violation = &out.into_violations()[0];
+        assert_eq!(violation.evidence.len(), MAX_EVIDENCE);
+        assert_eq!(violation.evidence[0], records[0]);
+        assert_eq!(violation.evidence[MAX_EVIDENCE - 1], records[19]);
+        // In log order throughout.
+        assert!(violation.evidence.windows(2).all(|w| w[0].at < w[1].at));
+    }
 }

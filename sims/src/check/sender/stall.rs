@@ -99,7 +99,7 @@ pub(super) fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
                         out.violate(
                             Contract::S2,
                             format!("a write to peer{peer}/{generation} timed out but the generation was not down when it returned"),
-                            &[index],
+                            &[open_started.unwrap_or(index), index],
                         );
                     }
                     // Down by this write's deadline, unless something else
@@ -113,9 +113,10 @@ pub(super) fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
                         }) = first_down.filter(|down| {
                             down.record > started && down.reason != Down::WriteTimeout
                         }) {
+                            let into = records[down].at.saturating_sub(records[started].at);
                             out.violate(
                                 Contract::S2,
-                                format!("a write to peer{peer}/{generation} timed out but its generation went down as {reason:?}"),
+                                format!("a write to peer{peer}/{generation} ran on to its deadline after its generation went down as {reason:?} {into:?} into the write: a write is abandoned when its generation goes down, and only a write's own deadline takes it down WriteTimeout"),
                                 &[started, down, index],
                             );
                         }
