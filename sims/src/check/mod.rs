@@ -6,9 +6,9 @@
 //! single-threaded) and reports through one [`Collector`], which owns the
 //! evidence policy: the cited records in log order, duplicates removed, at
 //! most [`MAX_EVIDENCE`] of them, the first and the last always among them.
-//! Safety contracts are decided as the replay meets their breach; completeness contracts ("every admitted item
-//! was handled", "every written frame arrived") only when the run ended
-//! within its budget ([`CheckContext::finished`]).
+//! Safety contracts are decided as the replay meets their breach;
+//! completeness contracts ("every admitted item was handled", "every
+//! written frame arrived") only when the run ended within its budget ([`CheckContext::finished`]).
 
 pub mod holds;
 pub mod lanes;
