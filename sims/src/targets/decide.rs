@@ -229,6 +229,7 @@ impl Subject {
                 ..Decidable::default()
             };
         }
+        let frame_deadline = self.node().is_none_or(|n| n.capabilities().frame_deadline);
         let (contracts, clauses, sites, lifecycle) = match world {
             WorldKind::Lanes => {
                 let caps = self.lanes().map(|l| l.capabilities());
@@ -266,6 +267,9 @@ impl Subject {
                     }
                     CoverMark::World(mark) if !lifecycle && LIFECYCLE_MARKS.contains(&mark) => {
                         "the world sees lanes come and go only in lifecycle reports (LanesCapabilities::lifecycle)"
+                    }
+                    CoverMark::World(WorldMark::TrickleCut) if !frame_deadline => {
+                        "a trickle is cut by a frame deadline, and the target declares none (NodeCapabilities::frame_deadline)"
                     }
                     CoverMark::World(mark)
                         if EXPLORATION_MARKS.contains(&mark) && !tokio_explores() =>
