@@ -64,7 +64,7 @@ pub const EXIT_CODES: &str = "Exit codes:
   2  bad input or usage (a scenario file, a flag, a shard report)
   3  liveness: a run outlived its virtual-time budget, no contract broken
   4  crash: the testbed itself panicked
-  5  fell short: a required coverage mark not reached, a listed contract no seed could break, or nothing decided (a scenario that ran no seed, every real run skipped, a fidelity scenario with no seed compared)
+  5  fell short: a required coverage mark not reached, a listed contract no seed could break, or nothing decided (a scenario that ran no seed, a scenario whose reach requirements the target decides none of, an audit that could run no scenario, every real run skipped, a fidelity scenario with no seed compared)
   6  audit: a seed's two runs diverged; fidelity: a seed's simulated and real verdicts differ
   7  selftest: a planted bug a simulated world must catch escaped
   141  stdout was closed under the run (a pipe's reader left): it ended quietly";
