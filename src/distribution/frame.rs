@@ -140,7 +140,9 @@ impl std::error::Error for ReadFrameError {}
 ///
 /// # Errors
 /// See [`ReadFrameError`]. Not cancel-safe: a cancelled read loses its
-/// partial frame, so callers cancel only when abandoning the stream.
+/// partial frame, so callers cancel only when abandoning the stream (a
+/// reader that must survive being woken mid-frame keeps its own buffer and
+/// decodes with `lanesim_target::wire::decode`, as the worlds' peers do).
 pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
     reader: &mut R,
     max: u64,
