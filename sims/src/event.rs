@@ -919,6 +919,20 @@ mod tests {
         }
     }
 
+    /// A down reason is spelled in JSON as the log's own enums are (as the
+    /// log's `Down` enum spelled it before the log held `DownReason`).
+    #[test]
+    fn down_reasons_are_snake_case_in_json() {
+        let event = Event::MeshIntruderDown {
+            node: 1,
+            intruder: Intruder::Trickler,
+            reason: DownReason::SimultaneousConnect,
+        };
+        let json = serde_json::to_value(&event).expect("serializes");
+        assert_eq!(json["reason"], "simultaneous_connect");
+        assert_eq!(json["intruder"], "trickler");
+    }
+
     /// The word-wise hash still tells apart records that differ in any
     /// part, hosts whose names differ only in length or a late byte included.
     #[test]
