@@ -81,8 +81,7 @@ fn batched(
 }
 
 fn enqueue_cost(c: &mut Criterion) {
-    let frame: Arc<[u8]> =
-        Arc::from(lanesim::distribution::frame::encode(b"ctl", b"payload").unwrap());
+    let frame: Arc<[u8]> = Arc::from(lanesim_target::wire::encode(b"ctl", b"payload"));
     let node = NodeName::from("absent@bench");
     let mut group = c.benchmark_group("sender");
     group.measurement_time(Duration::from_secs(3));

@@ -15,9 +15,16 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`lanes`] | `LaneRouter` (per-key FIFO lanes, idle reaping, capacity), the lane task and its exit guard, `OrderedDispatcher` (panic isolation, overflow policy) |
-//! | [`distribution`] | the frame codec, `DistConnection` (one generation, down once), `ConnectionManager` (the node table, dial, accept, read loops), `DistSender` (data and control lanes, the drain), `LinkTable` |
+//! | [`distribution`] | the frame reader and its budget, the cookie, `DistConnection` (one generation, down once), `ConnectionManager` (the node table, dial, accept and each end's handshake, read loops), `DistSender` (data and control lanes, the drain), `LinkTable` |
 //! | [`shim`] | the one switch point: sync, map, chan, time, net, rt, and `probe` (the testbed's coverage marks and preemption points) |
 //! | [`planted`] | the planted-bug catalogue: compiled to nothing without the `planted-bugs` feature |
+//!
+//! The protocol these components speak has one definition, in
+//! `lanesim-target` (the public crate a user's node implements against):
+//! the frame format (`lanesim_target::wire`), the handshake's frames and
+//! proofs (`lanesim_target::handshake`) and the down reasons
+//! ([`distribution::DownReason`], re-exported from
+//! `lanesim_target::node`). `distribution` imports them as any node would.
 //!
 //! Features: `planted-bugs` compiles the catalogue in, `testbed` the coverage
 //! marks and preemption points; a production build has neither.

@@ -143,7 +143,7 @@ async fn a_truncated_frame_marks_the_connection_down_with_read_error() {
 #[tokio::test]
 async fn end_of_stream_at_a_frame_boundary_is_peer_closed() {
     let mut bytes = framed(b"one").to_vec();
-    bytes.extend_from_slice(&lanesim::distribution::frame::KEEPALIVE);
+    bytes.extend_from_slice(&lanesim_target::wire::KEEPALIVE);
     assert_eq!(
         down_reason_after_peer_sends(&bytes, true).await,
         DownReason::PeerClosed
@@ -426,7 +426,7 @@ async fn one_deadline_covers_the_lock_wait_and_the_write() {
         },
     );
     let (mut reader, _their_write) = tokio::io::split(theirs);
-    let frame = lanesim::distribution::frame::encode(b"", &[7u8; 4096]).unwrap();
+    let frame = lanesim_target::wire::encode(b"", &[7u8; 4096]);
     let a = tokio::spawn({
         let (connection, frame) = (Arc::clone(&connection), frame.clone());
         async move { connection.write_raw(&frame).await }

@@ -1,13 +1,14 @@
-//! The frame codec against hostile input: oversized claims are refused
-//! before allocation, and a lying length costs only what actually arrives.
-//! The allocator here records the largest allocation made on each thread.
+//! lanesim's frame reader against hostile input: oversized claims are
+//! refused before allocation, and a lying length costs only what actually
+//! arrives; and it reads the same frames as the format's one definition
+//! (`lanesim_target::wire`). The allocator here records the largest
+//! allocation made on each thread.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use lanesim::distribution::frame::{
-    decode, encode, read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME, KEEPALIVE,
-};
+use lanesim::distribution::frame::{read_frame, Frame, ReadFrameError, DEFAULT_MAX_FRAME};
+use lanesim_target::wire::{decode, encode, TooLarge, KEEPALIVE};
 
 struct PeakPerThread;
 
@@ -52,7 +53,7 @@ fn header(control_len: u32, payload_len: u32) -> Vec<u8> {
 
 #[test]
 fn frames_round_trip() {
-    let bytes = encode(b"ctl", b"payload").unwrap();
+    let bytes = encode(b"ctl", b"payload");
     assert_eq!(&bytes[..8], &[0, 0, 0, 3, 0, 0, 0, 7]);
     let (frame, _) = read_measured(&bytes, DEFAULT_MAX_FRAME);
     assert_eq!(
@@ -66,7 +67,7 @@ fn frames_round_trip() {
         read_measured(&KEEPALIVE, DEFAULT_MAX_FRAME).0.unwrap(),
         Frame::Keepalive
     );
-    let (empty_control, _) = read_measured(&encode(b"", b"p").unwrap(), DEFAULT_MAX_FRAME);
+    let (empty_control, _) = read_measured(&encode(b"", b"p"), DEFAULT_MAX_FRAME);
     assert_eq!(
         empty_control.unwrap(),
         Frame::Data {
@@ -138,16 +139,16 @@ fn read_errors_say_what_happened() {
     );
 }
 
-/// `decode` is the buffer-keeping (cancel-safe) twin of `read_frame`: fed a
-/// stream one byte at a time it finds the same frames at the same offsets,
-/// asks for more until a frame is whole, and refuses an oversized header as
-/// soon as the header is complete.
+/// `lanesim_target::wire::decode` is the buffer-keeping (cancel-safe) twin
+/// of `read_frame`: fed a stream one byte at a time it finds the same
+/// frames at the same offsets, asks for more until a frame is whole, and
+/// refuses an oversized header as soon as the header is complete.
 #[test]
 fn decode_fed_byte_by_byte_finds_exactly_the_frames_read_frame_reads() {
-    let mut stream = encode(b"a", b"first").unwrap();
+    let mut stream = encode(b"a", b"first");
     stream.extend_from_slice(&KEEPALIVE);
-    stream.extend_from_slice(&encode(b"", b"").unwrap_or_default());
-    stream.extend_from_slice(&encode(b"ctl", &[7; 300]).unwrap());
+    stream.extend_from_slice(&encode(b"", b""));
+    stream.extend_from_slice(&encode(b"ctl", &[7; 300]));
     let mut reader = &stream[..];
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -161,7 +162,7 @@ fn decode_fed_byte_by_byte_finds_exactly_the_frames_read_frame_reads() {
     while end < stream.len() {
         end += 1;
         if let Some((frame, used)) = decode(&stream[start..end], 1024).unwrap() {
-            decoded.push(frame.to_frame());
+            decoded.push(Frame::from(frame));
             start += used;
             assert_eq!(start, end, "a frame completed before its last byte");
         }
@@ -171,13 +172,13 @@ fn decode_fed_byte_by_byte_finds_exactly_the_frames_read_frame_reads() {
 
     let mut lying = header(0, 5000);
     assert!(decode(&lying[..7], 1024).unwrap().is_none());
-    assert!(matches!(
+    assert_eq!(
         decode(&lying, 1024),
-        Err(ReadFrameError::TooLarge {
-            len: 5000,
+        Err(TooLarge {
+            claimed: 5000,
             max: 1024
         })
-    ));
+    );
     lying.extend_from_slice(&[1; 10]);
     assert!(
         decode(&lying, 8192).unwrap().is_none(),

@@ -20,13 +20,13 @@ use std::time::{Duration, Instant};
 use common::capture::Captured;
 use common::raw::{closed_by_the_other_end, hello, prove, raw_peer, COOKIE};
 use common::{framed, log, record_downs, snapshot, wait_for, Log};
-use lanesim::distribution::frame::encode;
 use lanesim::distribution::{
     ConnectionManager, DistConnection, DownEvent, DownReason, InboundFrame, ManagerConfig,
     NodeName, MAX_NODE_NAME,
 };
 use lanesim::shim::net::{BoxFuture, Connected, Listener, TokioTcp, Transport};
 use lanesim::shim::rt::RuntimeChoice;
+use lanesim_target::wire::encode;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -824,7 +824,7 @@ async fn frame_budget_refuses_the_reader_over_its_share() {
     // The node still accepts, and a small frame fits in what is left.
     let mut fresh = raw_peer(&server.addr, b"fresh@test").await;
     fresh
-        .write_all(&encode(b"small", &[1; 1024]).unwrap())
+        .write_all(&encode(b"small", &[1; 1024]))
         .await
         .unwrap();
     wait_for("the small frame is delivered", || {
@@ -839,10 +839,7 @@ async fn frame_budget_refuses_the_reader_over_its_share() {
     wait_for("both holders go down", || server.downs().len() == 3).await;
     let control = b"whole budget";
     let payload = vec![7u8; BUDGET - control.len()];
-    fresh
-        .write_all(&encode(control, &payload).unwrap())
-        .await
-        .unwrap();
+    fresh.write_all(&encode(control, &payload)).await.unwrap();
     wait_for("the whole-budget frame is delivered", || {
         snapshot(&inbox).len() == 2
     })

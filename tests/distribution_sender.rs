@@ -22,7 +22,10 @@ fn dedicated() -> SenderConfig {
 /// A frame big enough to fill the kernel's send and receive buffers, so a
 /// peer that never reads makes `write_all` park.
 fn huge_frame() -> Arc<[u8]> {
-    Arc::from(lanesim::distribution::frame::encode(&vec![1u8; 16 * 1024 * 1024], b"").unwrap())
+    Arc::from(lanesim_target::wire::encode(
+        &vec![1u8; 16 * 1024 * 1024],
+        b"",
+    ))
 }
 
 #[test]

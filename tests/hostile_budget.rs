@@ -12,8 +12,8 @@ use common::capture::Captured;
 use common::raw::raw_peer;
 use common::served::{an_honest_peer_is_delivered, config, served, Memory};
 use common::{snapshot, wait_for};
-use lanesim::distribution::frame::encode;
 use lanesim::distribution::{DownReason, NodeName};
+use lanesim_target::wire::encode;
 use tokio::io::AsyncWriteExt;
 
 const MIB: usize = 1024 * 1024;
@@ -60,10 +60,7 @@ async fn an_honest_peer_is_not_refused_for_what_others_hold() {
         .unwrap();
     for (tag, size) in [(&b"big"[..], 4 * MIB), (&b"small"[..], 4096)] {
         connection
-            .write_frame(
-                &encode(tag, &vec![1; size]).unwrap(),
-                Some(Duration::from_secs(10)),
-            )
+            .write_frame(&encode(tag, &vec![1; size]), Some(Duration::from_secs(10)))
             .await
             .unwrap();
     }

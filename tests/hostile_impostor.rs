@@ -14,11 +14,11 @@ use common::capture::Captured;
 use common::raw::{closed_by_the_other_end, hello, prove, COOKIE, WRONG_COOKIE};
 use common::served::{an_honest_peer_is_delivered, config, served, Memory};
 use common::{snapshot, wait_for};
-use lanesim::distribution::frame::{encode, read_frame, Frame};
-use lanesim::distribution::{DialError, NodeName, CHALLENGE};
+use lanesim::distribution::frame::{read_frame, Frame};
+use lanesim::distribution::{DialError, NodeName};
 use lanesim::planted::PlantedBug;
-use lanesim_target::handshake::{parse_challenge, Role, Transcript, PROOF};
-use lanesim_target::wire;
+use lanesim_target::handshake::{parse_challenge, Role, Transcript, CHALLENGE, PROOF};
+use lanesim_target::wire::{self, encode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -50,12 +50,9 @@ async fn an_impostor_without_the_cookie_never_registers() {
         "the impostor displaced a"
     );
     assert!(!real.is_down());
-    real.write_frame(
-        &encode(b"for a", b"").unwrap(),
-        Some(Duration::from_secs(5)),
-    )
-    .await
-    .unwrap();
+    real.write_frame(&encode(b"for a", b""), Some(Duration::from_secs(5)))
+        .await
+        .unwrap();
     wait_for("the real a to get z's frame", || {
         snapshot(&a.frames).iter().any(|f| f.control == b"for a")
     })
@@ -87,7 +84,7 @@ async fn a_replayed_proof_is_refused() {
         acceptor_nonce: challenge,
     }
     .proof(COOKIE, Role::Dialer);
-    let recorded = encode(PROOF, &recorded).unwrap();
+    let recorded = encode(PROOF, &recorded);
     honest.write_all(&recorded).await.unwrap();
     wait_for("the honest stream registered", || {
         z.manager
@@ -128,10 +125,7 @@ async fn a_reflected_proof_is_refused() {
     };
     assert_eq!(control, CHALLENGE);
     let theirs = &payload[16..48];
-    reflector
-        .write_all(&encode(PROOF, theirs).unwrap())
-        .await
-        .unwrap();
+    reflector.write_all(&encode(PROOF, theirs)).await.unwrap();
     assert_eq!(
         closed_by_the_other_end(&mut reflector, "the reflector").await,
         0
@@ -215,7 +209,7 @@ async fn read_challenge(stream: &mut TcpStream) -> [u8; 16] {
     let Frame::Data { control, payload } = read_frame(stream, 1024).await.unwrap() else {
         panic!("a keepalive in place of the challenge");
     };
-    let bytes = encode(&control, &payload).unwrap();
+    let bytes = encode(&control, &payload);
     let (frame, _) = wire::decode(&bytes, 1024).unwrap().unwrap();
     parse_challenge(&frame).expect("a challenge").nonce
 }

@@ -116,7 +116,7 @@ fn stream(room: usize) -> Connected {
 }
 
 fn frame(len: usize) -> Arc<[u8]> {
-    Arc::from(lanesim::distribution::frame::encode(&vec![7; len], b"").unwrap())
+    Arc::from(lanesim_target::wire::encode(&vec![7; len], b""))
 }
 
 fn sender(manager: &ConnectionManager, planted: Planted) -> DistSender {
@@ -323,8 +323,8 @@ fn stuttering(
 /// A 48-byte frame the stuttering socket cuts, and a 16-byte one it takes.
 fn long_and_short() -> (Arc<[u8]>, Arc<[u8]>) {
     (
-        Arc::from(lanesim::distribution::frame::encode(&[0xAA; 40], b"").unwrap()),
-        Arc::from(lanesim::distribution::frame::encode(&[0xBB; 8], b"").unwrap()),
+        Arc::from(lanesim_target::wire::encode(&[0xAA; 40], b"")),
+        Arc::from(lanesim_target::wire::encode(&[0xBB; 8], b"")),
     )
 }
 

@@ -158,8 +158,7 @@ async fn no_write_deadline_lets_one_wedged_peer_stall_every_peer() {
         PlantedBug::NoWriteDeadline,
         Duration::from_millis(100),
     );
-    let huge: Arc<[u8]> =
-        Arc::from(lanesim::distribution::frame::encode(&vec![1u8; 16 << 20], b"").unwrap());
+    let huge: Arc<[u8]> = Arc::from(lanesim_target::wire::encode(&vec![1u8; 16 << 20], b""));
     sender.enqueue(NodeName::from("wedged@test"), huge);
     sender.enqueue(NodeName::from("live@test"), framed(&[0xAB]));
     let served = tokio::time::timeout(Duration::from_secs(2), read_controls(&mut live, 1)).await;
@@ -178,8 +177,7 @@ async fn silent_control_overflow_drops_controls_without_marking_down() {
         PlantedBug::SilentControlOverflow,
         Duration::from_secs(30),
     );
-    let huge: Arc<[u8]> =
-        Arc::from(lanesim::distribution::frame::encode(&vec![1u8; 16 << 20], b"").unwrap());
+    let huge: Arc<[u8]> = Arc::from(lanesim_target::wire::encode(&vec![1u8; 16 << 20], b""));
     let pin = |frame| ControlOutbound {
         connection: Arc::clone(&wedged),
         frame,

@@ -25,8 +25,11 @@
 //! later frames, and hides nothing (as Erlang distribution without TLS). A
 //! peer that holds the cookie is trusted with any name.
 //!
-//! This module is the testbed's own reading of the handshake, kept apart
-//! from any implementation of it (as [`crate::wire`] is).
+//! This module is the one definition of the handshake's frames and proofs:
+//! lanesim's own node (`lanesim::distribution`) builds, parses and checks
+//! them with it, as the worlds' peers and a node target do. What each end
+//! does with a frame that is not the one it expects, how long it waits,
+//! and where its nonces come from ([`Nonces`]) are the node's own.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -283,6 +286,53 @@ mod tests {
         let (frame, _) = decode(&frame, 1024).unwrap().unwrap();
         assert!(t.verify(COOKIE, Role::Dialer, &parse_proof(&frame).unwrap()));
         assert_eq!(parse_hello(&frame), None);
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    }
+
+    /// The bytes docs/protocol.md specifies, pinned against an independent
+    /// reading: the proofs were computed with Python's `hmac` from the
+    /// formula on that page, the frames laid out by hand. lanesim's node and
+    /// the worlds' peers both use this module, so talking to each other no
+    /// longer checks it; this does.
+    #[test]
+    fn the_frames_and_proofs_are_the_documented_bytes() {
+        let t = transcript();
+        assert_eq!(
+            hex(&t.proof(COOKIE, Role::Dialer)),
+            "1897746d65a833bf3886a9f6edb9d2d6a85d7fcbe705593b5aca94596b8a8dfa"
+        );
+        let acceptor = t.proof(COOKIE, Role::Acceptor);
+        assert_eq!(
+            hex(&acceptor),
+            "024e583984917d2ab9f5736e472cefbc9a657af81724f7b11bb9374dbc573ac4"
+        );
+        let framed = |control: &[u8], payload: &[u8]| {
+            let mut frame = u32::try_from(control.len()).unwrap().to_be_bytes().to_vec();
+            frame.extend_from_slice(&u32::try_from(payload.len()).unwrap().to_be_bytes());
+            frame.extend_from_slice(control);
+            frame.extend_from_slice(payload);
+            frame
+        };
+        let mut payload = vec![1; NONCE_LEN];
+        payload.extend_from_slice(b"a@test");
+        assert_eq!(
+            hello("a@test", &t.dialer_nonce),
+            framed(b"lanesim/hello", &payload)
+        );
+        let mut payload = vec![2; NONCE_LEN];
+        payload.extend_from_slice(&acceptor);
+        payload.extend_from_slice(b"z@test");
+        assert_eq!(
+            challenge(&t, COOKIE),
+            framed(b"lanesim/challenge", &payload)
+        );
+        assert_eq!(
+            proof(&t, COOKIE),
+            framed(b"lanesim/proof", &t.proof(COOKIE, Role::Dialer))
+        );
     }
 
     #[test]

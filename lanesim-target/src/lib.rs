@@ -20,10 +20,15 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`lanes`] | `LanesTarget`: build a router on the world's runtime; `Lanes::route`; lifecycle reports |
-//! | [`node`] | `NodeTarget`: a sender and its connection layer; dial, serve, enqueue, enqueue a control pinned to a generation; up/down/frame reports and the drain's account |
+//! | [`node`] | `NodeTarget`: a sender and its connection layer; dial, serve, enqueue, enqueue a control pinned to a generation; up/down/frame reports and the drain's account; `DownReason`, the one list of why a generation goes down |
 //! | [`layer`] | `SenderTarget`: a sender alone, run over lanesim's connection layer (`ConnectionLayer`, `LayerConnection`) |
-//! | [`wire`] | the frame format the worlds' peers speak |
-//! | [`handshake`] | the authenticated handshake on every new stream: hello, challenge, proof (HMAC-SHA256 over the cluster cookie) |
+//! | [`wire`] | the frame format (encode, sans-IO decode, keepalive) |
+//! | [`handshake`] | the authenticated handshake on every new stream: hello, challenge, proof (HMAC-SHA256 over the cluster cookie), and where nonces come from |
+//!
+//! The protocol has one home: [`wire`], [`handshake`] and
+//! [`node::DownReason`] are what lanesim's own node (`lanesim::distribution`)
+//! speaks and reports, as a node of yours would, and what the worlds' peers
+//! and the event log use.
 //! | [`probe`] | `mark`, `preempt_point`, the `Probe` the testbed installs, `Sites` a target declares |
 //! | [`net`] | `Transport`, `Listener`, `Connected`: the sockets a world hands a node |
 

@@ -75,35 +75,80 @@ pub trait Connection: Send + Sync + 'static {
 /// A generation handle, cheap to clone.
 pub type Conn = Arc<dyn Connection>;
 
-/// Why a generation went down.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Why a generation went down: the one list of reasons, which lanesim's own
+/// node (`lanesim::distribution::DownReason` is this type), a node target
+/// and the testbed's event log all use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DownReason {
     /// The peer closed the stream at a frame boundary.
     PeerClosed,
-    /// A read failed (or a frame was malformed or too large).
+    /// Any other read failure: an I/O error, a truncated, malformed or
+    /// oversized frame.
     ReadError,
     /// A write failed.
     WriteError,
-    /// A write missed its deadline.
+    /// A write did not finish within its deadline.
     WriteTimeout,
     /// Disconnected on purpose (or the node shut down).
     ManualDisconnect,
     /// Nothing was read for a whole heartbeat tick.
     HeartbeatTimeout,
-    /// Its control lane overflowed.
+    /// Its control lane was full when a control pinned to it arrived.
     ControlOverflow,
-    /// A simultaneous connect was settled in favour of the other socket.
+    /// A simultaneous connect was settled in favour of the other socket
+    /// (the one dialed by the node whose name sorts lower).
     SimultaneousConnect,
-    /// The inbound frame handler panicked on it.
+    /// The inbound frame handler panicked on a frame that arrived on it.
     HandlerPanicked,
-    /// A write was dropped partway through its frame.
+    /// A write was dropped partway through its frame (its caller gave up on
+    /// it, or its task was aborted): the stream holds part of a frame, so
+    /// nothing more may be written on it.
     WriteCancelled,
     /// A frame's body did not arrive within the frame deadline after its
     /// header (a slowloris).
     FrameTimeout,
-    /// Its reader was refused for the budget of partly read frames (over
-    /// its share of it).
+    /// Its reader was refused for the budget of partly read frames: the
+    /// budget was contended and it was over its share (or evicted for
+    /// holding more than its share while another reader needed room).
     OverBudget,
+}
+
+impl DownReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [DownReason; 12] = [
+        Self::PeerClosed,
+        Self::ReadError,
+        Self::WriteError,
+        Self::WriteTimeout,
+        Self::ManualDisconnect,
+        Self::HeartbeatTimeout,
+        Self::ControlOverflow,
+        Self::SimultaneousConnect,
+        Self::HandlerPanicked,
+        Self::WriteCancelled,
+        Self::FrameTimeout,
+        Self::OverBudget,
+    ];
+
+    /// The reason's name in `snake_case` (`peer_closed`), as logs and
+    /// reports spell it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PeerClosed => "peer_closed",
+            Self::ReadError => "read_error",
+            Self::WriteError => "write_error",
+            Self::WriteTimeout => "write_timeout",
+            Self::ManualDisconnect => "manual_disconnect",
+            Self::HeartbeatTimeout => "heartbeat_timeout",
+            Self::ControlOverflow => "control_overflow",
+            Self::SimultaneousConnect => "simultaneous_connect",
+            Self::HandlerPanicked => "handler_panicked",
+            Self::WriteCancelled => "write_cancelled",
+            Self::FrameTimeout => "frame_timeout",
+            Self::OverBudget => "over_budget",
+        }
+    }
 }
 
 /// Which end dialed a connection.
@@ -495,4 +540,25 @@ pub trait NodeTarget: Send + Sync {
     /// Why it could not start (the run is reported as a crash of the
     /// target, with this text).
     fn start(&self, setup: NodeSetup) -> Result<Box<dyn Node>, String>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DownReason;
+
+    #[test]
+    fn every_reason_is_listed_once_in_order_with_a_name_of_its_own() {
+        let mut names = Vec::new();
+        for (index, reason) in DownReason::ALL.into_iter().enumerate() {
+            assert_eq!(reason as usize, index, "{reason:?}");
+            names.push(reason.name());
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), DownReason::ALL.len());
+        assert_eq!(
+            DownReason::SimultaneousConnect.name(),
+            "simultaneous_connect"
+        );
+    }
 }

@@ -1,5 +1,8 @@
-//! The protocol the worlds' peers speak, which a node target must speak
-//! too: lanesim's distribution frames.
+//! lanesim's distribution frames: the one definition of the wire format,
+//! which lanesim's own node (`lanesim::distribution`), the worlds' peers
+//! and a node target all speak.
+//!
+//! Model:
 //!
 //! - A frame is `[u32 BE control_len][u32 BE payload_len][control][payload]`.
 //! - Eight zero bytes are a keepalive (a frame with both parts empty).
@@ -8,10 +11,14 @@
 //!   after it are the nodes' own.
 //! - Frames the world enqueues ([`crate::node::Node::enqueue`]) are whole
 //!   frames already: write their bytes to the socket as given.
+//! - A reader refuses a header whose body is over its maximum as soon as
+//!   the header is whole, before it allocates anything for the body.
 //!
-//! This module is the testbed's own reading of the format, kept apart from
-//! any implementation of it, so a codec bug in the code under test is not
-//! shared by the peers that check it.
+//! What is here is sans-IO: encoding, and decoding from a buffer the reader
+//! keeps across wake-ups (so a reader built on [`decode`] is cancel-safe).
+//! How a node reads a stream (its buffers, a budget across connections, a
+//! deadline per frame) is the node's own: lanesim's is
+//! `lanesim::distribution::frame::read_frame_within`.
 
 /// Header size in bytes.
 pub const HEADER_LEN: usize = 8;
@@ -42,6 +49,18 @@ pub struct TooLarge {
     pub max: u64,
 }
 
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "frame body of {} bytes exceeds the {}-byte maximum",
+            self.claimed, self.max
+        )
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
 /// Encodes one frame.
 ///
 /// # Panics
@@ -50,18 +69,35 @@ pub struct TooLarge {
 pub fn encode(control: &[u8], payload: &[u8]) -> Vec<u8> {
     let len = |part: &[u8]| u32::try_from(part.len()).expect("a frame part fits a u32 length");
     let mut frame = Vec::with_capacity(HEADER_LEN + control.len() + payload.len());
-    frame.extend_from_slice(&len(control).to_be_bytes());
-    frame.extend_from_slice(&len(payload).to_be_bytes());
+    frame.extend_from_slice(&header(len(control), len(payload)));
     frame.extend_from_slice(control);
     frame.extend_from_slice(payload);
     frame
 }
 
-/// The body length a header claims (control + payload).
+/// The header of a frame whose parts are this long.
+#[must_use]
+pub fn header(control_len: u32, payload_len: u32) -> [u8; HEADER_LEN] {
+    let mut header = [0; HEADER_LEN];
+    header[..4].copy_from_slice(&control_len.to_be_bytes());
+    header[4..].copy_from_slice(&payload_len.to_be_bytes());
+    header
+}
+
+/// The control and payload lengths a header claims.
+#[must_use]
+pub fn part_lens(header: &[u8; HEADER_LEN]) -> (u32, u32) {
+    let [c0, c1, c2, c3, p0, p1, p2, p3] = *header;
+    (
+        u32::from_be_bytes([c0, c1, c2, c3]),
+        u32::from_be_bytes([p0, p1, p2, p3]),
+    )
+}
+
+/// The body length a header claims (control + payload): 0 for a keepalive.
 #[must_use]
 pub fn body_len(header: &[u8; HEADER_LEN]) -> u64 {
-    let control = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
-    let payload = u32::from_be_bytes([header[4], header[5], header[6], header[7]]);
+    let (control, payload) = part_lens(header);
     u64::from(control) + u64::from(payload)
 }
 
@@ -82,7 +118,7 @@ pub fn decode(buf: &[u8], max: u64) -> Result<Option<(Frame<'_>, usize)>, TooLar
     if claimed > max {
         return Err(TooLarge { claimed, max });
     }
-    let control_len = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
+    let control_len = part_lens(header).0 as usize;
     let end = HEADER_LEN + usize::try_from(claimed).unwrap_or(usize::MAX);
     let Some(body) = buf.get(HEADER_LEN..end) else {
         return Ok(None);
@@ -98,6 +134,11 @@ mod tests {
     #[test]
     fn a_frame_decodes_to_what_was_encoded_and_no_sooner_than_it_is_whole() {
         let frame = encode(b"ctl", b"payload");
+        assert_eq!(
+            frame[..HEADER_LEN],
+            [0, 0, 0, 3, 0, 0, 0, 7],
+            "control first"
+        );
         assert_eq!(frame.len(), HEADER_LEN + 10);
         for cut in 0..frame.len() {
             assert_eq!(decode(&frame[..cut], 64), Ok(None), "cut at {cut}");

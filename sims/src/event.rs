@@ -97,41 +97,12 @@ impl Intruder {
     }
 }
 
-/// Why a generation went down ([`DownReason`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Down {
-    PeerClosed,
-    ReadError,
-    WriteError,
-    WriteTimeout,
-    ManualDisconnect,
-    HeartbeatTimeout,
-    ControlOverflow,
-    SimultaneousConnect,
-    HandlerPanicked,
-    WriteCancelled,
-    FrameTimeout,
-    OverBudget,
-}
-
-impl From<DownReason> for Down {
-    fn from(reason: DownReason) -> Self {
-        match reason {
-            DownReason::PeerClosed => Self::PeerClosed,
-            DownReason::ReadError => Self::ReadError,
-            DownReason::WriteError => Self::WriteError,
-            DownReason::WriteTimeout => Self::WriteTimeout,
-            DownReason::ManualDisconnect => Self::ManualDisconnect,
-            DownReason::HeartbeatTimeout => Self::HeartbeatTimeout,
-            DownReason::ControlOverflow => Self::ControlOverflow,
-            DownReason::SimultaneousConnect => Self::SimultaneousConnect,
-            DownReason::HandlerPanicked => Self::HandlerPanicked,
-            DownReason::WriteCancelled => Self::WriteCancelled,
-            DownReason::FrameTimeout => Self::FrameTimeout,
-            DownReason::OverBudget => Self::OverBudget,
-        }
-    }
+/// A down reason in the log's JSON: its `snake_case` name, as the log's
+/// own enums are spelled. The log holds lanesim-target's [`DownReason`]
+/// itself (it needs no variant of its own), so its `Debug` and its hash are
+/// the reason's.
+fn down_reason<S: serde::Serializer>(reason: &DownReason, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(reason.name())
 }
 
 /// What `enqueue` did with a data frame ([`Enqueued`]).
@@ -448,7 +419,8 @@ pub enum Event {
     ConnectionDown {
         peer: u64,
         generation: u64,
-        reason: Down,
+        #[serde(serialize_with = "down_reason")]
+        reason: DownReason,
         table: Option<u64>,
     },
     /// A dial failed.
@@ -587,7 +559,8 @@ pub enum Event {
         node: u64,
         peer: u64,
         generation: u64,
-        reason: Down,
+        #[serde(serialize_with = "down_reason")]
+        reason: DownReason,
     },
     /// `node` made `link` over its generation toward `peer`.
     MeshLinked {
@@ -720,7 +693,8 @@ pub enum Event {
     MeshIntruderDown {
         node: u64,
         intruder: Intruder,
-        reason: Down,
+        #[serde(serialize_with = "down_reason")]
+        reason: DownReason,
     },
 
     // ---- all, scheduling exploration ----
@@ -943,6 +917,20 @@ mod tests {
             host: Arc::from(host),
             event,
         }
+    }
+
+    /// A down reason is spelled in JSON as the log's own enums are (as the
+    /// log's `Down` enum spelled it before the log held `DownReason`).
+    #[test]
+    fn down_reasons_are_snake_case_in_json() {
+        let event = Event::MeshIntruderDown {
+            node: 1,
+            intruder: Intruder::Trickler,
+            reason: DownReason::SimultaneousConnect,
+        };
+        let json = serde_json::to_value(&event).expect("serializes");
+        assert_eq!(json["reason"], "simultaneous_connect");
+        assert_eq!(json["intruder"], "trickler");
     }
 
     /// The word-wise hash still tells apart records that differ in any

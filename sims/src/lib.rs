@@ -18,7 +18,7 @@
 //! | [`scenario`] | scenario files: TOML model (`spec`), validation (`validate/`, by world) with file:line:col (`position`: typed key paths), bounds (`limits`), `reaches`, seeded sampling (`params`) |
 //! | [`world`] | the lanes world (paused tokio), the sender world (turmoil, peers, TCP tap) and the mesh world (turmoil, N production nodes, restarts, squatters, cross-dials) |
 //! | [`fault`] | the sender world's fault timeline and the peers' controls |
-//! | [`event`] | the typed event log every world writes and every checker reads |
+//! | [`event`] | the typed event log every world writes and every checker reads (down reasons are `lanesim_target::node::DownReason` itself) |
 //! | [`coverage`] | coverage marks (code, world, preemption) and the probe that counts them and answers preemption points |
 //! | [`sites`] | code sites (the names the code under test marks) and the registry of which world reaches each |
 //! | [`world_kind`] | the worlds' names ([`world_kind::WorldKind`], also `scenario::WorldKind`) |

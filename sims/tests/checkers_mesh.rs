@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use lanesim_sims::check::CheckContext;
 use lanesim_sims::event::{
-    DialFailure, Down, Event, Intruder, LinkMsg, LinkSide, MeshFaultApplied, Record, Side,
+    DialFailure, Event, Intruder, LinkMsg, LinkSide, MeshFaultApplied, Record, Side,
 };
 use lanesim_sims::scenario::Contract;
+use lanesim_target::node::DownReason;
 use support::{
     assert_clean, assert_holds, assert_only, assert_violates, assert_violates_exactly, citing,
     edit_all, insert_before, insert_in_time, is, remove, remove_all, replace, the,
@@ -79,7 +80,7 @@ fn down(ms: u64, node: u64, peer: u64, generation: u64) -> Record {
             node,
             peer,
             generation,
-            reason: Down::PeerClosed,
+            reason: DownReason::PeerClosed,
         },
     )
 }
@@ -855,10 +856,10 @@ fn m8_detects_an_impostor_registered_or_written_to() {
 }
 
 fn over_budget(ms: u64, node: u64, peer: u64, generation: u64) -> Record {
-    down_for(ms, node, peer, generation, Down::OverBudget)
+    down_for(ms, node, peer, generation, DownReason::OverBudget)
 }
 
-fn down_for(ms: u64, node: u64, peer: u64, generation: u64, reason: Down) -> Record {
+fn down_for(ms: u64, node: u64, peer: u64, generation: u64, reason: DownReason) -> Record {
     at(
         ms,
         Event::MeshDown {
@@ -882,7 +883,7 @@ fn m9_detects_an_honest_node_downed_for_the_frame_deadline() {
         let timed_out = insert_before(
             &mut log,
             is!(Event::MeshTableAtEnd { node: 0, .. }),
-            down_for(1100, 1, 0, 1, Down::FrameTimeout),
+            down_for(1100, 1, 0, 1, DownReason::FrameTimeout),
         );
         if let Some(fault) = fault {
             insert_before(&mut log, is!(Event::MeshUp { node: 0, .. }), fault);
@@ -903,7 +904,7 @@ fn m9_detects_an_honest_node_downed_for_the_frame_deadline() {
     insert_before(
         &mut log,
         the_end,
-        down_for(1100, 1, u64::MAX, 1, Down::FrameTimeout),
+        down_for(1100, 1, u64::MAX, 1, DownReason::FrameTimeout),
     );
     assert_clean(&ALL, &log, &context());
     // A 250 ms deadline under a 1 s tick: a partition may hold an honest
@@ -972,7 +973,7 @@ fn m9_detects_a_frame_trickled_past_the_deadline_but_excuses_a_crash() {
         let down = Event::MeshIntruderDown {
             node: 1,
             intruder: Intruder::Trickler,
-            reason: Down::FrameTimeout,
+            reason: DownReason::FrameTimeout,
         };
         insert_before(&mut log, is!(Event::RunEnd { .. }), at(3_100, down));
         insert_before(&mut log, is!(Event::RunEnd { .. }), record);
@@ -1173,7 +1174,7 @@ fn m9_detects_a_trickle_cut_without_its_frame_timeout_down() {
         }
         log
     };
-    let intruder_down = |ms: u64, reason: Down| {
+    let intruder_down = |ms: u64, reason: DownReason| {
         at(
             ms,
             Event::MeshIntruderDown {
@@ -1185,9 +1186,9 @@ fn m9_detects_a_trickle_cut_without_its_frame_timeout_down() {
     };
     // Cut 2.2 s after its header at 1 s, within the 2.24 s bound.
     let cut = trickle(3_200, 1, 2_200, true);
-    let said = intruder_down(3_150, Down::FrameTimeout);
+    let said = intruder_down(3_150, DownReason::FrameTimeout);
     assert_clean(&ALL, &with(&[said, cut.clone()]), &context());
-    for wrong in [vec![intruder_down(3_150, Down::ReadError)], vec![]] {
+    for wrong in [vec![intruder_down(3_150, DownReason::ReadError)], vec![]] {
         let mut records = wrong;
         records.push(cut.clone());
         assert_only(
@@ -1199,10 +1200,10 @@ fn m9_detects_a_trickle_cut_without_its_frame_timeout_down() {
     }
     // Said a tick after the trickler saw the close: the node closed the
     // stream before it reported the down (hunt --world mesh --seed 1).
-    let after = intruder_down(3_201, Down::FrameTimeout);
+    let after = intruder_down(3_201, DownReason::FrameTimeout);
     assert_clean(&ALL, &with(&[cut.clone(), after]), &context());
     // Said, but before the header: not this trickle's.
-    let early = intruder_down(900, Down::FrameTimeout);
+    let early = intruder_down(900, DownReason::FrameTimeout);
     assert_violates(
         &with(&[early, cut.clone()]),
         &context(),

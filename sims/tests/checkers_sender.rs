@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use lanesim_sims::check::CheckContext;
 use lanesim_sims::event::{
-    ControlOutcome, Counts, DataOutcome, DialFailure, Down, Event, FaultApplied, Lane, PeerAct,
-    Record, SocketEnd, Written,
+    ControlOutcome, Counts, DataOutcome, DialFailure, Event, FaultApplied, Lane, PeerAct, Record,
+    SocketEnd, Written,
 };
 use lanesim_sims::scenario::Contract;
+use lanesim_target::node::DownReason;
 use support::{
     assert_clean, assert_holds, assert_not_violates, assert_violates, assert_violates_exactly,
     citing, edit, edit_all, find, insert_after, insert_before, insert_in_time, is, remove,
@@ -61,7 +62,7 @@ fn up(ms: u64, generation: u64, socket: u16) -> Record {
     )
 }
 
-fn down(ms: u64, generation: u64, reason: Down, table: Option<u64>) -> Record {
+fn down(ms: u64, generation: u64, reason: DownReason, table: Option<u64>) -> Record {
     at(
         ms,
         Event::ConnectionDown {
@@ -259,7 +260,7 @@ fn data_2_lost() -> Vec<Record> {
 
 /// The good log with the generation down (by `reason`) after its work, its
 /// peer having been cut off first, so nothing else trips.
-fn good_then_down(reason: Down) -> Vec<Record> {
+fn good_then_down(reason: DownReason) -> Vec<Record> {
     let mut log = good();
     let table = is!(Event::TableAtEnd { .. });
     insert_before(&mut log, table, acted(850, PeerAct::Killed));
@@ -303,7 +304,7 @@ fn data_2_ends(log: &mut [Record], outcome: Written) -> Record {
 #[test]
 fn a_well_behaved_log_breaks_nothing() {
     assert_clean(&ALL, &good(), &context());
-    assert_clean(&ALL, &good_then_down(Down::PeerClosed), &context());
+    assert_clean(&ALL, &good_then_down(DownReason::PeerClosed), &context());
 }
 
 /// The good log with a control 2 refused as `Closed` though no shutdown
@@ -376,7 +377,7 @@ fn dc1_detects_an_overflow_before_down_and_a_closed_without_shutdown() {
 
 #[test]
 fn dc1_detects_a_control_the_drain_never_saw_even_when_its_generation_goes_down_later() {
-    let mut vanished = good_then_down(Down::PeerClosed);
+    let mut vanished = good_then_down(DownReason::PeerClosed);
     remove_all(&mut vanished, is_control_frame);
     // The enqueue alone: "silently lost" would cite it alone too (it has
     // no fate), but the generation went down, which excuses that.
@@ -515,7 +516,7 @@ fn dc2_detects_a_control_on_a_redialed_generation() {
     insert_before(
         &mut stale,
         control_write,
-        down(4, 1, Down::PeerClosed, None),
+        down(4, 1, DownReason::PeerClosed, None),
     );
     insert_before(&mut stale, control_write, up(4, 2, 4001));
     control_sent_to(&mut stale, 0, 2, 4001);
@@ -570,7 +571,7 @@ fn dc2_detects_a_frame_begun_on_a_socket_after_its_generation_went_down() {
         ..
     });
     insert_before(&mut late, begun_2, acted(7, PeerAct::Killed));
-    let down = insert_before(&mut late, begun_2, down(7, 1, Down::WriteError, None));
+    let down = insert_before(&mut late, begun_2, down(7, 1, DownReason::WriteError, None));
     let begun = the(&late, begun_2);
     assert_violates(&late, &context(), Contract::Dc2, &[&down, &begun]);
 }
@@ -588,7 +589,7 @@ fn real_dc2_excuses_only_a_write_racing_the_down() {
         ..
     });
     let begun = the(&raced, begun_2);
-    let mut down_then = down(0, 1, Down::WriteError, None);
+    let mut down_then = down(0, 1, DownReason::WriteError, None);
     down_then.at = begun.at.saturating_sub(Duration::from_millis(2));
     let down = insert_before(&mut raced, begun_2, down_then);
     let real = CheckContext {
@@ -685,7 +686,7 @@ fn s2_detects_a_write_past_the_deadline_and_a_write_that_never_ends() {
 #[test]
 fn s2_detects_a_timed_out_write_whose_generation_stays_up() {
     // A down long after the timed-out write returned is not the deadline's.
-    let mut later = good_then_down(Down::PeerClosed);
+    let mut later = good_then_down(DownReason::PeerClosed);
     let timed_out = data_2_ends(&mut later, Written::TimedOut);
     // The write's end alone: a down of another reason cites the down too.
     assert_violates_exactly(&later, &context(), Contract::S2, &[&timed_out]);
@@ -703,13 +704,13 @@ fn s2_detects_a_timed_out_write_whose_generation_went_down_for_another_reason() 
     let other = insert_before(
         &mut wrong,
         is_data_2_end,
-        down(7, 1, Down::WriteError, None),
+        down(7, 1, DownReason::WriteError, None),
     );
     assert_violates(&wrong, &context(), Contract::S2, &[&other, &timed_out]);
     replace(
         &mut wrong,
         is!(Event::ConnectionDown { .. }),
-        down(7, 1, Down::WriteTimeout, None),
+        down(7, 1, DownReason::WriteTimeout, None),
     );
     assert_not_violates(&wrong, &context(), Contract::S2, &[&timed_out]);
 }
@@ -717,7 +718,7 @@ fn s2_detects_a_timed_out_write_whose_generation_went_down_for_another_reason() 
 /// The good log with the generation down as the local node asked
 /// (`Disconnected`, then `ManualDisconnect`), its peer never cut off.
 fn disconnected() -> Vec<Record> {
-    let mut log = good_then_down(Down::ManualDisconnect);
+    let mut log = good_then_down(DownReason::ManualDisconnect);
     replace(
         &mut log,
         is!(Event::PeerActed { .. }),
@@ -776,7 +777,7 @@ fn real_s3_excuses_only_a_down_racing_the_failed_write() {
     insert_after(
         &mut raced,
         is_data_2_end,
-        down(9, 1, Down::WriteError, None),
+        down(9, 1, DownReason::WriteError, None),
     );
     let s3 = |context: &CheckContext| citing(&raced, context, Contract::S3, &[&failed]).len();
     let real = CheckContext {
@@ -843,25 +844,25 @@ fn s2_detects_a_drain_that_sits_idle_with_frames_queued() {
 
 #[test]
 fn s3_detects_a_second_hook_and_a_down_generation_left_in_the_table() {
-    let mut twice = good_then_down(Down::PeerClosed);
+    let mut twice = good_then_down(DownReason::PeerClosed);
     let first = the_down(&twice);
     let second = insert_after(
         &mut twice,
         is!(Event::ConnectionDown { .. }),
-        down(861, 1, Down::WriteTimeout, None),
+        down(861, 1, DownReason::WriteTimeout, None),
     );
     assert_violates(&twice, &context(), Contract::S3, &[&first, &second]);
 
-    let mut kept = good_then_down(Down::PeerClosed);
+    let mut kept = good_then_down(DownReason::PeerClosed);
     let held = replace(
         &mut kept,
         is!(Event::ConnectionDown { .. }),
-        down(860, 1, Down::PeerClosed, Some(1)),
+        down(860, 1, DownReason::PeerClosed, Some(1)),
     );
     // The down alone (its socket was closed: the kill).
     assert_violates_exactly(&kept, &context(), Contract::S3, &[&held]);
 
-    let mut at_end = good_then_down(Down::PeerClosed);
+    let mut at_end = good_then_down(DownReason::PeerClosed);
     let table = replace(
         &mut at_end,
         is!(Event::TableAtEnd { .. }),
@@ -895,7 +896,7 @@ fn s3_detects_a_closed_socket_whose_generation_stays_up_and_a_generation_going_b
     never.push(closed.clone());
     assert_violates(&never, &context(), Contract::S3, &[&closed]);
 
-    let mut backwards = good_then_down(Down::PeerClosed);
+    let mut backwards = good_then_down(DownReason::PeerClosed);
     let first = the(&backwards, is!(Event::ConnectionUp { .. }));
     let again = insert_after(
         &mut backwards,
@@ -1008,7 +1009,7 @@ fn s4_and_dc1_detect_a_lane_refusing_before_it_is_full_or_holding_more() {
     );
     assert_violates(&early, &bounded(2, 1), Contract::S4, &[&refused]);
     assert_not_violates(&early, &context(), Contract::S4, &[&refused]);
-    let mut overflow = good_then_down(Down::ControlOverflow);
+    let mut overflow = good_then_down(DownReason::ControlOverflow);
     let refused = insert_after(
         &mut overflow,
         is!(Event::ControlEnqueued { seq: 1, .. }),
@@ -1061,7 +1062,7 @@ fn s6_and_s7_detect_a_loss_or_down_a_partition_that_healed_before_the_write_cann
     let written = data_2_written(&healed);
     assert_violates(&healed, &context(), Contract::S6, &[&written]);
 
-    let mut late_down = good_then_down(Down::WriteTimeout);
+    let mut late_down = good_then_down(DownReason::WriteTimeout);
     remove(&mut late_down, is!(Event::PeerActed { .. })); // not the kill: the partition is the only excuse
     let came_up = is!(Event::ConnectionUp { .. });
     insert_after(&mut late_down, came_up, fault(0, FaultApplied::Repair));
@@ -1093,17 +1094,17 @@ fn s7_detects_a_down_with_no_cause() {
     let down = insert_before(
         &mut slow,
         is!(Event::SenderStats(_)),
-        down(860, 1, Down::WriteTimeout, None),
+        down(860, 1, DownReason::WriteTimeout, None),
     );
     empty_table_at_end(&mut slow);
     assert_violates(&slow, &context(), Contract::S7, &[&down]);
 
     for reason in [
-        Down::ReadError,
-        Down::PeerClosed,
-        Down::ControlOverflow,
-        Down::ManualDisconnect,
-        Down::WriteCancelled,
+        DownReason::ReadError,
+        DownReason::PeerClosed,
+        DownReason::ControlOverflow,
+        DownReason::ManualDisconnect,
+        DownReason::WriteCancelled,
     ] {
         let mut spurious = good_then_down(reason);
         remove(&mut spurious, is!(Event::PeerActed { .. })); // the kill that excused it
@@ -1115,14 +1116,14 @@ fn s7_detects_a_down_with_no_cause() {
     // (the drain's abort drops its write), or as a write deadline would be
     // (a sender that bounds a write by dropping it, its peer cut off), and
     // by nothing else (above).
-    let mut cancelled = good_then_down(Down::WriteCancelled);
+    let mut cancelled = good_then_down(DownReason::WriteCancelled);
     replace(
         &mut cancelled,
         is!(Event::PeerActed { .. }),
         at(850, Event::ShutdownRequested),
     );
     assert_holds(&cancelled, &context(), Contract::S7);
-    let dropped_on_deadline = good_then_down(Down::WriteCancelled);
+    let dropped_on_deadline = good_then_down(DownReason::WriteCancelled);
     assert_holds(&dropped_on_deadline, &context(), Contract::S7);
 
     let asked = disconnected();
@@ -1135,7 +1136,7 @@ fn s7_detects_a_down_with_no_cause() {
 /// same log has a down with no cause.
 #[test]
 fn real_s7_excuses_only_a_fault_logged_just_after_its_down() {
-    let mut raced = good_then_down(Down::ReadError);
+    let mut raced = good_then_down(DownReason::ReadError);
     remove(&mut raced, is!(Event::PeerActed { .. })); // the kill logged at 850, before the down at 860
     insert_after(
         &mut raced,
@@ -1186,7 +1187,7 @@ fn s8_detects_a_node_never_redialed_once_its_peer_was_reachable() {
         redial: Some((Duration::from_millis(10), Duration::from_millis(50))),
         ..context()
     };
-    let mut log = good_then_down(Down::PeerClosed);
+    let mut log = good_then_down(DownReason::PeerClosed);
     edit(&mut log, is!(Event::RunEnd { .. }), |end| {
         end.at = Duration::from_secs(5);
     });
@@ -1222,7 +1223,7 @@ fn s8_excuses_a_peer_every_dial_to_which_times_out_under_a_short_timeout() {
         connect_timeout: Duration::from_millis(connect_ms),
         ..context()
     };
-    let mut log = good_then_down(Down::PeerClosed);
+    let mut log = good_then_down(DownReason::PeerClosed);
     edit(&mut log, is!(Event::RunEnd { .. }), |end| {
         end.at = Duration::from_secs(5);
     });
@@ -1253,7 +1254,7 @@ fn end_to_end_detects_a_lost_death_signal_and_accepts_noconnection_instead() {
     remove(&mut broken, control_arrival);
     let linked = the(&broken, is!(Event::Linked { link: 7, .. }));
     assert_violates(&broken, &context(), Contract::EndToEnd, &[&linked]);
-    let mut told = good_then_down(Down::PeerClosed);
+    let mut told = good_then_down(DownReason::PeerClosed);
     remove(&mut told, control_arrival);
     insert_after(
         &mut told,
@@ -1274,7 +1275,7 @@ fn end_to_end_detects_an_invented_or_repeated_noconnection() {
     // The noconnection alone: one told twice cites both.
     assert_violates_exactly(&invented, &context(), Contract::EndToEnd, &[&told]);
 
-    let mut twice = good_then_down(Down::PeerClosed);
+    let mut twice = good_then_down(DownReason::PeerClosed);
     let after_down = is!(Event::ConnectionDown { .. });
     let second = insert_after(&mut twice, after_down, noconnection(861, 1, 7));
     let first = insert_after(&mut twice, after_down, noconnection(860, 1, 7));
@@ -1290,7 +1291,7 @@ fn s7_detects_a_timeout_only_when_the_deadline_could_cover_a_healthy_transfer() 
     let down = insert_before(
         &mut timeout,
         is!(Event::RunEnd { .. }),
-        down(860, 1, Down::WriteTimeout, None),
+        down(860, 1, DownReason::WriteTimeout, None),
     );
     empty_table_at_end(&mut timeout);
     let mut roomy = context();
@@ -1351,7 +1352,7 @@ fn s6_detects_a_loss_only_when_no_partition_cut_the_socket_before_it_registered(
 /// A log where the peer did `act` to the socket at 850 ms and the
 /// generation went down at 860 ms for `reason` (or stayed up), and the
 /// peer's socket ended at 865 ms.
-fn hostile_then(act: PeerAct, reason: Option<Down>) -> Vec<Record> {
+fn hostile_then(act: PeerAct, reason: Option<DownReason>) -> Vec<Record> {
     let mut log = good();
     let table = is!(Event::TableAtEnd { .. });
     insert_before(&mut log, table, acted(850, act));
@@ -1390,14 +1391,14 @@ fn s3_detects_a_torn_stream_or_an_oversize_header_reported_as_a_clean_close() {
         PeerAct::Tore { bytes: 20 },
         PeerAct::WroteOversize,
     ] {
-        let log = hostile_then(act, Some(Down::PeerClosed));
+        let log = hostile_then(act, Some(DownReason::PeerClosed));
         assert_violates(
             &log,
             &context(),
             Contract::S3,
             &[&the_act(&log), &the_down(&log)],
         );
-        for fine in [Down::ReadError, Down::WriteError] {
+        for fine in [DownReason::ReadError, DownReason::WriteError] {
             let log = hostile_then(act, Some(fine));
             assert_not_violates(
                 &log,
@@ -1434,10 +1435,10 @@ fn s3_detects_an_oversize_header_or_a_tear_that_left_the_generation_up() {
 /// after an oversize header had one.
 #[test]
 fn s7_detects_a_frame_at_the_maximum_refused() {
-    let refused = hostile_then(PeerAct::WroteMaxFrame, Some(Down::ReadError));
+    let refused = hostile_then(PeerAct::WroteMaxFrame, Some(DownReason::ReadError));
     assert_violates(&refused, &context(), Contract::S7, &[&the_down(&refused)]);
     assert_holds(
-        &hostile_then(PeerAct::WroteOversize, Some(Down::ReadError)),
+        &hostile_then(PeerAct::WroteOversize, Some(DownReason::ReadError)),
         &context(),
         Contract::S7,
     );
@@ -1470,7 +1471,11 @@ fn s6_detects_a_lost_frame_unless_a_reset_discarded_it() {
             lane: Lane::Data,
             ..
         });
-        insert_after(&mut log, arrival, down(10, 1, Down::ManualDisconnect, None));
+        insert_after(
+            &mut log,
+            arrival,
+            down(10, 1, DownReason::ManualDisconnect, None),
+        );
         insert_after(
             &mut log,
             arrival,
@@ -1558,7 +1563,7 @@ fn s2_detects_a_write_its_deadline_ended_reported_as_failed() {
     insert_before(
         &mut log,
         is_data_2_end,
-        down(7, 1, Down::WriteTimeout, None),
+        down(7, 1, DownReason::WriteTimeout, None),
     );
     assert_violates(&log, &context(), Contract::S2, &[&failed]);
     // Reported as timed out, the same log says nothing of that write.

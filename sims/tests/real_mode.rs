@@ -5,11 +5,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use lanesim_sims::event::{Down, Event, Record, Written};
+use lanesim_sims::event::{Event, Record, Written};
 use lanesim_sims::real::{execute_real, RealOutcome, RealResult};
 use lanesim_sims::run::Verdict;
 use lanesim_sims::scenario::Scenario;
 use lanesim_sims::targets::Subject;
+use lanesim_target::node::DownReason;
 
 /// A peer stops reading while 30-40 kB frames keep coming: more than the
 /// loopback socket buffers real mode asks for (`tcp_capacity` x `mss`).
@@ -99,7 +100,7 @@ fn a_wedged_peer_goes_down_by_the_real_write_deadline() {
             Event::ConnectionDown {
                 peer: 0,
                 generation,
-                reason: Down::WriteTimeout,
+                reason: DownReason::WriteTimeout,
                 ..
             } => Some((r.at, generation)),
             _ => None,

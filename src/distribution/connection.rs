@@ -12,11 +12,15 @@
 //! control passed its first byte after the down once the window opened:
 //! the sender world's socket-level DC-2 check found it, and
 //! `a_write_parked_when_its_connection_goes_down_is_abandoned` pins it.)
+//!
+//! The reasons are `lanesim_target::node::DownReason`, the one list a node
+//! target reports too; the state word holds the first one as a small code.
 
 use crate::shim::time::Duration;
 use std::fmt;
 use std::io;
 
+use lanesim_target::node::DownReason;
 use tokio::io::AsyncWriteExt;
 
 use super::node::NodeName;
@@ -26,82 +30,40 @@ use crate::shim::probe::{mark, Mark};
 use crate::shim::sync::{AsyncMutex, AtomicU8, Notify, Ordering, Weak};
 use crate::shim::time::{timeout, Instant};
 
-/// Why a connection went down.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum DownReason {
-    /// End of stream at a frame boundary.
-    PeerClosed = 1,
-    /// Any other read failure: I/O error, truncated or oversized frame.
-    ReadError,
-    /// A write failed.
-    WriteError,
-    /// A write did not finish within the sender's deadline.
-    WriteTimeout,
-    /// `disconnect_node` was called.
-    ManualDisconnect,
-    /// No traffic within the heartbeat window.
-    HeartbeatTimeout,
-    /// The control lane was full when a control for this connection arrived.
-    ControlOverflow,
-    /// The simultaneous-connect tie-break replaced it with the connection
-    /// dialed by the node whose name sorts lower.
-    SimultaneousConnect,
-    /// The frame callback panicked on a frame that arrived on it.
-    HandlerPanicked,
-    /// A write was dropped partway through its frame (its caller gave up on
-    /// it, or its task was aborted): the stream holds part of a frame, so
-    /// nothing more may be written on it.
-    WriteCancelled,
-    /// A frame's body did not arrive within the frame deadline after its
-    /// header (`ManagerConfig::frame_timeout`): a slowloris.
-    FrameTimeout,
-    /// Its reader was refused for the frame budget: the budget was
-    /// contended and it was over its share (or evicted for holding more
-    /// than its share while another needed room).
-    OverBudget,
-}
-
-impl DownReason {
-    const ALL: [DownReason; 12] = [
-        Self::PeerClosed,
-        Self::ReadError,
-        Self::WriteError,
-        Self::WriteTimeout,
-        Self::ManualDisconnect,
-        Self::HeartbeatTimeout,
-        Self::ControlOverflow,
-        Self::SimultaneousConnect,
-        Self::HandlerPanicked,
-        Self::WriteCancelled,
-        Self::FrameTimeout,
-        Self::OverBudget,
-    ];
-
-    fn from_code(code: u8) -> Option<Self> {
-        Self::ALL.into_iter().find(|reason| *reason as u8 == code)
-    }
-
-    /// The coverage mark of a generation going down for this reason.
-    fn mark(self) -> Mark {
-        match self {
-            Self::PeerClosed => Mark::DownPeerClosed,
-            Self::ReadError => Mark::DownReadError,
-            Self::WriteError => Mark::DownWriteError,
-            Self::WriteTimeout => Mark::DownWriteTimeout,
-            Self::ManualDisconnect => Mark::DownManualDisconnect,
-            Self::HeartbeatTimeout => Mark::DownHeartbeatTimeout,
-            Self::ControlOverflow => Mark::DownControlOverflow,
-            Self::SimultaneousConnect => Mark::DownSimultaneousConnect,
-            Self::HandlerPanicked => Mark::DownHandlerPanicked,
-            Self::WriteCancelled => Mark::DownWriteCancelled,
-            Self::FrameTimeout => Mark::DownFrameTimeout,
-            Self::OverBudget => Mark::DownOverBudget,
-        }
-    }
-}
-
+/// The state word's value while the connection is up; once down, it holds
+/// [`code`] of the first reason.
 const UP: u8 = 0;
+
+/// `reason` as the state word holds it: one more than its place in
+/// [`DownReason::ALL`], so no reason is [`UP`].
+fn code(reason: DownReason) -> u8 {
+    reason as u8 + 1
+}
+
+/// The reason the state word holds, once down.
+fn reason_of(code: u8) -> Option<DownReason> {
+    DownReason::ALL
+        .get(usize::from(code.checked_sub(1)?))
+        .copied()
+}
+
+/// The coverage mark of a generation going down for `reason`.
+fn down_mark(reason: DownReason) -> Mark {
+    match reason {
+        DownReason::PeerClosed => Mark::DownPeerClosed,
+        DownReason::ReadError => Mark::DownReadError,
+        DownReason::WriteError => Mark::DownWriteError,
+        DownReason::WriteTimeout => Mark::DownWriteTimeout,
+        DownReason::ManualDisconnect => Mark::DownManualDisconnect,
+        DownReason::HeartbeatTimeout => Mark::DownHeartbeatTimeout,
+        DownReason::ControlOverflow => Mark::DownControlOverflow,
+        DownReason::SimultaneousConnect => Mark::DownSimultaneousConnect,
+        DownReason::HandlerPanicked => Mark::DownHandlerPanicked,
+        DownReason::WriteCancelled => Mark::DownWriteCancelled,
+        DownReason::FrameTimeout => Mark::DownFrameTimeout,
+        DownReason::OverBudget => Mark::DownOverBudget,
+    }
+}
 
 /// Armed while a frame goes out under the writer lock. Dropped armed, the
 /// write's future was dropped partway through the frame; it marks the
@@ -219,7 +181,7 @@ impl DistConnection {
     /// The first recorded down reason, once down.
     #[must_use]
     pub fn down_reason(&self) -> Option<DownReason> {
-        DownReason::from_code(self.state.load(Ordering::Acquire))
+        reason_of(self.state.load(Ordering::Acquire))
     }
 
     /// Writes one whole frame under the writer lock, with no deadline. See
@@ -351,7 +313,7 @@ impl DistConnection {
     pub fn mark_down(&self, reason: DownReason) {
         let first = self
             .state
-            .compare_exchange(UP, reason as u8, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(UP, code(reason), Ordering::AcqRel, Ordering::Acquire)
             .is_ok();
         if !first {
             mark(Mark::DownRepeated);
@@ -364,7 +326,7 @@ impl DistConnection {
                 return;
             }
         } else {
-            mark(reason.mark());
+            mark(down_mark(reason));
         }
         self.shutdown.notify_waiters();
         if let Some(manager) = self.manager.upgrade() {
@@ -400,7 +362,7 @@ impl DistConnection {
     /// inside it.
     #[cfg(test)]
     pub(super) fn flip_down_flag_only(&self, reason: DownReason) {
-        self.state.store(reason as u8, Ordering::Release);
+        self.state.store(code(reason), Ordering::Release);
     }
 
     /// Closes the write half so the peer sees end of stream. Waits at most
@@ -435,5 +397,20 @@ async fn bounded<F: std::future::Future>(
     match deadline {
         Some(deadline) => timeout(deadline, future).await.ok(),
         None => Some(future.await),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reason_survives_the_state_word_and_none_reads_as_up() {
+        for reason in DownReason::ALL {
+            assert_ne!(code(reason), UP, "{reason:?}");
+            assert_eq!(reason_of(code(reason)), Some(reason));
+        }
+        assert_eq!(reason_of(UP), None);
+        assert_eq!(reason_of(u8::MAX), None);
     }
 }

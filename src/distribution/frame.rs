@@ -1,10 +1,15 @@
-//! The distribution frame: `[u32 BE control_len][u32 BE payload_len]
-//! [control][payload]`; eight zero bytes are a keepalive.
+//! Reading distribution frames from a stream that trusts nothing it is
+//! sent. The format itself (`[u32 BE control_len][u32 BE payload_len]
+//! [control][payload]`, eight zero bytes a keepalive), its encoder and its
+//! sans-IO decoder have one definition, `lanesim_target::wire`, which this
+//! module reads with, as the worlds' peers and any node do.
 //!
-//! The read side trusts nothing it is sent: a header claiming more than the
-//! configured maximum is refused before any allocation, and the body buffer
-//! grows only as bytes actually arrive, so a peer that lies about a length
-//! costs at most what it really sends.
+//! Model: a header claiming more than the configured maximum is refused
+//! before any allocation, and the body buffer grows only as bytes actually
+//! arrive, so a peer that lies about a length costs at most what it really
+//! sends. Every partly read body is charged to a [`FrameBudget`] shared by
+//! the node's connections, and a body must arrive within a deadline of its
+//! header.
 
 use std::fmt;
 use std::io;
@@ -12,20 +17,18 @@ use std::io;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use lanesim_target::wire::{self, HEADER_LEN, KEEPALIVE};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::planted::{Planted, PlantedBug};
 use crate::shim::sync::{Arc, Counter, Ledger, Notify};
 use crate::shim::time::{sleep, timeout};
 
-/// Header size in bytes.
-pub const HEADER_LEN: usize = 8;
 /// Largest body (control + payload) the read side accepts unless configured.
 pub const DEFAULT_MAX_FRAME: u64 = 64 * 1024 * 1024;
-/// The keepalive frame.
-pub const KEEPALIVE: [u8; HEADER_LEN] = [0; HEADER_LEN];
 
-/// One decoded frame.
+/// One frame as [`read_frame`] returns it, owning its parts (a decoded
+/// [`wire::Frame`] borrows the reader's buffer instead).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Frame {
     /// Eight zero bytes.
@@ -39,62 +42,30 @@ pub enum Frame {
     },
 }
 
-/// One frame decoded in place: its parts borrow the reader's buffer
-/// ([`decode`]), so a reader that needs only the control part copies
-/// nothing else.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FrameRef<'a> {
-    /// Eight zero bytes.
-    Keepalive,
-    /// Anything else.
-    Data {
-        /// The control part.
-        control: &'a [u8],
-        /// The payload part.
-        payload: &'a [u8],
-    },
+impl Frame {
+    /// The frame with its parts borrowed, as `lanesim_target::wire` and
+    /// `lanesim_target::handshake` take it.
+    #[must_use]
+    pub fn as_wire(&self) -> wire::Frame<'_> {
+        match self {
+            Self::Keepalive => wire::Frame::Keepalive,
+            Self::Data { control, payload } => wire::Frame::Data { control, payload },
+        }
+    }
 }
 
-impl FrameRef<'_> {
+impl From<wire::Frame<'_>> for Frame {
     /// The frame with its parts copied out of the buffer.
-    #[must_use]
-    pub fn to_frame(self) -> Frame {
-        match self {
-            Self::Keepalive => Frame::Keepalive,
-            Self::Data { control, payload } => Frame::Data {
+    fn from(frame: wire::Frame<'_>) -> Self {
+        match frame {
+            wire::Frame::Keepalive => Self::Keepalive,
+            wire::Frame::Data { control, payload } => Self::Data {
                 control: control.to_vec(),
                 payload: payload.to_vec(),
             },
         }
     }
 }
-
-/// Encodes one frame.
-///
-/// # Errors
-/// When a part is longer than `u32::MAX` bytes.
-pub fn encode(control: &[u8], payload: &[u8]) -> Result<Vec<u8>, FrameTooLong> {
-    let control_len = u32::try_from(control.len()).map_err(|_| FrameTooLong)?;
-    let payload_len = u32::try_from(payload.len()).map_err(|_| FrameTooLong)?;
-    let mut frame = Vec::with_capacity(HEADER_LEN + control.len() + payload.len());
-    frame.extend_from_slice(&control_len.to_be_bytes());
-    frame.extend_from_slice(&payload_len.to_be_bytes());
-    frame.extend_from_slice(control);
-    frame.extend_from_slice(payload);
-    Ok(frame)
-}
-
-/// A part does not fit the header's `u32` length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FrameTooLong;
-
-impl fmt::Display for FrameTooLong {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("frame part longer than u32::MAX bytes")
-    }
-}
-
-impl std::error::Error for FrameTooLong {}
 
 /// Why no frame could be read.
 #[derive(Debug)]
@@ -169,7 +140,9 @@ impl std::error::Error for ReadFrameError {}
 ///
 /// # Errors
 /// See [`ReadFrameError`]. Not cancel-safe: a cancelled read loses its
-/// partial frame, so callers cancel only when abandoning the stream.
+/// partial frame, so callers cancel only when abandoning the stream (a
+/// reader that must survive being woken mid-frame keeps its own buffer and
+/// decodes with `lanesim_target::wire::decode`, as the worlds' peers do).
 pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
     reader: &mut R,
     max: u64,
@@ -561,39 +534,11 @@ fn body_len(header: &[u8; HEADER_LEN], max: u64) -> Result<Option<(u64, u64)>, R
     if *header == KEEPALIVE {
         return Ok(None);
     }
-    let [c0, c1, c2, c3, p0, p1, p2, p3] = *header;
-    let control_len = u64::from(u32::from_be_bytes([c0, c1, c2, c3]));
-    let payload_len = u64::from(u32::from_be_bytes([p0, p1, p2, p3]));
-    let len = control_len + payload_len;
+    let len = wire::body_len(header);
     if len > max {
         return Err(ReadFrameError::TooLarge { len, max });
     }
-    Ok(Some((control_len, len)))
-}
-
-/// Decodes the frame at the front of `buf` without any I/O: `Ok(None)` while
-/// more bytes are needed, else the frame (borrowing `buf`) and how many
-/// bytes of `buf` it took. For readers that keep their own buffer across
-/// wake-ups, which makes them cancel-safe where [`read_frame`] is not (a
-/// `tokio_util` codec, a peer that must survive being woken mid-frame). A
-/// header over `max` is refused as soon as it is complete.
-///
-/// # Errors
-/// [`ReadFrameError::TooLarge`]; never the others, which need a stream.
-pub fn decode(buf: &[u8], max: u64) -> Result<Option<(FrameRef<'_>, usize)>, ReadFrameError> {
-    let Some(header) = buf.first_chunk::<HEADER_LEN>() else {
-        return Ok(None);
-    };
-    let Some((control_len, len)) = body_len(header, max)? else {
-        return Ok(Some((FrameRef::Keepalive, HEADER_LEN)));
-    };
-    // `len <= max`, which the caller chose to be addressable.
-    let (control_len, end) = (control_len as usize, HEADER_LEN + len as usize);
-    let Some(body) = buf.get(HEADER_LEN..end) else {
-        return Ok(None);
-    };
-    let (control, payload) = body.split_at(control_len);
-    Ok(Some((FrameRef::Data { control, payload }, end)))
+    Ok(Some((u64::from(wire::part_lens(header).0), len)))
 }
 
 #[cfg(test)]

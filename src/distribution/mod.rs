@@ -1,7 +1,16 @@
-//! beamr's distribution layer, as much of it as the sender needs: the frame
-//! codec, node identity, one connection generation ([`DistConnection`]), the
-//! table of them ([`ConnectionManager`]), the outbound [`DistSender`], and a
-//! model of the links the down hook breaks ([`LinkTable`]).
+//! beamr's distribution layer, as much of it as the sender needs: reading
+//! frames from a stream under a budget, node identity, one connection
+//! generation ([`DistConnection`]), the table of them
+//! ([`ConnectionManager`]), the outbound [`DistSender`], and a model of the
+//! links the down hook breaks ([`LinkTable`]).
+//!
+//! The protocol is `lanesim_target`'s, used as any node target uses it: the
+//! frame format (`lanesim_target::wire`), the handshake's frames and proofs
+//! (`lanesim_target::handshake`) and the down reasons ([`DownReason`], which
+//! is `lanesim_target::node::DownReason`, re-exported because this crate's
+//! API speaks it). What is this node's own is here: the stream reader and
+//! its budget (`frame`), the cookie (`Cookie`), the steps of each end of the
+//! handshake (`manager`).
 //!
 //! The contracts (docs/contracts.md) and where each is kept:
 //! DC-1 send-or-down and DC-2 generation pinning in `sender`; S3 down exactly
@@ -10,22 +19,23 @@
 //! `links`; DC-5 FIFO from the single drain plus the per-connection writer
 //! mutex.
 
-mod auth;
 mod connection;
+mod cookie;
 pub mod frame;
 mod links;
 mod manager;
 mod node;
 mod sender;
 
-pub use auth::{Cookie, CookieError, MAX_COOKIE};
-pub use connection::{DistConnection, DownEvent, DownReason};
+pub use connection::{DistConnection, DownEvent};
+pub use cookie::{Cookie, CookieError, MAX_COOKIE};
+pub use lanesim_target::node::DownReason;
 pub use links::{Link, LinkTable};
 pub use manager::{
     ConnectionManager, DialError, InboundCap, InboundFrame, InboundStats, ManagerConfig, Origin,
-    Registered, SlotView, UpEvent, WeakConnectionManager, CHALLENGE, DEFAULT_CONNECT_TIMEOUT,
+    Registered, SlotView, UpEvent, WeakConnectionManager, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_FRAME_BUDGET, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES,
-    DEFAULT_TICK, HELLO, PROOF,
+    DEFAULT_TICK,
 };
 pub use node::{NameError, NodeName, MAX_NODE_NAME};
 pub use sender::{

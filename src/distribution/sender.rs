@@ -30,9 +30,11 @@ use crate::shim::time::Duration;
 use std::fmt;
 use std::io;
 
+use lanesim_target::node::DownReason;
+
 use crate::shim::rt::JoinHandle;
 
-use super::connection::{DistConnection, DownReason};
+use super::connection::DistConnection;
 use super::manager::ConnectionManager;
 use super::node::NodeName;
 use crate::planted::{Planted, PlantedBug};

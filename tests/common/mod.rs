@@ -112,7 +112,7 @@ pub async fn loopback(manager: &ConnectionManager, node: &str) -> (Arc<DistConne
 
 /// A frame whose control is `tag`.
 pub fn framed(tag: &[u8]) -> Arc<[u8]> {
-    Arc::from(lanesim::distribution::frame::encode(tag, b"").unwrap())
+    Arc::from(lanesim_target::wire::encode(tag, b""))
 }
 
 /// Reads frames off `stream` until `n` arrived or it ends; returns the

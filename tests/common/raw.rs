@@ -4,10 +4,11 @@
 use std::io;
 use std::time::Duration;
 
-use lanesim::distribution::frame::{encode, read_frame, Frame};
-use lanesim::distribution::{Cookie, HELLO};
-use lanesim_target::handshake::{parse_challenge, Role, Transcript, NONCE_LEN, PROOF};
+use lanesim::distribution::frame::{read_frame, Frame};
+use lanesim::distribution::Cookie;
+use lanesim_target::handshake::{parse_challenge, Role, Transcript, HELLO, NONCE_LEN, PROOF};
 use lanesim_target::wire;
+use lanesim_target::wire::encode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -32,7 +33,7 @@ const NONCE: [u8; NONCE_LEN] = [7; NONCE_LEN];
 pub fn hello(name: &[u8]) -> Vec<u8> {
     let mut payload = NONCE.to_vec();
     payload.extend_from_slice(name);
-    encode(HELLO, &payload).unwrap()
+    encode(HELLO, &payload)
 }
 
 /// The dialer's part of the handshake on `stream`, as `name`, proving
@@ -62,7 +63,7 @@ pub async fn answer_challenge(
     let Frame::Data { control, payload } = frame else {
         return Err(io::Error::other("a keepalive in place of the challenge"));
     };
-    let bytes = encode(&control, &payload).unwrap();
+    let bytes = encode(&control, &payload);
     let (frame, _) = wire::decode(&bytes, 1024).unwrap().unwrap();
     let challenge = parse_challenge(&frame).ok_or_else(|| io::Error::other("not a challenge"))?;
     let transcript = Transcript {
@@ -72,7 +73,7 @@ pub async fn answer_challenge(
         acceptor_nonce: challenge.nonce,
     };
     let verified = transcript.verify(cookie, Role::Acceptor, &challenge.proof);
-    let proof = encode(PROOF, &transcript.proof(cookie, Role::Dialer)).unwrap();
+    let proof = encode(PROOF, &transcript.proof(cookie, Role::Dialer));
     stream.write_all(&proof).await?;
     Ok(verified)
 }

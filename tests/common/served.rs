@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{log, snapshot, wait_for, Log};
-use lanesim::distribution::frame::encode;
 use lanesim::distribution::{ConnectionManager, InboundFrame, ManagerConfig, NodeName};
 use lanesim::shim::net::{TokioTcp, Transport};
 use lanesim::shim::rt::RuntimeChoice;
+use lanesim_target::wire::encode;
 
 /// A manager serving a loopback listener, and the frames it received.
 pub struct Served {
@@ -49,7 +49,7 @@ pub async fn an_honest_peer_is_delivered(to: &Served, from: &str, tag: &[u8]) {
         .dial(to.manager.local(), &to.addr)
         .await
         .unwrap_or_else(|error| panic!("{from} cannot dial {}: {error}", to.addr));
-    let frame = encode(tag, b"").unwrap();
+    let frame = encode(tag, b"");
     connection
         .write_frame(&frame, Some(Duration::from_secs(5)))
         .await

@@ -41,24 +41,35 @@ def locate(tree, m):
     """-> (path, text, (find, replace, variant) or None, error or None).
 
     The primary `find` must occur exactly once. Only when it occurs zero
-    times are the optional `[[mutant.alt]]` variants tried (the same bug
-    written against a later version of the code), first match wins; each
-    must also occur exactly once."""
+    times (or its file is gone) are the optional `[[mutant.alt]]` variants
+    tried (the same bug written against a later version of the code, in
+    the mutant's file unless the alt names its own `file`: code that
+    moved), first match wins; each must also occur exactly once."""
     rel = resolve(tree, m["file"])
-    if rel is None:
+    counts = []
+    if rel is not None:
+        text = open(os.path.join(tree, rel), encoding="utf-8").read()
+        n = text.count(m["find"])
+        if n == 1:
+            return rel, text, (m["find"], m["replace"], "primary"), None
+        counts.append(f"primary x{n}")
+        if n > 1:
+            return rel, text, None, f"{m['id']}: `find` must occur exactly once in {rel}: {', '.join(counts)}"
+    else:
+        counts.append(f"no file {m['file']}")
+    for i, alt in enumerate(m.get("alt", []), 1):
+        alt_rel = resolve(tree, alt.get("file", m["file"]))
+        if alt_rel is None:
+            counts.append(f"alt{i}: no file {alt.get('file', m['file'])}")
+            continue
+        alt_text = open(os.path.join(tree, alt_rel), encoding="utf-8").read()
+        k = alt_text.count(alt["find"])
+        if k == 1:
+            return alt_rel, alt_text, (alt["find"], alt["replace"], f"alt{i}"), None
+        counts.append(f"alt{i} x{k}")
+    if rel is None and not m.get("alt"):
         return None, None, None, f"{m['id']}: no file {m['file']} (nor its src/distribution twin) in {tree}"
-    text = open(os.path.join(tree, rel), encoding="utf-8").read()
-    n = text.count(m["find"])
-    if n == 1:
-        return rel, text, (m["find"], m["replace"], "primary"), None
-    counts = [f"primary x{n}"]
-    if n == 0:
-        for i, alt in enumerate(m.get("alt", []), 1):
-            k = text.count(alt["find"])
-            if k == 1:
-                return rel, text, (alt["find"], alt["replace"], f"alt{i}"), None
-            counts.append(f"alt{i} x{k}")
-    return rel, text, None, f"{m['id']}: `find` must occur exactly once in {rel}: {', '.join(counts)}"
+    return rel, None, None, f"{m['id']}: `find` must occur exactly once in {rel or m['file']}: {', '.join(counts)}"
 
 
 def main():

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::targets::Subject;
-use lanesim::distribution::frame::{encode, read_frame, Frame, DEFAULT_MAX_FRAME};
+use lanesim::distribution::frame::{read_frame, Frame, DEFAULT_MAX_FRAME};
 use lanesim::distribution::{
     ConnectionManager, DistConnection, DistSender, ManagerConfig, NodeName, SenderConfig,
     SenderLane, SenderObserver, WriteOutcome,
@@ -35,6 +35,7 @@ use crate::world::handshake::{self, COOKIE};
 use crate::world::net::TurmoilTcp;
 use lanesim::distribution::Cookie;
 use lanesim_target::handshake::Nonces;
+use lanesim_target::wire::{encode, HEADER_LEN};
 
 /// The benchmarks' cluster cookie.
 fn bench_cookie() -> Cookie {
@@ -142,11 +143,11 @@ pub fn wedged_exchange_real() -> Duration {
         let started = Instant::now(); // wall-clock: ok (benchmark)
         sender.enqueue(
             NodeName::from("wedged"),
-            Arc::from(encode(&vec![1; BIG], b"").unwrap()),
+            Arc::from(encode(&vec![1; BIG], b"")),
         );
         sender.enqueue(
             NodeName::from("healthy"),
-            Arc::from(encode(b"healthy", b"").unwrap()),
+            Arc::from(encode(b"healthy", b"")),
         );
         reader.await.expect("healthy reader");
         started.elapsed()
@@ -198,11 +199,11 @@ pub fn wedged_exchange_sim(tick: Duration) -> (Duration, Duration) {
         let start = tokio::time::Instant::now();
         sender.enqueue(
             NodeName::from("wedged"),
-            Arc::from(encode(&vec![1; BIG_SIMULATED], b"").unwrap()),
+            Arc::from(encode(&vec![1; BIG_SIMULATED], b"")),
         );
         sender.enqueue(
             NodeName::from("healthy"),
-            Arc::from(encode(b"healthy", b"").unwrap()),
+            Arc::from(encode(b"healthy", b"")),
         );
         // Wait on the drain's own signal, not a poll: within one turmoil
         // tick a host's timers all fire, so a 1 ms poll would cost 5,000
@@ -415,10 +416,9 @@ pub fn bare_turmoil(params: &Params, seed: u64, harness: &[crate::event::Record]
                     tasks.insert(socket, task);
                 }
                 Replayed::Write { socket, bytes } => {
-                    let header =
-                        crate::world::tag::TAG_LEN + lanesim::distribution::frame::HEADER_LEN;
+                    let header = crate::world::tag::TAG_LEN + HEADER_LEN;
                     let payload = &filler[..bytes.saturating_sub(header)];
-                    let frame = encode(&[0; crate::world::tag::TAG_LEN], payload).unwrap();
+                    let frame = encode(&[0; crate::world::tag::TAG_LEN], payload);
                     if let Some(writer) = writers.get(&socket) {
                         let _ = writer.send(frame);
                     }

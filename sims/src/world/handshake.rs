@@ -1,7 +1,8 @@
 //! The cookie handshake as the worlds' own hosts speak it (the sender
 //! world's peers accept with it; the mesh world's squatter, impostor and
-//! prober dial with it), over `lanesim_target::handshake`, the testbed's
-//! own reading of the protocol.
+//! prober dial with it), over `lanesim_target::handshake`: the protocol's
+//! one definition, which lanesim's own node uses too. What is the hosts'
+//! own here is their steps (and the impostor's attacks on them).
 //!
 //! Every node and host of a world shares [`COOKIE`]; the impostor proves
 //! [`WRONG_COOKIE`]. Each host takes its nonces from the run's seed

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use lanesim_target::wire::{encode, HEADER_LEN};
+use lanesim_target::wire::{encode, header, part_lens, HEADER_LEN};
 
 use crate::event::Lane;
 
@@ -55,8 +55,7 @@ impl Tag {
         let control_len = u32::try_from(TAG_LEN).expect("a tag is short");
         let payload = u32::try_from(payload_len).expect("small frames");
         let mut head = [0u8; HEADER_LEN + TAG_LEN];
-        head[..4].copy_from_slice(&control_len.to_be_bytes());
-        head[4..HEADER_LEN].copy_from_slice(&payload.to_be_bytes());
+        head[..HEADER_LEN].copy_from_slice(&header(control_len, payload));
         head[HEADER_LEN..].copy_from_slice(&self.control());
         let mut frame = Arc::<[u8]>::new_uninit_slice(start + payload_len);
         let bytes = Arc::get_mut(&mut frame).expect("a fresh Arc is unique");
@@ -120,7 +119,7 @@ impl Tag {
     /// one: the control part follows the header).
     #[must_use]
     pub fn of_frame(frame: &[u8]) -> Option<Self> {
-        let control_len = u32::from_be_bytes(frame.get(0..4)?.try_into().ok()?) as usize;
+        let control_len = part_lens(frame.first_chunk::<HEADER_LEN>()?).0 as usize;
         Self::parse(frame.get(HEADER_LEN..HEADER_LEN + control_len)?)
     }
 }
@@ -128,9 +127,8 @@ impl Tag {
 /// The whole length (header and body) of the frame a buffer starts with.
 #[must_use]
 pub fn frame_len(frame: &[u8]) -> Option<usize> {
-    let header = frame.first_chunk::<HEADER_LEN>()?;
-    let part = |at: usize| u32::from_be_bytes(header[at..at + 4].try_into().expect("4 bytes"));
-    Some(HEADER_LEN + part(0) as usize + part(4) as usize)
+    let (control, payload) = part_lens(frame.first_chunk::<HEADER_LEN>()?);
+    Some(HEADER_LEN + control as usize + payload as usize)
 }
 
 #[cfg(test)]

@@ -1,30 +1,28 @@
 //! The handshake on a new stream, both ends: the dialer's hello, the
-//! acceptor's challenge and the dialer's proof (`distribution::auth` has
-//! the proofs and why they are made so; docs/protocol.md the wire). Only a
-//! stream whose peer proved the cookie is registered, so the tie-break and
-//! the table only ever see authenticated streams.
+//! acceptor's challenge and the dialer's proof. The frames and the proofs
+//! are `lanesim_target::handshake`'s (the one definition, with why the
+//! proofs are made so; docs/protocol.md the wire); here are the steps each
+//! end takes, its deadlines, and what it refuses. Only a stream whose peer
+//! proved the cookie is registered, so the tie-break and the table only
+//! ever see authenticated streams, and a peer without the cookie never
+//! receives a frame after the challenge
+//! (`an_impostor_without_the_cookie_never_registers` in
+//! tests/hostile_impostor.rs).
 
+use lanesim_target::handshake::{
+    self, parse_challenge, parse_hello, Role, Transcript, CHALLENGE, HELLO, PROOF,
+};
 use tokio::io::AsyncWriteExt;
 
 use super::{ConnectionManager, DialError, Origin};
-use crate::distribution::auth::{Role, Transcript, NONCE_LEN, PROOF_LEN};
 use crate::distribution::connection::DistConnection;
-use crate::distribution::frame::{encode, read_frame, Frame, ReadFrameError};
+use crate::distribution::frame::{read_frame, Frame, ReadFrameError};
 use crate::distribution::node::{NameError, NodeName};
 use crate::planted::PlantedBug;
 use crate::shim::net::{Connected, Listener};
 use crate::shim::probe::{mark, Mark};
 use crate::shim::sync::Arc;
 use crate::shim::time::timeout;
-
-/// The control part of the dialer's first frame; payload: its nonce and
-/// its name.
-pub const HELLO: &[u8] = b"lanesim/hello";
-/// The control part of the acceptor's answer; payload: its nonce, its
-/// proof and its name.
-pub const CHALLENGE: &[u8] = b"lanesim/challenge";
-/// The control part of the dialer's last frame; payload: its proof.
-pub const PROOF: &[u8] = b"lanesim/proof";
 
 /// The largest handshake frame read: a nonce, a proof and a name.
 const MAX_HANDSHAKE_FRAME: u64 = 1024;
@@ -33,17 +31,26 @@ fn bad(error: ReadFrameError) -> DialError {
     DialError::BadHello(error.to_string())
 }
 
-/// `frame`'s payload if its control is `expected`, else why not.
-fn payload_of(frame: Frame, expected: &[u8], what: &str) -> Result<Vec<u8>, DialError> {
-    match frame {
-        Frame::Data { control, payload } if control == expected => Ok(payload),
-        Frame::Data { control, .. } => Err(DialError::BadHello(format!(
+/// `frame`, where a step expected `what`: another frame.
+fn unexpected(frame: &Frame, what: &str) -> DialError {
+    DialError::BadHello(match frame {
+        Frame::Data { control, .. } => format!(
             "expected {what}, got a frame with a {}-byte control",
             control.len()
-        ))),
-        Frame::Keepalive => Err(DialError::BadHello(format!(
-            "expected {what}, got a keepalive"
-        ))),
+        ),
+        Frame::Keepalive => format!("expected {what}, got a keepalive"),
+    })
+}
+
+/// Why `frame` does not parse as `what`: another frame, or one with its
+/// control (`expected`) and a payload shorter than `needs`.
+fn not_a(frame: &Frame, expected: &[u8], what: &str, needs: &str) -> DialError {
+    match frame {
+        Frame::Data { control, payload } if control == expected => DialError::BadHello(format!(
+            "{what} of {} bytes, shorter than {needs}",
+            payload.len()
+        )),
+        other => unexpected(other, what),
     }
 }
 
@@ -101,16 +108,11 @@ impl ConnectionManager {
         let hello = read_frame(&mut stream.read, MAX_HANDSHAKE_FRAME)
             .await
             .map_err(bad)?;
-        let hello =
-            payload_of(hello, HELLO, "a hello").inspect_err(|_| mark(Mark::HelloRefused))?;
-        let Some((dialer_nonce, name)) = hello.split_first_chunk::<NONCE_LEN>() else {
+        let Some(read) = parse_hello(&hello.as_wire()) else {
             mark(Mark::HelloRefused);
-            return Err(DialError::BadHello(format!(
-                "a hello of {} bytes, shorter than its nonce",
-                hello.len()
-            )));
+            return Err(not_a(&hello, HELLO, "a hello", "its nonce"));
         };
-        let node = NodeName::parse_bytes(name).map_err(|error| {
+        let node = NodeName::parse_bytes(read.name).map_err(|error| {
             mark(Mark::HelloRefused);
             DialError::BadName(error)
         })?;
@@ -121,13 +123,10 @@ impl ConnectionManager {
         let transcript = Transcript {
             dialer: node.as_str().as_bytes(),
             acceptor: self.local.as_str().as_bytes(),
-            dialer_nonce: *dialer_nonce,
+            dialer_nonce: read.nonce,
             acceptor_nonce: self.shared.nonces.next(),
         };
-        let mut challenge = transcript.acceptor_nonce.to_vec();
-        challenge.extend_from_slice(&transcript.proof(&self.shared.cookie, Role::Acceptor));
-        challenge.extend_from_slice(transcript.acceptor);
-        let challenge = encode(CHALLENGE, &challenge).expect("a challenge is short");
+        let challenge = handshake::challenge(&transcript, self.shared.cookie.as_bytes());
         stream
             .write
             .write_all(&challenge)
@@ -137,8 +136,13 @@ impl ConnectionManager {
         let proof = read_frame(&mut stream.read, MAX_HANDSHAKE_FRAME)
             .await
             .map_err(bad)?;
-        let proof = payload_of(proof, PROOF, "a proof")?;
-        if !transcript.verify(&self.shared.cookie, Role::Dialer, &proof)
+        // Any payload is checked as a proof: one of the wrong length is a
+        // bad proof (`proof_refused`), not a malformed frame.
+        let proof = match proof {
+            Frame::Data { control, payload } if control == PROOF => payload,
+            other => return Err(unexpected(&other, "a proof")),
+        };
+        if !transcript.verify(self.shared.cookie.as_bytes(), Role::Dialer, &proof)
             && !self.shared.planted.has(PlantedBug::HandshakeSkipsProof)
         {
             mark(Mark::ProofRefused);
@@ -156,9 +160,7 @@ impl ConnectionManager {
         node: &NodeName,
     ) -> Result<(), DialError> {
         let dialer_nonce = self.shared.nonces.next();
-        let mut hello = dialer_nonce.to_vec();
-        hello.extend_from_slice(self.local.as_str().as_bytes());
-        let hello = encode(HELLO, &hello).expect("a hello is short");
+        let hello = handshake::hello(self.local.as_str(), &dialer_nonce);
         stream
             .write
             .write_all(&hello)
@@ -168,32 +170,30 @@ impl ConnectionManager {
         let challenge = read_frame(&mut stream.read, MAX_HANDSHAKE_FRAME)
             .await
             .map_err(bad)?;
-        let challenge = payload_of(challenge, CHALLENGE, "a challenge")?;
-        let parsed = challenge
-            .split_first_chunk::<NONCE_LEN>()
-            .and_then(|(nonce, rest)| Some((nonce, rest.split_first_chunk::<PROOF_LEN>()?)));
-        let Some((acceptor_nonce, (theirs, name))) = parsed else {
-            return Err(DialError::BadHello(format!(
-                "a challenge of {} bytes, shorter than its nonce and proof",
-                challenge.len()
-            )));
+        let Some(read) = parse_challenge(&challenge.as_wire()) else {
+            return Err(not_a(
+                &challenge,
+                CHALLENGE,
+                "a challenge",
+                "its nonce and proof",
+            ));
         };
-        if name != node.as_str().as_bytes() {
+        if read.name != node.as_str().as_bytes() {
             return Err(DialError::WrongNode(
-                String::from_utf8_lossy(name).into_owned(),
+                String::from_utf8_lossy(read.name).into_owned(),
             ));
         }
         let transcript = Transcript {
             dialer: self.local.as_str().as_bytes(),
-            acceptor: name,
+            acceptor: read.name,
             dialer_nonce,
-            acceptor_nonce: *acceptor_nonce,
+            acceptor_nonce: read.nonce,
         };
-        if !transcript.verify(&self.shared.cookie, Role::Acceptor, theirs) {
+        let cookie = self.shared.cookie.as_bytes();
+        if !transcript.verify(cookie, Role::Acceptor, &read.proof) {
             return Err(DialError::BadProof);
         }
-        let proof = transcript.proof(&self.shared.cookie, Role::Dialer);
-        let proof = encode(PROOF, &proof).expect("a proof is short");
+        let proof = handshake::proof(&transcript, cookie);
         stream
             .write
             .write_all(&proof)

@@ -48,8 +48,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 
-use super::auth::Cookie;
-use super::connection::{DistConnection, DownEvent, DownReason};
+use lanesim_target::node::DownReason;
+
+use super::connection::{DistConnection, DownEvent};
+use super::cookie::Cookie;
 use super::frame::{FrameBudget, DEFAULT_MAX_FRAME};
 use super::node::{NameError, NodeName};
 use crate::planted::{Planted, PlantedBug};
@@ -67,7 +69,6 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use handshake::{CHALLENGE, HELLO, PROOF};
 pub use serve::{InboundCap, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES};
 use table::Table;
 

@@ -4,9 +4,12 @@
 
 use std::io;
 
+use lanesim_target::node::DownReason;
+use lanesim_target::wire::KEEPALIVE;
+
 use super::{InboundFrame, ManagerShared};
-use crate::distribution::connection::{DistConnection, DownReason};
-use crate::distribution::frame::{read_frame_within, Frame, ReadFrameError, KEEPALIVE};
+use crate::distribution::connection::DistConnection;
+use crate::distribution::frame::{read_frame_within, Frame, ReadFrameError};
 use crate::planted::PlantedBug;
 use crate::shim::net::BoxRead;
 use crate::shim::probe::{mark, preempt_point, Mark, Point};

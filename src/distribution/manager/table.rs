@@ -8,11 +8,12 @@
 
 use std::collections::BTreeMap;
 
+use lanesim_target::node::DownReason;
 use tokio::io::AsyncReadExt as _;
 
 use super::read_loop::{keepalives, read_loop};
 use super::{ConnectionManager, ManagerShared, Origin, Registered, UpEvent};
-use crate::distribution::connection::{DistConnection, DownEvent, DownListener, DownReason};
+use crate::distribution::connection::{DistConnection, DownEvent, DownListener};
 use crate::distribution::frame::{buffer_within, FrameBudget};
 use crate::distribution::node::NodeName;
 use crate::planted::PlantedBug;

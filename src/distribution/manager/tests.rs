@@ -3,9 +3,10 @@
 
 use std::sync::Mutex;
 
+use lanesim_target::wire::encode;
+
 use super::*;
 use crate::distribution::connection::DownListener;
-use crate::distribution::frame::encode;
 use crate::distribution::Cookie;
 use crate::shim::net::{Connected, TokioTcp};
 use crate::shim::rt::RuntimeChoice;
@@ -190,7 +191,7 @@ async fn a_newer_stream_supersedes_the_one_standing_by() {
         !closed(&mut second_far).await,
         "the newer stream was dropped"
     );
-    let frame = encode(b"ctl", b"early").unwrap();
+    let frame = encode(b"ctl", b"early");
     second_far.write_all(&frame).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1)).await;
     incumbent.mark_down(DownReason::PeerClosed);

@@ -12,9 +12,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use lanesim_target::node::DownReason;
+
 use super::model::Model;
 use crate::check::{CheckContext, Collector};
-use crate::event::{Down, Event, Intruder, MeshFaultApplied, Record};
+use crate::event::{Event, Intruder, MeshFaultApplied, Record};
 use crate::scenario::{mesh_trickle_bound, Contract};
 
 pub(super) fn m9(
@@ -59,11 +61,11 @@ pub(super) fn m9(
         // the deadline after their header: a stalled stream is the silence
         // clock's (a tick, M5), well before the deadline (two ticks).
         let why = match reason {
-            Down::OverBudget => {
+            DownReason::OverBudget => {
                 "for the frame budget (OverBudget): an honest node's small frames were refused \
                  for what others held"
             }
-            Down::FrameTimeout if !(deadline_below_tick && stalled) => {
+            DownReason::FrameTimeout if !(deadline_below_tick && stalled) => {
                 "for the frame deadline (FrameTimeout): an honest node's frames arrive whole, \
                  so the deadline ran while no frame was being read (the wait for a header is \
                  not a frame's)"
@@ -120,7 +122,7 @@ pub(super) fn m9(
                     == Event::MeshIntruderDown {
                         node: trickle.node,
                         intruder: Intruder::Trickler,
-                        reason: Down::FrameTimeout,
+                        reason: DownReason::FrameTimeout,
                     }
         });
         if !said && !crashed(trickle) {

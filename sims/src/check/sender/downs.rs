@@ -9,9 +9,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use lanesim_target::node::DownReason;
+
 use super::model::{DownCall, GenId, Impairment, Model, Unreachable};
 use crate::check::{CheckContext, Collector};
-use crate::event::{DialFailure, Down, Event, PeerAct, Record, SocketEnd};
+use crate::event::{DialFailure, Event, PeerAct, Record, SocketEnd};
 use crate::scenario::Contract;
 
 pub(super) fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
@@ -137,7 +139,7 @@ pub(super) fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
                     let downs = model.downs.get(gen)?;
                     downs.first().map(|down| (gen, down.record, down.reason))
                 });
-                if let Some((gen, at, Down::PeerClosed)) = down {
+                if let Some((gen, at, DownReason::PeerClosed)) = down {
                     if at > index {
                         out.violate(
                             Contract::S3,
@@ -246,19 +248,19 @@ pub(super) fn s7(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
         let GenId { peer, generation } = *gen;
         let asked = |since: Option<usize>| since.is_some_and(|at| at <= index);
         let justified = match reason {
-            Down::ControlOverflow => model.overflowed.contains(gen),
-            Down::ManualDisconnect => {
+            DownReason::ControlOverflow => model.overflowed.contains(gen),
+            DownReason::ManualDisconnect => {
                 asked(model.shutdown) || asked(model.disconnected.get(gen).copied())
             }
             // A write dropped mid-frame: by a shutdown's abort, or by a
             // sender that bounds a write by dropping it, which is a
             // deadline as good as a `WriteTimeout` (beamr's drain, over
             // lanesim's connection layer, does: docs/examples.md).
-            Down::WriteCancelled if asked(model.shutdown) => true,
+            DownReason::WriteCancelled if asked(model.shutdown) => true,
             // A deadline a healthy link cannot meet is its own cause
             // (found by the hunt: 12 KB controls over a 4-segment window
             // against a 100 ms deadline).
-            Down::WriteTimeout | Down::WriteCancelled => {
+            DownReason::WriteTimeout | DownReason::WriteCancelled => {
                 context
                     .write_timeout
                     .is_some_and(|t| t <= context.write_bound)
@@ -266,15 +268,17 @@ pub(super) fn s7(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
             }
             // A frame that trickles in past its deadline needs a peer
             // that was cut off or slowed mid-frame.
-            Down::PeerClosed
-            | Down::ReadError
-            | Down::WriteError
-            | Down::HeartbeatTimeout
-            | Down::FrameTimeout => impaired_at(model, out.records(), gen, index, context),
+            DownReason::PeerClosed
+            | DownReason::ReadError
+            | DownReason::WriteError
+            | DownReason::HeartbeatTimeout
+            | DownReason::FrameTimeout => impaired_at(model, out.records(), gen, index, context),
             // The sender world has one production node, no frame
             // callback, and peers that write one small frame at a time
             // against an ample budget: none of these can happen there.
-            Down::SimultaneousConnect | Down::HandlerPanicked | Down::OverBudget => false,
+            DownReason::SimultaneousConnect
+            | DownReason::HandlerPanicked
+            | DownReason::OverBudget => false,
         };
         if !justified {
             out.violate(

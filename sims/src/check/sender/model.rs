@@ -8,10 +8,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use lanesim_target::node::DownReason;
+
 use crate::check::holds::Holds;
 use crate::check::CheckContext;
 use crate::event::{
-    ControlOutcome, DataOutcome, Down, Event, FaultApplied, Lane, PeerAct, Record, Written,
+    ControlOutcome, DataOutcome, Event, FaultApplied, Lane, PeerAct, Record, Written,
 };
 
 /// A generation: a peer and one of its generations (generations count
@@ -57,7 +59,7 @@ pub(super) type Fates = Vec<FateAt>;
 pub(super) struct DownCall {
     /// The `ConnectionDown` record.
     pub(super) record: usize,
-    pub(super) reason: Down,
+    pub(super) reason: DownReason,
     /// The node's table slot after it.
     pub(super) table: Option<u64>,
 }

@@ -8,9 +8,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use lanesim_target::node::DownReason;
+
 use super::model::{DownCall, GenId, Model};
 use crate::check::{CheckContext, Collector};
-use crate::event::{ControlOutcome, DataOutcome, Down, Event, Lane, Written};
+use crate::event::{ControlOutcome, DataOutcome, Event, Lane, Written};
 use crate::scenario::Contract;
 
 pub(super) fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
@@ -111,7 +113,7 @@ pub(super) fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
                             reason,
                             ..
                         }) = first_down.filter(|down| {
-                            down.record > started && down.reason != Down::WriteTimeout
+                            down.record > started && down.reason != DownReason::WriteTimeout
                         }) {
                             let into = records[down].at.saturating_sub(records[started].at);
                             out.violate(
@@ -130,7 +132,7 @@ pub(super) fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
                     // out: the drain's account says so.
                     Written::Failed
                         if first_down.is_some_and(|down| {
-                            down.reason == Down::WriteTimeout
+                            down.reason == DownReason::WriteTimeout
                                 && open_started.is_some_and(|started| down.record > started)
                         }) =>
                     {

@@ -9,9 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use lanesim::distribution::{
     ConnectionManager, ControlEnqueueError, ControlOutbound, Cookie, DialError, DistConnection,
-    DistSender, DownReason as Reason, Enqueued, InboundFrame, ManagerConfig, NodeName,
-    Origin as Side, SenderConfig, SenderLane as Lane, SenderObserver, WeakConnectionManager,
-    WriteOutcome as Outcome,
+    DistSender, Enqueued, InboundFrame, ManagerConfig, NodeName, Origin as Side, SenderConfig,
+    SenderLane as Lane, SenderObserver, WeakConnectionManager, WriteOutcome as Outcome,
 };
 use lanesim::planted::Planted;
 /// The connection layer's own sites (without the sender's).
@@ -72,20 +71,7 @@ impl LayerConnection for LanesimConn {
     }
 
     fn mark_down(&self, why: DownReason) {
-        self.0.mark_down(match why {
-            DownReason::PeerClosed => Reason::PeerClosed,
-            DownReason::ReadError => Reason::ReadError,
-            DownReason::WriteError => Reason::WriteError,
-            DownReason::WriteTimeout => Reason::WriteTimeout,
-            DownReason::ManualDisconnect => Reason::ManualDisconnect,
-            DownReason::HeartbeatTimeout => Reason::HeartbeatTimeout,
-            DownReason::ControlOverflow => Reason::ControlOverflow,
-            DownReason::SimultaneousConnect => Reason::SimultaneousConnect,
-            DownReason::HandlerPanicked => Reason::HandlerPanicked,
-            DownReason::WriteCancelled => Reason::WriteCancelled,
-            DownReason::FrameTimeout => Reason::FrameTimeout,
-            DownReason::OverBudget => Reason::OverBudget,
-        });
+        self.0.mark_down(why);
     }
 
     fn as_connection(self: Arc<Self>) -> Conn {
@@ -111,23 +97,6 @@ pub fn layer_conn(pinned: &Conn) -> Option<LayerConn> {
         .as_any()
         .downcast_ref::<LanesimConn>()
         .map(|own| Arc::new(LanesimConn(Arc::clone(&own.0))) as LayerConn)
-}
-
-fn reason(reason: Reason) -> DownReason {
-    match reason {
-        Reason::PeerClosed => DownReason::PeerClosed,
-        Reason::ReadError => DownReason::ReadError,
-        Reason::WriteError => DownReason::WriteError,
-        Reason::WriteTimeout => DownReason::WriteTimeout,
-        Reason::ManualDisconnect => DownReason::ManualDisconnect,
-        Reason::HeartbeatTimeout => DownReason::HeartbeatTimeout,
-        Reason::ControlOverflow => DownReason::ControlOverflow,
-        Reason::SimultaneousConnect => DownReason::SimultaneousConnect,
-        Reason::HandlerPanicked => DownReason::HandlerPanicked,
-        Reason::WriteCancelled => DownReason::WriteCancelled,
-        Reason::FrameTimeout => DownReason::FrameTimeout,
-        Reason::OverBudget => DownReason::OverBudget,
-    }
 }
 
 fn lane(lane: Lane) -> SenderLane {
@@ -461,7 +430,7 @@ impl LanesimNode {
             downs.down(Down {
                 node,
                 generation: event.generation,
-                reason: reason(event.reason),
+                reason: event.reason,
                 table,
             });
         });

@@ -109,7 +109,7 @@ impl NodeEvents for MeshObserver {
                 self.record(Event::MeshIntruderDown {
                     node: self.index,
                     intruder: Intruder::named(down.node),
-                    reason: down.reason.into(),
+                    reason: down.reason,
                 });
             }
             return;
@@ -123,7 +123,7 @@ impl NodeEvents for MeshObserver {
                 node: self.index,
                 peer,
                 generation: down.generation,
-                reason: down.reason.into(),
+                reason: down.reason,
             });
         }
         if let Some(wake) = self.downs.get(peer as usize) {

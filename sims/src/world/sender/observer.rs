@@ -89,7 +89,7 @@ impl NodeEvents for Observer {
             Event::ConnectionDown {
                 peer,
                 generation: down.generation,
-                reason: down.reason.into(),
+                reason: down.reason,
                 table: down.table,
             },
         );
