@@ -2,8 +2,9 @@
 //! threads, streamed into per-scenario tallies identical to a serial run's
 //! and split into shards ([`sweep`], on the engine in [`stream`]);
 //! determinism audits ([`audit`]); the command every failure prints to
-//! reproduce it ([`Repro`]); and what a run that outlived its budget left
-//! pending ([`pending`]).
+//! reproduce it ([`Repro`]); what a run that outlived its budget left
+//! pending ([`pending`]); and what makes two failures the same failure
+//! ([`signature`]).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
@@ -15,6 +16,7 @@ pub mod bench;
 pub mod pending;
 mod repro;
 pub mod selftest;
+pub mod signature;
 pub mod stream;
 pub mod sweep;
 
