@@ -30,6 +30,7 @@
 //! | [`real`] | real mode: a seed on a real runtime and loopback TCP, judged by the same checkers; its clock and lateness; `fidelity` |
 //! | [`report`] | everything shown: the typed outcome of each subcommand, the one printer, sweeps as human text, JSON, JSON lines and JUnit, the one exit code type |
 //! | [`input`] | every user-named file read bounded: regular files only, size checked before reading |
+//! | [`workdir`] | the directory the user invoked from (`cargo test` moves a test into its package): user-given relative paths resolve against it, paths are shown relative to it |
 //! | [`cli`] | the `lanesim` binary: arguments (`cli::args`), one function per subcommand returning a typed outcome (`run`, `replay`, `hunt`, `testbed`), bounded inputs |
 //! | [`rng`] | the run's only randomness: seeded xoshiro256** |
 //! | [`guide`] | docs/your-implementation.md: testing your own implementation (its example is a doc test) |
@@ -60,6 +61,7 @@ pub mod runner;
 pub mod scenario;
 pub mod sites;
 pub mod targets;
+pub mod workdir;
 pub mod world;
 pub mod world_kind;
 

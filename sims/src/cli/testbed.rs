@@ -104,14 +104,14 @@ pub(super) fn fidelity(
                 Some(Verdict::Pass) | None => None,
             };
             if let Some(expect) = expect {
-                let out = std::path::Path::new(super::run::CHASED);
+                let out = super::output::chased(subject);
                 let chase = chase::chase(
                     scenario,
                     seed.seed,
                     expect,
                     subject,
                     chase::Budget::default(),
-                    out,
+                    &out,
                 );
                 report::chased(&chase, subject);
             }

@@ -250,7 +250,7 @@ pub(super) fn found_lines(out: &mut String, found: &Found, subject: &Subject) {
                 shrunk.runs,
                 shrunk.wall.as_secs_f64(),
                 if shrunk.exhausted { ", budget exhausted" } else { "" },
-                path.display()
+                crate::workdir::shown(&path.display().to_string())
             );
             let _ = writeln!(
                 out,

@@ -15,6 +15,7 @@ use crate::targets::Subject;
 pub mod bench;
 pub mod pending;
 mod repro;
+pub mod rerun;
 pub mod selftest;
 pub mod signature;
 pub mod stream;
@@ -28,6 +29,7 @@ use crate::scenario::{Contract, FaultKind, Params, Policy, Reach, Scenario};
 use crate::world;
 
 pub use repro::Repro;
+pub use rerun::{Profile, Rerun};
 
 /// How one run ended.
 #[derive(
