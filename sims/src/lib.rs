@@ -22,6 +22,7 @@
 //! | [`coverage`] | coverage marks (code, world, preemption) and the probe that counts them and answers preemption points |
 //! | [`sites`] | code sites (the names the code under test marks) and the registry of which world reaches each |
 //! | [`world_kind`] | the worlds' names ([`world_kind::WorldKind`], also `scenario::WorldKind`) |
+//! | [`fired`] | preemptions that fired (points and the explorer's awaits), beside the log and out of its hash: where `replay -v` shows them |
 //! | [`explore`] | scheduling exploration: the seeded explorer lanesim's tokio asks for task order, await-point preemptions and holds, and `select!`'s seed |
 //! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E and M1–M9 over a log, one evidence collector; `check::sender` and `check::mesh` each a model (`model.rs`) and its contract groups |
 //! | [`run`] | one run; the ordered parallel engine (`run::stream`); streamed sweeps in bounded memory, shards and their merge (`run::sweep`); audit, selftest (planted bugs), bench; reports (human, JSON, JSON lines, JUnit) |
@@ -50,6 +51,7 @@ pub mod coverage;
 pub mod event;
 pub mod explore;
 pub mod fault;
+pub mod fired;
 pub mod guide;
 pub mod hunt;
 pub mod input;

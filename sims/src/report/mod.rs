@@ -426,8 +426,11 @@ pub fn print(outcome: &Outcome) {
             wrote,
         } => {
             if *events {
-                for record in &result.records {
-                    outln!("{record}");
+                if !result.preemptions.is_empty() {
+                    outln!("(lines marked ~ are preemptions, shown where they fired: not events of the log, nor in its hash)");
+                }
+                for line in crate::fired::interleaved(&result.records, &result.preemptions) {
+                    outln!("{line}");
                 }
             }
             let reach = ScenarioReachLine(result);

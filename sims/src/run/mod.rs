@@ -95,6 +95,9 @@ pub struct RunResult {
     pub hash: u64,
     /// The event log.
     pub records: Vec<Record>,
+    /// The preemptions that fired, beside the log (not in it, nor in
+    /// `hash`: `fired`).
+    pub preemptions: Vec<crate::fired::Preemption>,
     /// Virtual time the run covered.
     pub elapsed: Duration,
     /// The marks the run reached.
@@ -211,6 +214,7 @@ impl RunResult {
             crash: Some(message),
             hash: log_hash(&[]),
             records: Vec::new(),
+            preemptions: Vec::new(),
             elapsed: Duration::ZERO,
             coverage: Coverage::new(),
             pending: None,
@@ -293,6 +297,7 @@ pub fn judge(
         crash: None,
         hash: log_hash(&run.records),
         records: run.records,
+        preemptions: run.preemptions,
         elapsed: run.elapsed,
         coverage: run.coverage,
         pending,

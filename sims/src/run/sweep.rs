@@ -559,6 +559,7 @@ pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
         let mut result = execute(scenario, seed, &plan.subject);
         result.wall = started.elapsed();
         result.records = Vec::new();
+        result.preemptions = Vec::new();
         result
     });
     // The budget may run out just as the last run is drawn: only runs left
