@@ -479,6 +479,7 @@ pub fn print(outcome: &Outcome) {
                     outln!("  seed {} diverges at event {}:", d.seed, d.index);
                     outln!("    first:  {}", show(&d.first));
                     outln!("    second: {}", show(&d.second));
+                    out!("{}", text::divergence_hints(d));
                 }
                 total += divergences.len();
             }

@@ -793,6 +793,38 @@ pub(super) fn fidelity(found: &[Fidelity]) -> String {
     text
 }
 
+/// The likely sources of one divergence (`run::diverge`), a line each,
+/// most likely first, or why none is named.
+pub(super) fn divergence_hints(d: &crate::run::Divergence) -> String {
+    use std::fmt::Write as _;
+    let hints = crate::run::diverge::likely(
+        d.first.as_ref(),
+        d.second.as_ref(),
+        !crate::explore::tokio_explores(),
+        d.fresh,
+    );
+    let mut out = String::new();
+    match d.fresh {
+        Some(true) => {
+            let _ = writeln!(out, "    in two fresh processes the seed replays");
+        }
+        Some(false) => {
+            let _ = writeln!(out, "    in two fresh processes it diverges too");
+        }
+        None => {}
+    }
+    if hints.is_empty() {
+        let _ = writeln!(
+            out,
+            "    likely source: none the events point at (see the note below)"
+        );
+    }
+    for hint in hints {
+        let _ = writeln!(out, "    likely source ({}): {}", hint.why, hint.source);
+    }
+    out
+}
+
 /// What `audit` says after a divergence: where to look.
 pub(super) fn audit_note(target: Option<&str>) -> String {
     match target {
@@ -1081,5 +1113,56 @@ mod hunt_tests {
         assert!(text.contains("S3 ("), "{text}");
         assert_eq!(text.matches("repro: ").count(), 3, "{text}");
         assert!(!text.contains("not kept"), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod audit_tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::event::{Event, Record};
+    use crate::run::Divergence;
+
+    fn routed(at_ms: u64, key: u64) -> Option<Record> {
+        Some(Record {
+            at: Duration::from_millis(at_ms),
+            host: Arc::from("lanes"),
+            event: Event::Routed {
+                key,
+                item: 1,
+                capacity: None,
+                depth: Some(0),
+            },
+        })
+    }
+
+    /// A divergence prints its likely sources under its two events, and
+    /// what two fresh processes said when they were asked.
+    #[test]
+    fn an_audit_divergence_prints_its_likely_sources() {
+        let mut d = Divergence {
+            scenario: "s".into(),
+            seed: 3,
+            index: 41,
+            first: routed(12, 2),
+            second: routed(15, 2),
+            fresh: None,
+        };
+        let text = divergence_hints(&d);
+        assert!(
+            text.starts_with("    likely source (the runs differ in virtual time (0.012000s vs 0.015000s)): the wall clock"),
+            "{text}"
+        );
+        d.fresh = Some(true);
+        let text = divergence_hints(&d);
+        assert!(
+            text.contains("in two fresh processes the seed replays"),
+            "{text}"
+        );
+        assert!(text.contains("likely source (the seed replays in two fresh processes but not twice in one): a static"), "{text}");
+        d.second = None;
+        d.fresh = None;
+        assert!(divergence_hints(&d).contains("none the events point at"));
     }
 }

@@ -13,6 +13,7 @@ use crate::targets::decide::{Decidable, NotDecided};
 use crate::targets::Subject;
 
 pub mod bench;
+pub mod diverge;
 pub mod pending;
 mod repro;
 pub mod rerun;
@@ -379,6 +380,9 @@ pub struct Divergence {
     pub first: Option<Record>,
     /// The second run's event there.
     pub second: Option<Record>,
+    /// Whether two fresh processes, each running the seed once, agreed
+    /// (`None`: not tried): `diverge` reads it.
+    pub fresh: Option<bool>,
 }
 
 /// Runs each seed twice and compares the event-log hashes; returns the
@@ -402,6 +406,7 @@ pub fn audit(
             index,
             first: a.records.get(index).cloned(),
             second: b.records.get(index).cloned(),
+            fresh: None,
         });
     }
     divergences
