@@ -58,9 +58,11 @@ fn the_node_loses_a_simultaneous_connect() {
     let report = failed(runner().check(&[path], None));
     let failure = &report.scenarios[0].failures[0];
     assert_eq!(failure.violations[0].contract, Contract::M1);
+    // The path as the shell `cargo test` was typed in names it.
+    let shown = lanesim_sims::workdir::shown(path);
     assert_eq!(
         failure.repro.cargo,
-        format!("cargo test -p lanesim-examples --test lanesim -- replay {path} --seed 146")
+        format!("cargo test -p lanesim-examples --test lanesim -- replay {shown} --seed 146")
     );
     assert_eq!(failure.repro.argv[1..], ["replay", path, "--seed", "146"]);
 }

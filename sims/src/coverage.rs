@@ -26,6 +26,7 @@ use std::time::Duration;
 pub use lanesim_target::probe::Role;
 use lanesim_target::probe::{Preempt, Probe};
 
+use crate::fired::{Fired, Preempted};
 use crate::rng::SimRng;
 use crate::sites::spawn_site;
 pub use crate::sites::{register, registry, Registry, Site};
@@ -415,6 +416,8 @@ pub struct WorldProbe {
     /// built for this run ([`Probe::worker_started`]): real mode's
     /// lateness probe watches how long the OS kept them waiting to run.
     workers: Mutex<Vec<u32>>,
+    /// The preemptions that fired, beside the log (`fired`).
+    fired: Fired,
 }
 
 struct ProbeState {
@@ -437,7 +440,15 @@ impl WorldProbe {
             }),
             policy,
             workers: Mutex::new(Vec::new()),
+            fired: Fired::default(),
         }
+    }
+
+    /// The preemptions that fired in this run, kept beside its log (a
+    /// world watches them: `Fired::watch`).
+    #[must_use]
+    pub fn fired(&self) -> &Fired {
+        &self.fired
     }
 
     /// The OS thread ids of the component's own runtime workers so far.
@@ -509,11 +520,10 @@ impl Probe for WorldProbe {
         let micros = state
             .rng
             .range(lo.as_micros() as u64, hi.as_micros() as u64);
-        if micros == 0 {
-            Preempt::Yield
-        } else {
-            Preempt::Sleep(Duration::from_micros(micros))
-        }
+        drop(state);
+        let sleep = (micros > 0).then(|| Duration::from_micros(micros));
+        self.fired.note(Preempted::Point { point, sleep });
+        sleep.map_or(Preempt::Yield, Preempt::Sleep)
     }
 }
 

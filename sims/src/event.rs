@@ -14,6 +14,10 @@ use lanesim_target::node::{
 };
 use serde::{Deserialize, Serialize};
 
+mod kind;
+
+pub use kind::EventKind;
+
 /// A lane task's end, as the router's [`LaneExit`] reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -30,7 +30,9 @@
 //! marks count the target's tasks only, so a scenario's `reaches` prove
 //! what happened to the code under test. Each preemption and hold is also
 //! counted by the place the task was spawned
-//! ([`CoverMark::Task`]: `await_preempted@src/lanes/router.rs:120`).
+//! ([`CoverMark::Task`]: `await_preempted@src/lanes/router.rs:120`), and
+//! noted beside the log where it fired (`fired`, shown by `replay -v`);
+//! a hold is an event of the log (`TaskHeld`), which the checkers read.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,6 +44,7 @@ use lanesim_sched::{Explorer, Poll, Task};
 
 use crate::coverage::{CoverMark, Site, TaskMark, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog};
+use crate::fired::Preempted;
 use crate::rng::SimRng;
 
 /// The exploration knobs of one run.
@@ -254,6 +257,15 @@ impl Explorer for WorldExplorer {
         let mut state = self.state();
         state.resuming.insert(task.id);
         self.count(&state, task.id, TaskMark::Preempted);
+        let what = Preempted::Await {
+            spawned_at: state
+                .sites
+                .get(&task.id)
+                .map(|site| site.name().to_string()),
+            world: state.world.contains(&task.id),
+        };
+        drop(state);
+        self.probe.fired().note(what);
     }
 }
 

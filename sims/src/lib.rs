@@ -22,6 +22,7 @@
 //! | [`coverage`] | coverage marks (code, world, preemption) and the probe that counts them and answers preemption points |
 //! | [`sites`] | code sites (the names the code under test marks) and the registry of which world reaches each |
 //! | [`world_kind`] | the worlds' names ([`world_kind::WorldKind`], also `scenario::WorldKind`) |
+//! | [`fired`] | preemptions that fired (points and the explorer's awaits), beside the log and out of its hash: where `replay -v` shows them |
 //! | [`explore`] | scheduling exploration: the seeded explorer lanesim's tokio asks for task order, await-point preemptions and holds, and `select!`'s seed |
 //! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E and M1–M9 over a log, one evidence collector; `check::sender` and `check::mesh` each a model (`model.rs`) and its contract groups |
 //! | [`run`] | one run; the ordered parallel engine (`run::stream`); streamed sweeps in bounded memory, shards and their merge (`run::sweep`); audit, selftest (planted bugs), bench; reports (human, JSON, JSON lines, JUnit) |
@@ -30,6 +31,7 @@
 //! | [`real`] | real mode: a seed on a real runtime and loopback TCP, judged by the same checkers; its clock and lateness; `fidelity` |
 //! | [`report`] | everything shown: the typed outcome of each subcommand, the one printer, sweeps as human text, JSON, JSON lines and JUnit, the one exit code type |
 //! | [`input`] | every user-named file read bounded: regular files only, size checked before reading |
+//! | [`workdir`] | the directory the user invoked from (`cargo test` moves a test into its package): user-given relative paths resolve against it, paths are shown relative to it |
 //! | [`cli`] | the `lanesim` binary: arguments (`cli::args`), one function per subcommand returning a typed outcome (`run`, `replay`, `hunt`, `testbed`), bounded inputs |
 //! | [`rng`] | the run's only randomness: seeded xoshiro256** |
 //! | [`guide`] | docs/your-implementation.md: testing your own implementation (its example is a doc test) |
@@ -49,6 +51,7 @@ pub mod coverage;
 pub mod event;
 pub mod explore;
 pub mod fault;
+pub mod fired;
 pub mod guide;
 pub mod hunt;
 pub mod input;
@@ -60,6 +63,7 @@ pub mod runner;
 pub mod scenario;
 pub mod sites;
 pub mod targets;
+pub mod workdir;
 pub mod world;
 pub mod world_kind;
 

@@ -12,9 +12,10 @@
 //! gives every subcommand (`run`, `replay`, `hunt`, `shrink`, `audit`,
 //! `replay --trace`, `run --real`, …) on `MyTargets`, with the shipped
 //! scenarios at the path `@shipped`; run with no arguments (as `cargo
-//! test` runs it) it runs `run @shipped`. Every repro line it prints starts
-//! with the command that runs it (`cargo test --test <name> --`), so it
-//! reproduces in the user's crate.
+//! test` runs it) it runs `run @shipped`. Every repro line it prints is the
+//! cargo command that runs it (`cargo test -p <package> --release --test
+//! <name> -- replay …`, `run::Rerun`), so it reproduces in the user's
+//! crate, after a `cargo clean` too.
 //!
 //! For an ordinary `#[test]`, [`Runner::check`] sweeps scenarios and fails
 //! with the contract, the seed and the repro line of the first failure.
@@ -47,8 +48,9 @@ impl Runner {
         }
     }
 
-    /// Repro lines start with `command` (what runs this runner), e.g.
-    /// `cargo test --test lanesim --`. [`crate::main!`] sets it for you.
+    /// Repro lines start with `command` (what runs this runner, up to its
+    /// `--`), e.g. `cargo test --test lanesim --`. [`crate::main!`] says
+    /// how its binary is run instead ([`Runner::rerun`]).
     #[must_use]
     pub fn command(self, command: impl Into<String>) -> Self {
         Self {
@@ -64,6 +66,17 @@ impl Runner {
     pub fn accept_undecided(self) -> Self {
         Self {
             accept_undecided: true,
+            ..self
+        }
+    }
+
+    /// Repro lines run this runner again as `rerun` says (a cargo test or
+    /// binary target, with the features it was built with), with the
+    /// profile the running binary was built with.
+    #[must_use]
+    pub fn rerun(self, rerun: crate::run::Rerun) -> Self {
+        Self {
+            subject: self.subject.with_rerun(rerun),
             ..self
         }
     }
@@ -163,25 +176,43 @@ impl std::error::Error for Failed {}
 
 /// `fn main` for a user's runner: `lanesim_sims::main!(MyTargets);` in a
 /// `harness = false` test target (`[[test]] name = "lanesim" harness =
-/// false`) or a binary. Repro lines say `cargo test -p <package> --test
-/// <name> --` (a test target) or `cargo run -p <package> --bin <name> --`
-/// (a binary).
+/// false`) or a binary. Repro lines say `cargo test -p <package> --release
+/// --test <name> -- replay …` (a test target) or `cargo run -p <package>
+/// --release --bin <name> -- replay …` (a binary), with the profile the
+/// binary was built with.
+///
+/// A macro cannot list the crate's features; name the ones a repro needs
+/// and those that are on in this build are carried:
+/// `lanesim_sims::main!(MyTargets, features = ["slow-tests"]);` (each is
+/// tested with `cfg!(feature = …)` in your crate).
 #[macro_export]
 macro_rules! main {
     ($targets:expr) => {
+        $crate::main!($targets, features = []);
+    };
+    ($targets:expr, features = [$($feature:literal),* $(,)?]) => {
         fn main() -> ::std::process::ExitCode {
-            let command = match ::std::option_env!("CARGO_BIN_NAME") {
-                ::std::option::Option::Some(bin) => ::std::format!(
-                    "cargo run -p {} --bin {bin} --",
-                    ::std::env!("CARGO_PKG_NAME")
-                ),
-                ::std::option::Option::None => ::std::format!(
-                    "cargo test -p {} --test {} --",
+            #[allow(unused_mut)]
+            let mut features: ::std::vec::Vec<&'static str> = ::std::vec::Vec::new();
+            $(
+                if ::std::cfg!(feature = $feature) {
+                    features.push($feature);
+                }
+            )*
+            let rerun = match ::std::option_env!("CARGO_BIN_NAME") {
+                ::std::option::Option::Some(bin) => $crate::run::Rerun::CargoBin {
+                    package: ::std::env!("CARGO_PKG_NAME").into(),
+                    bin: bin.into(),
+                    features: features.iter().map(|f| (*f).into()).collect(),
+                },
+                ::std::option::Option::None => $crate::run::Rerun::cargo_test(
                     ::std::env!("CARGO_PKG_NAME"),
-                    ::std::env!("CARGO_CRATE_NAME")
+                    ::std::env!("CARGO_CRATE_NAME"),
+                    ::std::file!(),
+                    &features,
                 ),
             };
-            $crate::Runner::new($targets).command(command).main()
+            $crate::Runner::new($targets).rerun(rerun).main()
         }
     };
 }

@@ -364,9 +364,15 @@ fn the_repro_names_the_binary_that_ran_as_argv_and_as_a_line() {
         ["replay", "scenarios/lanes_order.toml", "--seed", "7121"]
     );
     assert_eq!(repro.display, repro.argv.join(" "));
+    // With the profile this binary was built with (`cargo test` or
+    // `cargo test --release`).
+    let profile = match lanesim_sims::run::Profile::running() {
+        Some(lanesim_sims::run::Profile::Release) => " --release",
+        _ => "",
+    };
     assert_eq!(
         repro.cargo,
-        "cargo run -- replay scenarios/lanes_order.toml --seed 7121"
+        format!("cargo run{profile} -- replay scenarios/lanes_order.toml --seed 7121")
     );
 }
 

@@ -182,6 +182,22 @@ fn audit_names_the_first_event_a_target_that_is_not_replayable_changes() {
             "seed {}: {first}",
             d.seed
         );
+        // audit names OS entropy among the likely sources, and once two
+        // fresh processes differ too, alone or after a map's order.
+        use lanesim_sims::run::diverge::{likely, Source};
+        let hints = likely(d.first.as_ref(), d.second.as_ref(), false, None);
+        assert!(
+            hints.iter().any(|h| h.source == Source::Entropy),
+            "seed {}: {hints:?}",
+            d.seed
+        );
+        let fresh = likely(d.first.as_ref(), d.second.as_ref(), false, Some(false));
+        assert!(
+            fresh.iter().all(|h| h.source != Source::Static)
+                && fresh.iter().any(|h| h.source == Source::Entropy),
+            "seed {}: {fresh:?}",
+            d.seed
+        );
     }
     // lanesim's own components replay.
     assert!(audit(

@@ -222,12 +222,15 @@ pub(super) enum Command {
         /// Report failures unshrunk.
         #[arg(long)]
         no_shrink: bool,
-        /// Where shrunk scenarios are written.
-        #[arg(long, default_value = "target/lanesim/shrunk")]
-        out: PathBuf,
+        /// Where shrunk scenarios are written (default: target/lanesim/shrunk;
+        /// a user's runner: TARGET/lanesim/NAME/shrunk, TARGET its target dir
+        /// and NAME its targets').
+        #[arg(long)]
+        out: Option<PathBuf>,
         /// proptest's regression file: its seeds are replayed first and a
         /// failure's seed is saved (default: proptest-regressions/hunt-WORLD.txt,
-        /// not written when a bug is planted).
+        /// not written when a bug is planted; a user's runner:
+        /// TARGET/lanesim/NAME/regressions/hunt-WORLD.txt).
         #[arg(long)]
         regressions: Option<PathBuf>,
         /// Output format: `human`, or `json` (one document on stdout: the
@@ -249,9 +252,9 @@ pub(super) enum Command {
         /// The failing seed.
         #[arg(long)]
         seed: u64,
-        /// Where the shrunk scenario is written.
-        #[arg(long, default_value = "target/lanesim/shrunk")]
-        out: PathBuf,
+        /// Where the shrunk scenario is written (default: as `hunt --out`).
+        #[arg(long)]
+        out: Option<PathBuf>,
         /// Plant this bug (needs a `--features planted-bugs` build).
         #[arg(long)]
         bug: Option<String>,

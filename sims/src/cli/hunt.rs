@@ -9,6 +9,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lanesim::planted::CATALOGUE;
 
+use super::output;
 use super::setup::subject;
 use crate::hunt::shrink::Budget;
 use crate::hunt::strategy::HuntWorld;
@@ -28,7 +29,7 @@ pub(super) struct HuntArgs {
     pub(super) keep_going: bool,
     pub(super) unguided: bool,
     pub(super) no_shrink: bool,
-    pub(super) out: PathBuf,
+    pub(super) out: Option<PathBuf>,
     pub(super) regressions: Option<PathBuf>,
     pub(super) format: Format,
     pub(super) bug: Option<String>,
@@ -47,15 +48,13 @@ pub(super) fn hunt(args: HuntArgs, base: &Subject) -> Result<Outcome, String> {
             Some(path)
         }
         None if subject.planted().selected().is_none() => {
-            let path = PathBuf::from(format!(
-                "proptest-regressions/hunt-{}.txt",
-                args.world.name()
-            ));
+            let path = output::regressions(&subject, args.world);
             check_regressions(&path, false)?;
             Some(path)
         }
         None => None,
     };
+    let out = args.out.unwrap_or_else(|| output::shrunk(&subject));
     let config = HuntConfig {
         world: args.world,
         seed: args.seed,
@@ -66,7 +65,7 @@ pub(super) fn hunt(args: HuntArgs, base: &Subject) -> Result<Outcome, String> {
         subject,
         guided: !args.unguided,
         shrink: (!args.no_shrink).then(Budget::default),
-        out: args.out,
+        out,
         regressions,
     };
     run_hunt(&config, args.format)

@@ -26,6 +26,7 @@
 //! Dependencies point one way: this file → `args` and the subcommands'
 //! files → `inputs`, `setup`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -34,10 +35,12 @@ use crate::report::{self, print, Outcome};
 use crate::run::sweep::Shard;
 use crate::scenario::SeedRange;
 use crate::targets::Subject;
+use crate::workdir;
 
 mod args;
 mod hunt;
 mod inputs;
+mod output;
 mod replay;
 mod run;
 mod setup;
@@ -90,9 +93,16 @@ pub fn main_with(base: &Subject) -> ExitCode {
     ExitCode::from(exit as u8)
 }
 
+/// Every path the user named, resolved against the directory they invoked
+/// from (`workdir`: `cargo test` runs a test in its package's directory).
+fn resolved(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    paths.iter().map(|path| workdir::resolve(path)).collect()
+}
+
 fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
+    let one = |path: PathBuf| workdir::resolve(&path);
     match command {
-        Command::List { paths } => testbed::list(&paths),
+        Command::List { paths } => testbed::list(&resolved(paths)),
         Command::Run {
             paths,
             seed,
@@ -110,13 +120,13 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             real,
         } => run::run(
             &run::RunArgs {
-                paths,
+                paths: resolved(paths),
                 seeds: seed.map(SeedRange::one).or(seeds),
                 jobs: usize::from(jobs),
                 wall: for_,
                 shard: shard.unwrap_or(Shard::ALL),
                 format,
-                junit,
+                junit: junit.map(one),
                 verbose,
                 marks,
                 reach,
@@ -130,7 +140,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             files,
             format,
             junit,
-        } => run::merge(&files, format, junit.as_deref()),
+        } => run::merge(&resolved(files), format, junit.map(one).as_deref()),
         Command::Replay {
             path,
             seed,
@@ -138,17 +148,17 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             trace,
             bug,
         } => replay::replay(
-            &path,
+            &one(path),
             seed,
             verbose,
-            trace.as_deref(),
+            trace.map(one).as_deref(),
             subject(base, bug.as_deref())?,
         ),
         Command::Selftest {
             paths,
             seeds,
             format,
-        } => testbed::selftest(&paths, seeds, format),
+        } => testbed::selftest(&resolved(paths), seeds, format),
         Command::Bench {
             detection: true,
             hunt_seeds,
@@ -160,19 +170,19 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             seeds,
             no_real,
             ..
-        } => testbed::bench(&paths, seeds, no_real, base),
+        } => testbed::bench(&resolved(paths), seeds, no_real, base),
         Command::Audit {
             paths,
             seeds,
             processes: false,
-        } => testbed::audit(&paths, seeds, base),
+        } => testbed::audit(&resolved(paths), seeds, base),
         Command::Audit {
             paths,
             seeds,
             processes: true,
-        } => testbed::audit_processes(&paths, seeds),
+        } => testbed::audit_processes(&resolved(paths), seeds),
         Command::Fidelity { paths, seeds, bug } => {
-            testbed::fidelity(&paths, seeds, &subject(base, bug.as_deref())?)
+            testbed::fidelity(&resolved(paths), seeds, &subject(base, bug.as_deref())?)
         }
         Command::Hunt {
             world,
@@ -197,8 +207,8 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
                 keep_going,
                 unguided,
                 no_shrink,
-                out,
-                regressions,
+                out: out.map(one),
+                regressions: regressions.map(one),
                 format,
                 bug,
             },
@@ -209,6 +219,10 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             seed,
             out,
             bug,
-        } => replay::shrink(&path, seed, &out, &subject(base, bug.as_deref())?),
+        } => {
+            let subject = subject(base, bug.as_deref())?;
+            let out = out.map_or_else(|| output::shrunk(&subject), one);
+            replay::shrink(&one(path), seed, &out, &subject)
+        }
     }
 }

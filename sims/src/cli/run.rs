@@ -10,6 +10,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::inputs::{load_all, read_bounded, refuse_bad_for_real};
+use super::output;
 use super::setup::{init_tracing, subject};
 use crate::chase;
 use crate::hunt::shrink::Expect;
@@ -135,9 +136,6 @@ pub(super) fn run(args: &RunArgs, base: &Subject) -> Result<Outcome, String> {
     })
 }
 
-/// Where a chase writes the simulated repro it shrank.
-pub(super) const CHASED: &str = "target/lanesim/chased";
-
 /// Seeds `run --real` takes from a scenario given none: its first three.
 const REAL_DEFAULT_SEEDS: u64 = 3;
 
@@ -190,14 +188,14 @@ fn run_real(args: &RunArgs, subject: &Subject) -> Result<Outcome, String> {
             report::real_run(&outcome);
             if let real::RealOutcome::Ran(ran) = &outcome {
                 if let Some(expect) = Expect::of(&ran.result) {
-                    let out = Path::new(CHASED);
+                    let out = output::chased(subject);
                     let chase = chase::chase(
                         scenario,
                         seed,
                         expect,
                         subject,
                         chase::Budget::default(),
-                        out,
+                        &out,
                     );
                     report::chased(&chase, subject);
                 }

@@ -56,13 +56,55 @@ pub(super) fn audit(
     subject: &Subject,
 ) -> Result<Outcome, String> {
     let scenarios = load_all(paths)?;
+    let mut audits: Vec<run::Audited> = scenarios
+        .iter()
+        .map(|scenario| run::audit_scenario(scenario, seeds, subject))
+        .collect();
+    // The first few divergences are run again in two fresh processes: a
+    // seed that replays there but not twice in one process keeps state in
+    // a static (`run::diverge`).
+    let mut tried = 0;
+    for (audited, scenario) in audits.iter_mut().zip(&scenarios) {
+        for divergence in &mut audited.divergences {
+            if tried == FRESH_TRIES {
+                break;
+            }
+            tried += 1;
+            divergence.fresh = fresh_agree(&scenario.path, divergence.seed, subject);
+        }
+    }
     Ok(Outcome::Audit {
-        audits: scenarios
-            .iter()
-            .map(|scenario| run::audit_scenario(scenario, seeds, subject))
-            .collect(),
+        audits,
         target: (!subject.is_builtin()).then(|| subject.name().to_string()),
     })
+}
+
+/// Divergences `audit` runs again in two fresh processes.
+const FRESH_TRIES: usize = 3;
+
+/// Whether seed `seed` of the scenario at `path`, run once in each of two
+/// fresh processes of this binary, has the same event-log hash in both
+/// (`None`: a process could not be run or said no hash).
+fn fresh_agree(path: &std::path::Path, seed: u64, subject: &Subject) -> Option<bool> {
+    let exe = std::env::current_exe().ok()?;
+    let hash = || -> Option<String> {
+        let mut command = std::process::Command::new(&exe);
+        command
+            .arg("run")
+            .arg(path)
+            .args(["--seed", &seed.to_string(), "--format", "jsonl"]);
+        if let Some(bug) = subject.planted().selected() {
+            command.args(["--bug", bug.name()]);
+        }
+        let out = command.env("NO_COLOR", "1").output().ok()?;
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|line| {
+                let value: serde_json::Value = serde_json::from_str(line).ok()?;
+                value["hash"].as_str().map(str::to_string)
+            })
+    };
+    Some(hash()? == hash()?)
 }
 
 pub(super) fn fidelity(
@@ -98,14 +140,14 @@ pub(super) fn fidelity(
                 Some(Verdict::Pass) | None => None,
             };
             if let Some(expect) = expect {
-                let out = std::path::Path::new(super::run::CHASED);
+                let out = super::output::chased(subject);
                 let chase = chase::chase(
                     scenario,
                     seed.seed,
                     expect,
                     subject,
                     chase::Budget::default(),
-                    out,
+                    &out,
                 );
                 report::chased(&chase, subject);
             }

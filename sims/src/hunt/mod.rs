@@ -46,6 +46,7 @@ use self::shrink::{run_case, shrink as shrink_case, Budget, Expect, Shrunk, HORI
 use self::strategy::{case, HuntWorld};
 use crate::coverage::CoverMark;
 use crate::rng::SimRng;
+use crate::run::signature::{self, Failing, Shape, Signature};
 use crate::run::stream::{self, Feed};
 use crate::run::RunResult;
 use crate::scenario::{Contract, Params};
@@ -116,6 +117,9 @@ pub struct Found {
     pub contracts: Vec<Contract>,
     /// The first violation's message (or the verdict).
     pub message: String,
+    /// What makes it the same failure as others: how it failed, the kind
+    /// of event that decided it, and once shrunk the shape it shrank to.
+    pub signature: Signature,
     /// Its shrink and the file written, if shrunk.
     pub shrunk: Option<(Shrunk, PathBuf)>,
 }
@@ -144,6 +148,10 @@ pub struct HuntReport {
     pub found: Vec<Found>,
     /// Failing cases in all, kept or not.
     pub failures: u64,
+    /// Every failing case, kept or not, by its signature before shrinking
+    /// (how it failed and the kind of event that decided it), with how
+    /// many: what the report says of the cases it did not keep.
+    pub signatures: Vec<(Signature, u64)>,
     /// Cases that reached each mark.
     pub marks: BTreeMap<CoverMark, u64>,
     /// Cases in the guidance corpus at the end.
@@ -155,6 +163,16 @@ pub struct HuntReport {
     /// The event-log hashes of every case run, folded in case order: equal
     /// for two hunts that drew the same cases and ran them the same way.
     pub digest: u64,
+}
+
+/// The signature of a case that crashed before it ran.
+fn crashed() -> Signature {
+    Signature {
+        scenario: None,
+        failing: Failing::Crash,
+        decided_by: None,
+        shape: None,
+    }
 }
 
 /// A case drawn, with what the workers need to run it.
@@ -170,6 +188,7 @@ struct Job {
 /// What a worker sends back: enough to fold, never the event log.
 struct Outcome {
     expect: Option<Expect>,
+    signature: Option<Signature>,
     contracts: Vec<Contract>,
     message: String,
     marks: BTreeSet<CoverMark>,
@@ -184,6 +203,7 @@ fn outcome(result: Result<RunResult, String>) -> Outcome {
         Err(error) => {
             return Outcome {
                 expect: Some(Expect::Crash),
+                signature: Some(crashed()),
                 contracts: Vec::new(),
                 message: format!("the generated case is not a valid scenario: {error}"),
                 marks: BTreeSet::new(),
@@ -193,26 +213,11 @@ fn outcome(result: Result<RunResult, String>) -> Outcome {
     };
     let mut contracts: Vec<Contract> = result.violations.iter().map(|v| v.contract).collect();
     contracts.dedup();
-    let message = result.violations.first().map_or_else(
-        || {
-            result
-                .crash
-                .clone()
-                .unwrap_or_else(|| result.verdict.name().to_string())
-        },
-        |v| {
-            format!(
-                "{} ({}) violated: {}",
-                v.contract.id(),
-                v.contract.name(),
-                v.message
-            )
-        },
-    );
     Outcome {
         expect: Expect::of(&result),
+        signature: Signature::of(&result),
+        message: signature::first_message(&result),
         contracts,
-        message,
         marks: result.coverage.keys().copied().collect(),
         hash: result.hash,
     }
@@ -439,6 +444,14 @@ impl Feed for HuntFeed<'_> {
         self.snapshots.push_back(self.corpus.snapshot());
         if let Some(expect) = folded.expect {
             report.failures += 1;
+            let signature = folded.signature.unwrap_or_else(crashed);
+            match report
+                .signatures
+                .binary_search_by(|(known, _)| known.cmp(&signature))
+            {
+                Ok(at) => report.signatures[at].1 += 1,
+                Err(at) => report.signatures.insert(at, (signature.clone(), 1)),
+            }
             if let (Some(path), Some(bytes), Origin::Fresh) =
                 (&config.regressions, job.persisted, job.origin)
             {
@@ -455,6 +468,7 @@ impl Feed for HuntFeed<'_> {
                     expect,
                     contracts: folded.contracts,
                     message: folded.message,
+                    signature,
                     shrunk: None,
                 });
             }
@@ -480,6 +494,7 @@ impl Feed for HuntFeed<'_> {
     fn lost(_: &Job, panic: String) -> Outcome {
         Outcome {
             expect: Some(Expect::Crash),
+            signature: Some(crashed()),
             contracts: Vec::new(),
             message: format!("the testbed panicked outside the run: {panic}"),
             marks: BTreeSet::new(),
@@ -510,6 +525,7 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
             mutated: 0,
             found: Vec::new(),
             failures: 0,
+            signatures: Vec::new(),
             marks: BTreeMap::new(),
             corpus: 0,
             wall: Duration::ZERO,
@@ -576,6 +592,7 @@ fn shrink_found(
     let path = out.join(format!("{}-{}.toml", found.expect.label(), found.seed));
     let description = format!("{description} (shrunk in {} runs)", shrunk.runs);
     write_case(&shrunk.params, found.seed, horizon, &description, &path)?;
+    found.signature = found.signature.clone().shrunk_to(Shape::of(&shrunk.params));
     found.shrunk = Some((shrunk, path));
     Ok(())
 }
@@ -606,6 +623,7 @@ pub fn shrink_run(
         expect,
         contracts: folded.contracts,
         message: folded.message,
+        signature: folded.signature.unwrap_or_else(crashed),
         shrunk: None,
     };
     let description = format!(

@@ -428,8 +428,11 @@ pub fn print(outcome: &Outcome) {
             wrote,
         } => {
             if *events {
-                for record in &result.records {
-                    outln!("{record}");
+                if !result.preemptions.is_empty() {
+                    outln!("(lines marked ~ are preemptions, shown where they fired: not events of the log, nor in its hash)");
+                }
+                for line in crate::fired::interleaved(&result.records, &result.preemptions) {
+                    outln!("{line}");
                 }
             }
             let reach = ScenarioReachLine(result);
@@ -489,6 +492,7 @@ pub fn print(outcome: &Outcome) {
                     outln!("  seed {} diverges at event {}:", d.seed, d.index);
                     outln!("    first:  {}", show(&d.first));
                     outln!("    second: {}", show(&d.second));
+                    out!("{}", text::divergence_hints(d));
                 }
                 total += divergences.len();
             }

@@ -145,22 +145,7 @@ pub fn human(report: &SweepReport, shown: Shown) -> String {
         .map(|t| t.ran() - t.verdicts.pass)
         .sum();
     if failed > 0 {
-        let _ = write!(out, "\nfailures{shard}:");
-    }
-    for tally in &report.scenarios {
-        for failed in &tally.failures {
-            out.push('\n');
-            failure(&mut out, failed);
-        }
-        let failed = tally.ran() - tally.verdicts.pass;
-        if failed > tally.failures.len() as u64 {
-            let _ = writeln!(
-                out,
-                "... and {} more failed seed(s) of {} not shown (`--format jsonl` streams every run)",
-                failed - tally.failures.len() as u64,
-                tally.scenario
-            );
-        }
+        grouped(&mut out, report, failed, &shard);
     }
     let reaches = report.reaches();
     if shown.marks {
@@ -225,6 +210,96 @@ pub fn human(report: &SweepReport, shown: Shown) -> String {
         verdicts.crash,
     );
     out
+}
+
+/// Seeds of a group listed by name before the rest are counted.
+const SEEDS_SHOWN: usize = 5;
+
+/// The failures of a sweep, one per distinct failure (`run::signature`):
+/// its signature, how many runs failed with it and which seeds, then the
+/// lowest seed's failure in full with its repro. Every failure is still in
+/// `--format json` (the kept ones) and `jsonl` (each run); pinned by
+/// `failures_with_one_signature_print_once_with_their_count`.
+fn grouped(out: &mut String, report: &SweepReport, failed: u64, shard: &str) {
+    // A tally from before groups existed counts its kept failures.
+    let distinct: usize = report
+        .scenarios
+        .iter()
+        .map(|t| {
+            if t.groups.is_empty() {
+                t.failures.len()
+            } else {
+                t.groups.len()
+            }
+        })
+        .sum();
+    let _ = writeln!(
+        out,
+        "\nfailures{shard}: {distinct} distinct failure(s) in {failed} run(s); each once, with its count and one repro (every run: --format jsonl)"
+    );
+    for tally in &report.scenarios {
+        // A report from before groups existed (a shard written by an
+        // older lanesim): its kept failures, each in full.
+        if tally.groups.is_empty() {
+            for failed in &tally.failures {
+                out.push('\n');
+                failure(out, failed);
+            }
+            continue;
+        }
+        for group in &tally.groups {
+            // Its seeds among the failures kept in full (the lowest), else
+            // its first.
+            let mut seeds: Vec<u64> = tally
+                .failures
+                .iter()
+                .filter(|f| f.signature.as_ref() == Some(&group.signature))
+                .map(|f| f.seed)
+                .collect();
+            if seeds.is_empty() {
+                seeds.push(group.first);
+            }
+            let mut listed: Vec<String> = seeds
+                .iter()
+                .take(SEEDS_SHOWN)
+                .map(ToString::to_string)
+                .collect();
+            let more = group.runs.saturating_sub(listed.len() as u64);
+            if more > 0 {
+                listed.push(format!("{more} more"));
+            }
+            let seeds_word = if group.runs == 1 { "seed" } else { "seeds" };
+            let _ = writeln!(
+                out,
+                "\n{} \u{d7} {}: {seeds_word} {}",
+                paint(&group.signature.to_string(), Tone::Bad),
+                group.runs,
+                join_last(&listed)
+            );
+            match tally
+                .failures
+                .iter()
+                .find(|f| f.seed == group.first && f.signature.as_ref() == Some(&group.signature))
+            {
+                Some(first) => failure(out, first),
+                None => {
+                    // More than `KEPT_FAILURES` lower seeds failed first:
+                    // its first seed's line and repro, not its evidence.
+                    let _ = writeln!(out, "  seed {}: {}", group.first, group.message);
+                    let _ = writeln!(out, "  repro: {}", group.repro);
+                }
+            }
+        }
+    }
+}
+
+/// `a, b and c`.
+pub(super) fn join_last(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// Writes a `NOT REACHED` line per requirement a judged sweep missed;
@@ -787,4 +862,146 @@ pub fn junit(report: &SweepReport) -> Result<String, String> {
     junit.set_time(report.wall.0);
     junit.add_test_suite(suite);
     junit.to_string().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::check::Violation;
+    use crate::event::{Event, Record};
+    use crate::run::sweep::Wall;
+    use crate::scenario::{Contract, Scenario};
+    use crate::targets::decide::Decidable;
+
+    fn scenario() -> Scenario {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lanes_order.toml");
+        Scenario::load(&path).unwrap()
+    }
+
+    /// A run of `scenario` on `seed` that broke `contract`, decided by a
+    /// `Routed` event.
+    fn violated(scenario: &Scenario, seed: u64, contract: Contract) -> RunResult {
+        let mut result = RunResult::crashed(scenario, seed, String::new());
+        result.crash = None;
+        result.verdict = Verdict::Violated;
+        result.violations = vec![Violation {
+            contract,
+            message: format!("broken on seed {seed}"),
+            evidence: vec![Record {
+                at: Duration::from_millis(3),
+                host: Arc::from("lanes"),
+                event: Event::Routed {
+                    key: 4,
+                    item: 44,
+                    capacity: None,
+                    depth: Some(0),
+                },
+            }],
+        }];
+        result
+    }
+
+    fn sweep_of(runs: &[RunResult]) -> SweepReport {
+        let scenario = scenario();
+        let subject = Subject::default();
+        let seeds = crate::scenario::SeedRange::new(0, runs.len() as u64 - 1).unwrap();
+        let mut tally = Tally::new(&scenario, seeds, runs.len() as u64, &Decidable::default());
+        for run in runs {
+            tally.add(run, &subject);
+        }
+        SweepReport {
+            scenarios: vec![tally],
+            shard: None,
+            stopped: false,
+            planted: None,
+            accept_undecided: false,
+            wall: Wall::default(),
+        }
+    }
+
+    /// 169 runs that broke one contract at one kind of event are one
+    /// failure: printed once, with its count, its seeds and one repro.
+    #[test]
+    fn failures_with_one_signature_print_once_with_their_count() {
+        let scenario = scenario();
+        let runs: Vec<RunResult> = (0..169)
+            .map(|seed| violated(&scenario, seed, Contract::Dc1))
+            .collect();
+        let report = sweep_of(&runs);
+        let text = human(&report, Shown::default());
+        assert!(
+            text.contains("1 distinct failure(s) in 169 run(s)"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "DC-1 (send or down) at Routed in lanes_order \u{d7} 169: seeds 0, 1, 2, 3, 4 and 164 more"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("repro: ").count(), 1, "{text}");
+        assert_eq!(text.matches("VIOLATED lanes_order").count(), 1, "{text}");
+        assert!(text.contains("VIOLATED lanes_order seed 0"), "{text}");
+        // Every failure kept is still in the JSON, each with its signature.
+        let doc: Value = serde_json::from_str(&json(&report, 1)).unwrap();
+        let failures = doc["scenarios"][0]["failures"].as_array().unwrap();
+        assert_eq!(failures.len(), crate::run::sweep::KEPT_FAILURES);
+        assert_eq!(failures[7]["signature"]["failing"]["broke"], "DC-1");
+        assert_eq!(failures[7]["signature"]["decided_by"], "Routed");
+        assert_eq!(doc["scenarios"][0]["groups"][0]["runs"], 169);
+    }
+
+    /// Two contracts broken in one scenario are two failures, each with
+    /// its own count and repro.
+    #[test]
+    fn grouping_detects_two_contracts_as_two_failures() {
+        let scenario = scenario();
+        let runs: Vec<RunResult> = (0..5)
+            .map(|seed| {
+                let contract = if seed == 3 {
+                    Contract::L1
+                } else {
+                    Contract::L4
+                };
+                violated(&scenario, seed, contract)
+            })
+            .collect();
+        let report = sweep_of(&runs);
+        let text = human(&report, Shown::default());
+        assert!(text.contains("2 distinct failure(s) in 5 run(s)"), "{text}");
+        assert!(
+            text.contains("L4 (capacity) at Routed in lanes_order \u{d7} 4: seeds 0, 1, 2 and 4"),
+            "{text}"
+        );
+        assert!(
+            text.contains("L1 (per-key FIFO) at Routed in lanes_order \u{d7} 1: seed 3"),
+            "{text}"
+        );
+        assert_eq!(text.matches("repro: ").count(), 2, "{text}");
+    }
+
+    /// A group whose first seed is past the failures kept in full still
+    /// prints its count, its first seed's line and its repro.
+    #[test]
+    fn a_group_past_the_kept_failures_still_prints_its_repro() {
+        let scenario = scenario();
+        let mut runs: Vec<RunResult> = (0..101)
+            .map(|seed| violated(&scenario, seed, Contract::L4))
+            .collect();
+        runs[100] = violated(&scenario, 100, Contract::L2);
+        let text = human(&sweep_of(&runs), Shown::default());
+        assert!(
+            text.contains("L2 (exactly once) at Routed in lanes_order \u{d7} 1: seed 100\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  seed 100: L2 (exactly once) violated: broken on seed 100"),
+            "{text}"
+        );
+        assert!(text.contains("lanes_order.toml --seed 100\n"), "{text}");
+    }
 }

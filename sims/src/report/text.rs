@@ -12,6 +12,7 @@ use crate::hunt::{Found, HuntReport, Origin, Stop};
 use crate::real::{Fidelity, RealOutcome};
 use crate::run::bench::BenchReport;
 use crate::run::selftest::{catalogue_contracts, BugReport};
+use crate::run::signature::Signature;
 use crate::run::{Repro, RunResult};
 use crate::scenario::{Scenario, WorldKind};
 use crate::targets::Subject;
@@ -71,22 +72,86 @@ pub(super) fn hunt_report(report: &HuntReport, subject: &Subject) -> String {
         "rarest marks (cases that reached them): {}",
         rarest.join(", ")
     );
-    for found in &report.found {
-        found_lines(&mut out, found, subject);
-    }
-    if report.failures > report.found.len() as u64 {
-        let _ = writeln!(
-            out,
-            "... and {} more failing case(s), not kept",
-            report.failures - report.found.len() as u64
-        );
-    }
+    hunt_groups(&mut out, report, subject);
     let _ = writeln!(
         out,
         "hunt: {} failure(s); digest of its runs {:016x}",
         report.failures, report.digest
     );
     out
+}
+
+/// Cases of a group listed by number before the rest are counted.
+const CASES_SHOWN: usize = 5;
+
+/// A hunt's failures, one per distinct failure (`run::signature`): the
+/// signature, how many kept cases have it and which, then the first one's
+/// lines (its shrink and repro); then what the cases not kept were, by
+/// signature before shrinking. Pinned by
+/// `failures_with_one_signature_print_once_with_their_count`.
+fn hunt_groups(out: &mut String, report: &HuntReport, subject: &Subject) {
+    use std::fmt::Write as _;
+    if report.failures == 0 {
+        return;
+    }
+    // Kept cases by signature, groups in the order their first case came.
+    let mut groups: Vec<(&Signature, Vec<&Found>)> = Vec::new();
+    for found in &report.found {
+        match groups.iter_mut().find(|(s, _)| **s == found.signature) {
+            Some((_, members)) => members.push(found),
+            None => groups.push((&found.signature, vec![found])),
+        }
+    }
+    // Failing cases not kept (past the first `MAX_FOUND`), by their
+    // signature before shrinking.
+    let unkept: Vec<(&Signature, u64)> = report
+        .signatures
+        .iter()
+        .filter_map(|(bare, all)| {
+            let kept = report
+                .found
+                .iter()
+                .filter(|f| f.signature.bare() == *bare)
+                .count() as u64;
+            (*all > kept).then_some((bare, all - kept))
+        })
+        .collect();
+    let only_unkept = unkept
+        .iter()
+        .filter(|(bare, _)| !report.found.iter().any(|f| f.signature.bare() == **bare))
+        .count();
+    let _ = writeln!(
+        out,
+        "failures: {} distinct failure(s) in {} failing case(s); each once, with its count and one repro (every kept case: --format json)",
+        groups.len() + only_unkept,
+        report.failures
+    );
+    for (signature, members) in &groups {
+        let mut cases: Vec<String> = members
+            .iter()
+            .take(CASES_SHOWN)
+            .map(|f| f.index.to_string())
+            .collect();
+        if members.len() > CASES_SHOWN {
+            cases.push(format!("{} more", members.len() - CASES_SHOWN));
+        }
+        let word = if members.len() == 1 { "case" } else { "cases" };
+        let _ = writeln!(
+            out,
+            "{} \u{d7} {}: {word} {}",
+            super::paint(&signature.to_string(), super::Tone::Bad),
+            members.len(),
+            super::sweep::join_last(&cases)
+        );
+        found_lines(out, members[0], subject);
+    }
+    for (bare, count) in unkept {
+        let _ = writeln!(
+            out,
+            "{bare} \u{d7} {count} more, not kept (past the first {} failures: not shrunk, not in the JSON)",
+            crate::hunt::MAX_FOUND
+        );
+    }
 }
 
 /// A hunt as one JSON document (`hunt --format json`): its counts, why it
@@ -124,6 +189,7 @@ pub(super) fn hunt_json(report: &HuntReport, subject: &Subject) -> String {
                 "case": found.index,
                 "origin": origin,
                 "seed": found.seed,
+                "signature": found.signature,
                 "contracts": found.contracts.iter().map(|c| c.id()).collect::<Vec<_>>(),
                 "message": found.message,
                 "params": found.params.to_object(),
@@ -144,6 +210,11 @@ pub(super) fn hunt_json(report: &HuntReport, subject: &Subject) -> String {
         "wall_s": report.wall.as_secs_f64(),
         "stop": stop,
         "failures": report.failures,
+        "signatures": report
+            .signatures
+            .iter()
+            .map(|(signature, cases)| json!({ "signature": signature, "cases": cases }))
+            .collect::<Vec<_>>(),
         "found": found,
         "marks": marks,
         "digest": format!("{:016x}", report.digest),
@@ -179,7 +250,7 @@ pub(super) fn found_lines(out: &mut String, found: &Found, subject: &Subject) {
                 shrunk.runs,
                 shrunk.wall.as_secs_f64(),
                 if shrunk.exhausted { ", budget exhausted" } else { "" },
-                path.display()
+                crate::workdir::shown(&path.display().to_string())
             );
             let _ = writeln!(
                 out,
@@ -729,6 +800,38 @@ pub(super) fn fidelity(found: &[Fidelity]) -> String {
     text
 }
 
+/// The likely sources of one divergence (`run::diverge`), a line each,
+/// most likely first, or why none is named.
+pub(super) fn divergence_hints(d: &crate::run::Divergence) -> String {
+    use std::fmt::Write as _;
+    let hints = crate::run::diverge::likely(
+        d.first.as_ref(),
+        d.second.as_ref(),
+        !crate::explore::tokio_explores(),
+        d.fresh,
+    );
+    let mut out = String::new();
+    match d.fresh {
+        Some(true) => {
+            let _ = writeln!(out, "    in two fresh processes the seed replays");
+        }
+        Some(false) => {
+            let _ = writeln!(out, "    in two fresh processes it diverges too");
+        }
+        None => {}
+    }
+    if hints.is_empty() {
+        let _ = writeln!(
+            out,
+            "    likely source: none the events point at (see the note below)"
+        );
+    }
+    for hint in hints {
+        let _ = writeln!(out, "    likely source ({}): {}", hint.why, hint.source);
+    }
+    out
+}
+
 /// What `audit` says after a divergence: where to look.
 pub(super) fn audit_note(target: Option<&str>) -> String {
     match target {
@@ -887,5 +990,186 @@ mod chase_tests {
         );
         assert!(!text.contains("REAL ONLY"), "{text}");
         assert!(text.contains("the simulation fails seed 18"), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod hunt_tests {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::event::EventKind;
+    use crate::hunt::shrink::{Expect, Shrunk};
+    use crate::hunt::strategy::HuntWorld;
+    use crate::run::signature::{Failing, Shape};
+    use crate::scenario::Contract;
+
+    fn params(file: &str, seed: u64) -> crate::scenario::Params {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios")
+            .join(file);
+        Scenario::load(&path).unwrap().sample(seed)
+    }
+
+    /// Case `index` that broke `contract` at a `ConnectionDown`, shrunk to
+    /// a sender case whose faults are `faults`' kinds.
+    fn found(index: u64, contract: Contract, shrunk_to: &str) -> Found {
+        let shrunk = params(shrunk_to, index);
+        let bare = Signature {
+            scenario: None,
+            failing: Failing::Broke(contract),
+            decided_by: Some(EventKind::ConnectionDown),
+            shape: None,
+        };
+        Found {
+            index,
+            origin: Origin::Fresh,
+            params: shrunk.clone(),
+            seed: index,
+            expect: Expect::Violates(contract),
+            contracts: vec![contract],
+            message: format!("{} broken in case {index}", contract.id()),
+            signature: bare.shrunk_to(Shape::of(&shrunk)),
+            shrunk: Some((
+                Shrunk {
+                    params: shrunk,
+                    runs: 10,
+                    steps: 3,
+                    wall: Duration::from_millis(5),
+                    exhausted: false,
+                },
+                PathBuf::from(format!(
+                    "target/lanesim/shrunk/{}-{index}.toml",
+                    contract.id()
+                )),
+            )),
+        }
+    }
+
+    fn report(found: Vec<Found>, failures: u64) -> HuntReport {
+        let mut signatures: Vec<(Signature, u64)> = Vec::new();
+        for f in &found {
+            match signatures
+                .iter_mut()
+                .find(|(s, _)| *s == f.signature.bare())
+            {
+                Some((_, n)) => *n += 1,
+                None => signatures.push((f.signature.bare(), 1)),
+            }
+        }
+        // The cases past the kept ones: like the first kept one.
+        signatures[0].1 += failures - found.len() as u64;
+        signatures.sort();
+        HuntReport {
+            world: HuntWorld::Sender,
+            cases: 1000,
+            mutated: 0,
+            found,
+            failures,
+            signatures,
+            marks: BTreeMap::new(),
+            corpus: 0,
+            wall: Duration::from_secs(1),
+            stop: Stop::Cases,
+            digest: 0,
+        }
+    }
+
+    /// A hunt that found 169 failing cases of one DC-1 violation (100
+    /// kept and shrunk to one shape) prints one failure, its count and one
+    /// repro, and says what the 69 not kept were.
+    #[test]
+    fn a_hunts_failures_with_one_signature_print_once_with_their_count() {
+        let found = (0..100)
+            .map(|i| found(i, Contract::Dc1, "sender_wedged_peer.toml"))
+            .collect();
+        let text = hunt_report(&report(found, 169), &Subject::default());
+        assert!(
+            text.contains("failures: 1 distinct failure(s) in 169 failing case(s)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("DC-1 (send or down) at ConnectionDown, shrunk to sender, wedge \u{d7} 100: cases 0, 1, 2, 3, 4 and 95 more"),
+            "{text}"
+        );
+        assert!(
+            text.contains("DC-1 (send or down) at ConnectionDown \u{d7} 69 more, not kept"),
+            "{text}"
+        );
+        assert_eq!(text.matches("repro: ").count(), 1, "{text}");
+        assert!(text.contains("FAIL case 0 "), "{text}");
+    }
+
+    /// Two contracts, or one contract whose cases shrank to different
+    /// shapes, are separate failures, each with its own repro.
+    #[test]
+    fn a_hunts_grouping_detects_two_contracts_and_two_shapes() {
+        let found = vec![
+            found(0, Contract::Dc1, "sender_wedged_peer.toml"),
+            found(1, Contract::S3, "sender_wedged_peer.toml"),
+            found(2, Contract::Dc1, "sender_wedged_peer.toml"),
+            found(3, Contract::Dc1, "sender_fifo.toml"),
+        ];
+        let text = hunt_report(&report(found, 4), &Subject::default());
+        assert!(
+            text.contains("3 distinct failure(s) in 4 failing case(s)"),
+            "{text}"
+        );
+        assert!(text.contains("wedge \u{d7} 2: cases 0 and 2"), "{text}");
+        assert!(text.contains("S3 ("), "{text}");
+        assert_eq!(text.matches("repro: ").count(), 3, "{text}");
+        assert!(!text.contains("not kept"), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod audit_tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::event::{Event, Record};
+    use crate::run::Divergence;
+
+    fn routed(at_ms: u64, key: u64) -> Option<Record> {
+        Some(Record {
+            at: Duration::from_millis(at_ms),
+            host: Arc::from("lanes"),
+            event: Event::Routed {
+                key,
+                item: 1,
+                capacity: None,
+                depth: Some(0),
+            },
+        })
+    }
+
+    /// A divergence prints its likely sources under its two events, and
+    /// what two fresh processes said when they were asked.
+    #[test]
+    fn an_audit_divergence_prints_its_likely_sources() {
+        let mut d = Divergence {
+            scenario: "s".into(),
+            seed: 3,
+            index: 41,
+            first: routed(12, 2),
+            second: routed(15, 2),
+            fresh: None,
+        };
+        let text = divergence_hints(&d);
+        assert!(
+            text.starts_with("    likely source (the runs differ in virtual time (0.012000s vs 0.015000s)): the wall clock"),
+            "{text}"
+        );
+        d.fresh = Some(true);
+        let text = divergence_hints(&d);
+        assert!(
+            text.contains("in two fresh processes the seed replays"),
+            "{text}"
+        );
+        assert!(text.contains("likely source (the seed replays in two fresh processes but not twice in one): a static"), "{text}");
+        d.second = None;
+        d.fresh = None;
+        assert!(divergence_hints(&d).contains("none the events point at"));
     }
 }

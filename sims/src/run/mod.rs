@@ -2,8 +2,9 @@
 //! threads, streamed into per-scenario tallies identical to a serial run's
 //! and split into shards ([`sweep`], on the engine in [`stream`]);
 //! determinism audits ([`audit`]); the command every failure prints to
-//! reproduce it ([`Repro`]); and what a run that outlived its budget left
-//! pending ([`pending`]).
+//! reproduce it ([`Repro`]); what a run that outlived its budget left
+//! pending ([`pending`]); and what makes two failures the same failure
+//! ([`signature`]).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
@@ -12,9 +13,12 @@ use crate::targets::decide::{Decidable, NotDecided};
 use crate::targets::Subject;
 
 pub mod bench;
+pub mod diverge;
 pub mod pending;
 mod repro;
+pub mod rerun;
 pub mod selftest;
+pub mod signature;
 pub mod stream;
 pub mod sweep;
 
@@ -26,6 +30,7 @@ use crate::scenario::{Contract, FaultKind, Params, Policy, Reach, Scenario};
 use crate::world;
 
 pub use repro::Repro;
+pub use rerun::{Profile, Rerun};
 
 /// How one run ended.
 #[derive(
@@ -91,6 +96,9 @@ pub struct RunResult {
     pub hash: u64,
     /// The event log.
     pub records: Vec<Record>,
+    /// The preemptions that fired, beside the log (not in it, nor in
+    /// `hash`: `fired`).
+    pub preemptions: Vec<crate::fired::Preemption>,
     /// Virtual time the run covered.
     pub elapsed: Duration,
     /// The marks the run reached.
@@ -207,6 +215,7 @@ impl RunResult {
             crash: Some(message),
             hash: log_hash(&[]),
             records: Vec::new(),
+            preemptions: Vec::new(),
             elapsed: Duration::ZERO,
             coverage: Coverage::new(),
             pending: None,
@@ -291,6 +300,7 @@ pub fn judge(
         crash: None,
         hash: log_hash(&run.records),
         records: run.records,
+        preemptions: run.preemptions,
         elapsed: run.elapsed,
         coverage,
         pending,
@@ -389,6 +399,9 @@ pub struct Divergence {
     pub first: Option<Record>,
     /// The second run's event there.
     pub second: Option<Record>,
+    /// Whether two fresh processes, each running the seed once, agreed
+    /// (`None`: not tried): `diverge` reads it.
+    pub fresh: Option<bool>,
 }
 
 /// One scenario's audit: its seeds run twice and compared, or why the
@@ -449,6 +462,7 @@ pub fn audit(
             index,
             first: a.records.get(index).cloned(),
             second: b.records.get(index).cloned(),
+            fresh: None,
         });
     }
     divergences

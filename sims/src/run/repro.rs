@@ -1,10 +1,15 @@
 //! How a failure is reproduced: the replay of its seed by the binary that
-//! ran it, as the words a shell passes (`argv`, for machines) and as one
-//! line to copy (`display`, for people), and the same with the cargo
-//! command that rebuilds that binary first (`cargo`).
+//! ran it, as the words a shell passes (`argv`, for machines), the same
+//! with the cargo command that rebuilds that binary first (`cargo`,
+//! `run::rerun`), and the one line people are shown (`display`): the
+//! binary for lanesim's own, the cargo command for a user's runner (a
+//! cargo test target's binary is named by a hash, and `cargo clean`
+//! removes it). In the cargo command a scenario's path is as the user's
+//! shell names it (`workdir::shown`); in `argv` as the run opened it.
 
 use serde::{Deserialize, Serialize};
 
+use super::Profile;
 use crate::targets::Subject;
 
 /// A command that reproduces a run.
@@ -12,8 +17,9 @@ use crate::targets::Subject;
 pub struct Repro {
     /// The program and its arguments.
     pub argv: Vec<String>,
-    /// `argv` as one shell line (words quoted where a shell would split
-    /// or expand them).
+    /// The line people are shown: `argv` as one shell line (words quoted
+    /// where a shell would split or expand them), or for a user's runner
+    /// `cargo`.
     pub display: String,
     /// The same replay through cargo, which rebuilds the binary first.
     pub cargo: String,
@@ -45,11 +51,27 @@ impl Repro {
         }
         args.extend(extra.iter().map(|a| (*a).to_string()));
         let words = |args: &[String]| args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ");
-        let cargo = format!("{} {}", subject.command(), words(&args));
+        // The cargo command is typed in the user's shell: the path as it
+        // names it (a user's runner resolved it against that directory).
+        let mut typed = args.clone();
+        typed[1] = crate::workdir::shown(path);
+        let rerun = subject.rerun();
+        let cargo = format!(
+            "{} {}",
+            rerun.words(Profile::running().as_ref()).join(" "),
+            words(&typed)
+        );
         let mut argv = vec![this_program()];
         argv.extend(args);
         Self {
-            display: words(&argv),
+            // A user's runner is a cargo test target whose binary's name
+            // is a hash: people are shown the cargo command
+            // (`a_user_runners_repro_is_its_cargo_test_command`).
+            display: if rerun.shown() {
+                cargo.clone()
+            } else {
+                words(&argv)
+            },
             argv,
             cargo,
         }
@@ -91,6 +113,46 @@ fn quote(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::Rerun;
+
+    struct Mine;
+
+    impl lanesim_target::Targets for Mine {
+        fn name(&self) -> &str {
+            "mine"
+        }
+    }
+
+    /// A user's runner shows people the cargo command that rebuilds and
+    /// runs it (its binary is named by a hash), with the profile this
+    /// binary was built with and the features `main!` carried; machines
+    /// still get the binary as argv.
+    #[test]
+    fn a_user_runners_repro_is_its_cargo_test_command() {
+        let subject = Subject::user(std::sync::Arc::new(Mine)).with_rerun(Rerun::cargo_test(
+            "my-crate",
+            "lanesim",
+            "tests/lanesim.rs",
+            &["slow"],
+        ));
+        let repro = Repro::replay("my scenarios/a.toml", 3, &subject);
+        let profile = match Profile::running() {
+            Some(Profile::Release) => " --release",
+            _ => "",
+        };
+        assert_eq!(
+            repro.display,
+            format!(
+                "cargo test -p my-crate{profile} --test lanesim --features slow -- replay 'my scenarios/a.toml' --seed 3"
+            )
+        );
+        assert_eq!(repro.cargo, repro.display);
+        assert_eq!(
+            repro.argv[1..],
+            ["replay", "my scenarios/a.toml", "--seed", "3"]
+        );
+        assert!(std::env::current_exe().unwrap().ends_with(&repro.argv[0]));
+    }
 
     #[test]
     fn a_word_a_shell_would_split_or_expand_is_quoted() {

@@ -6,7 +6,8 @@
 //! Model: a sweep is the sequence of `(scenario, seed)` jobs, scenario by
 //! scenario, seeds ascending; job `g` of it belongs to shard `g mod N`.
 //! Nothing is kept per run except a failure (at most [`KEPT_FAILURES`] per
-//! scenario, the lowest seeds; the rest are counted), so memory does not
+//! scenario, the lowest seeds; the rest are counted, by signature:
+//! `run::signature`, a group per distinct failure), so memory does not
 //! grow with the number of seeds (pinned by `sims/tests/memory.rs`, which
 //! reads the process's peak RSS). Every part of a tally is a sum, an "any"
 //! or the lowest seeds, so folding shards' tallies gives exactly the tally
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::signature::{self, Group, Signature};
 use super::stream::{self, Feed};
 use super::{execute, MarkReach, Repro, RunResult, ScenarioReach, Verdict};
 use crate::coverage::CoverMark;
@@ -137,6 +139,9 @@ pub struct Failure {
     /// What it left pending when its budget ran out.
     #[serde(default)]
     pub pending: Option<super::pending::Pending>,
+    /// What makes it the same failure as others (`None` for a pass).
+    #[serde(default)]
+    pub signature: Option<Signature>,
 }
 
 impl Failure {
@@ -165,6 +170,7 @@ impl Failure {
             repro: Repro::replay(&result.path, result.seed, subject),
             trace: Repro::trace(&result.path, result.seed, subject),
             pending: result.pending.clone(),
+            signature: Signature::of_sweep(result),
         }
     }
 }
@@ -255,6 +261,9 @@ pub struct Tally {
     pub chances: Vec<Chance>,
     /// The failures of the lowest seeds, at most [`KEPT_FAILURES`].
     pub failures: Vec<Failure>,
+    /// Every failure, by signature: how many, the lowest seed, its repro.
+    #[serde(default)]
+    pub groups: Vec<Group>,
     /// An order-free digest of every run's event-log hash.
     pub digest: u64,
     /// Wall time its runs took, summed.
@@ -306,6 +315,7 @@ impl Tally {
                 })
                 .collect(),
             failures: Vec::new(),
+            groups: Vec::new(),
             digest: 0,
             wall: Wall::default(),
             refused: decidable.refused.clone(),
@@ -332,6 +342,14 @@ impl Tally {
                 chance.given |= marks.iter().any(|m| result.coverage.contains_key(m));
             }
         }
+        if let Some(signature) = Signature::of_sweep(result) {
+            signature::add_run(&mut self.groups, signature, result.seed, || {
+                (
+                    signature::first_message(result),
+                    Repro::replay(&result.path, result.seed, subject),
+                )
+            });
+        }
         if result.verdict != Verdict::Pass && self.failures.len() < KEPT_FAILURES {
             self.failures.push(Failure::of(result, subject));
         }
@@ -353,6 +371,9 @@ impl Tally {
         self.failures.extend(other.failures);
         self.failures.sort_by_key(|f| f.seed);
         self.failures.truncate(KEPT_FAILURES);
+        for group in other.groups {
+            signature::merge(&mut self.groups, group);
+        }
         self.digest = self.digest.wrapping_add(other.digest);
         self.wall.0 += other.wall.0;
     }
@@ -564,6 +585,7 @@ pub fn sweep(plan: &Plan<'_>, watch: &mut dyn Watch) -> SweepReport {
         let mut result = execute(scenario, seed, &plan.subject);
         result.wall = started.elapsed();
         result.records = Vec::new();
+        result.preemptions = Vec::new();
         result
     });
     // The budget may run out just as the last run is drawn: only runs left

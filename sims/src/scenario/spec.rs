@@ -396,7 +396,7 @@ pub struct SenderSpec {
 }
 
 /// What can go wrong with a peer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FaultKind {
     /// Stops reading its current socket (kept open).
@@ -586,7 +586,7 @@ pub struct MeshSpec {
 }
 
 /// What can go wrong in a mesh.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MeshFaultKind {
     /// Node `a` crashes and restarts `for` later: a new incarnation under

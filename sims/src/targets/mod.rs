@@ -21,6 +21,7 @@ use lanesim_target::lanes::LanesTarget;
 use lanesim_target::node::NodeTarget;
 use lanesim_target::Targets;
 
+use crate::run::Rerun;
 use crate::world_kind::WorldKind;
 
 /// What the runs of a sweep test. Cheap to clone.
@@ -32,26 +33,23 @@ pub struct Subject {
     composed: Option<Arc<composed::Composed>>,
     planted: Planted,
     builtin: bool,
-    /// The command a repro line starts with (`cargo run --` for lanesim's
-    /// own binary; a user's runner says its own).
-    command: Arc<str>,
+    /// How a repro line runs this binary again (`cargo run --` for
+    /// lanesim's own; a user's runner says its own).
+    rerun: Arc<Rerun>,
 }
 
 impl Subject {
     /// lanesim's own components, built with `planted` (none, or one bug).
     #[must_use]
     pub fn lanesim(planted: Planted) -> Self {
-        let command = if planted.selected().is_some() {
-            "cargo run --features planted-bugs --"
-        } else {
-            "cargo run --"
-        };
         Self {
             targets: Arc::new(lanesim::LanesimTargets::new(planted)),
             composed: None,
             planted,
             builtin: true,
-            command: Arc::from(command),
+            rerun: Arc::new(Rerun::Lanesim {
+                planted: planted.selected().is_some(),
+            }),
         }
     }
 
@@ -70,28 +68,35 @@ impl Subject {
         }
         let composed = (targets.node().is_none() && targets.sender().is_some())
             .then(|| Arc::new(composed::Composed::new(Arc::clone(&targets))));
-        let command = Arc::from(format!("<the runner of {}>", targets.name()));
+        let rerun = Arc::new(Rerun::Given(format!("<the runner of {}>", targets.name())));
         Self {
             targets,
             composed,
             planted: Planted::none(),
             builtin: false,
-            command,
+            rerun,
         }
     }
 
     /// The same, its repro lines starting with `command` (e.g. `cargo test
     /// --test lanesim --`): the command that runs this runner.
     #[must_use]
-    pub fn with_command(mut self, command: impl Into<String>) -> Self {
-        self.command = Arc::from(command.into());
+    pub fn with_command(self, command: impl Into<String>) -> Self {
+        self.with_rerun(Rerun::Given(command.into()))
+    }
+
+    /// The same, run again as `rerun` says (`main!` says how its binary
+    /// is run: `run::Rerun`).
+    #[must_use]
+    pub fn with_rerun(mut self, rerun: Rerun) -> Self {
+        self.rerun = Arc::new(rerun);
         self
     }
 
-    /// The command a repro line starts with.
+    /// How a repro line runs this binary again.
     #[must_use]
-    pub fn command(&self) -> &str {
-        &self.command
+    pub fn rerun(&self) -> &Rerun {
+        &self.rerun
     }
 
     /// The same target seen from outside only (`outside`), with the same
@@ -107,7 +112,7 @@ impl Subject {
             composed: None,
             planted: self.planted,
             builtin: false,
-            command: Arc::clone(&self.command),
+            rerun: Arc::clone(&self.rerun),
         }
     }
 

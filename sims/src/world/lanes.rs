@@ -299,6 +299,7 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, subject: &Subject)
     let (stuck, elapsed) = runtime.block_on(async {
         let start = Instant::now();
         explorer.log_holds(log.clone(), move || start.elapsed());
+        probe.fired().watch(log.clone(), move || start.elapsed());
         super::lanes_started(Some(start));
         main(
             params.clone(),

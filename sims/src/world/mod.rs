@@ -41,6 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::coverage::{Coverage, WorldProbe};
 use crate::event::{Counts, Event, EventLog, Record};
+use crate::fired::Preemption;
 use crate::scenario::{Params, Scenario};
 use crate::targets::Subject;
 
@@ -57,6 +58,9 @@ pub struct WorldRun {
     pub coverage: Coverage,
     /// Where the run was when its budget ran out (`None` when it finished).
     pub stuck: Option<Stuck>,
+    /// The preemptions that fired, beside the log (not in it, nor in its
+    /// hash: `fired`).
+    pub preemptions: Vec<Preemption>,
 }
 
 impl WorldRun {
@@ -73,6 +77,7 @@ impl WorldRun {
         stuck: Option<Stuck>,
     ) -> Self {
         let coverage = probe.close();
+        let preemptions = probe.fired().take();
         let mut records = log.take();
         if let Some(end) = records
             .iter()
@@ -86,6 +91,7 @@ impl WorldRun {
             elapsed,
             coverage,
             stuck,
+            preemptions,
         }
     }
 }

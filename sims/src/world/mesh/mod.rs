@@ -278,6 +278,9 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
     explorer.log_holds(shared.log.clone(), || {
         turmoil::sim_elapsed().unwrap_or_default()
     });
+    probe.fired().watch(shared.log.clone(), || {
+        turmoil::sim_elapsed().unwrap_or_default()
+    });
     let end = params.end();
     let mut sim = turmoil::Builder::new()
         .simulation_duration(budget + Duration::from_secs(3600))

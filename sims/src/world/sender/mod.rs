@@ -380,6 +380,9 @@ fn run_logging(
     explorer.log_holds(shared.log.clone(), || {
         turmoil::sim_elapsed().unwrap_or_default()
     });
+    probe.fired().watch(shared.log.clone(), || {
+        turmoil::sim_elapsed().unwrap_or_default()
+    });
     let (disconnect_tx, disconnect_rx) = mpsc::unbounded_channel();
     let mut sim = turmoil::Builder::new()
         .simulation_duration(budget + Duration::from_secs(3600))
