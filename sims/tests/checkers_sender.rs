@@ -686,14 +686,30 @@ fn s2_detects_a_write_past_the_deadline_and_a_write_that_never_ends() {
 #[test]
 fn s2_detects_a_timed_out_write_whose_generation_stays_up() {
     // A down long after the timed-out write returned is not the deadline's.
+    // The write's begin and end: a down of another reason cites the down too.
     let mut later = good_then_down(DownReason::PeerClosed);
     let timed_out = data_2_ends(&mut later, Written::TimedOut);
-    // The write's end alone: a down of another reason cites the down too.
-    assert_violates_exactly(&later, &context(), Contract::S2, &[&timed_out]);
+    let begun = the(
+        &later,
+        is!(Event::WriteStarted {
+            lane: Lane::Data,
+            seq: 2,
+            ..
+        }),
+    );
+    assert_violates_exactly(&later, &context(), Contract::S2, &[&begun, &timed_out]);
 
     let mut kept = good();
     let timed_out = data_2_ends(&mut kept, Written::TimedOut);
-    assert_violates_exactly(&kept, &context(), Contract::S2, &[&timed_out]);
+    let begun = the(
+        &kept,
+        is!(Event::WriteStarted {
+            lane: Lane::Data,
+            seq: 2,
+            ..
+        }),
+    );
+    assert_violates_exactly(&kept, &context(), Contract::S2, &[&begun, &timed_out]);
 }
 
 #[test]
