@@ -1245,6 +1245,24 @@ fn m9_judges_no_budget_a_node_declares_it_lacks() {
     assert_violates(&log, &lacking, Contract::M9, &[&late]);
     lacking.reported.frame_deadline = false;
     assert_holds(&log, &lacking, Contract::M9);
+    // Each capability gates its own clauses only: a budget alone judges
+    // the budget, not trickles; a deadline alone the reverse.
+    let budget_only = {
+        let mut c = context();
+        c.reported.frame_deadline = false;
+        c
+    };
+    let deadline_only = {
+        let mut c = context();
+        c.reported.frame_budget = false;
+        c
+    };
+    let spent = with(&[never_back.clone(), idle.clone()]);
+    assert_violates(&spent, &budget_only, Contract::M9, &[&never_back]);
+    assert_holds(&spent, &deadline_only, Contract::M9);
+    let trickled = with(std::slice::from_ref(&late));
+    assert_violates(&trickled, &deadline_only, Contract::M9, &[&late]);
+    assert_holds(&trickled, &budget_only, Contract::M9);
     // Still decided without either: an honest generation downed for the
     // budget.
     let downed = over_budget(1_500, 0, 1, 1);

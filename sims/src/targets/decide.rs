@@ -321,3 +321,121 @@ impl Subject {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use ::lanesim::planted::Planted;
+    use lanesim_target::node::{Node, NodeSetup, NodeTarget};
+    use lanesim_target::probe::Role;
+    use lanesim_target::Targets;
+
+    use super::*;
+    use crate::targets::lanesim::LanesimTargets;
+
+    /// lanesim's node declaring only the frame capabilities it is given.
+    struct Frames {
+        inner: LanesimTargets,
+        budget: bool,
+        deadline: bool,
+    }
+
+    impl Targets for Frames {
+        fn name(&self) -> &str {
+            "frames"
+        }
+
+        fn node(&self) -> Option<&dyn NodeTarget> {
+            Some(self)
+        }
+    }
+
+    impl NodeTarget for Frames {
+        fn capabilities(&self) -> NodeCapabilities {
+            NodeCapabilities {
+                frame_budget: self.budget,
+                frame_deadline: self.deadline,
+                ..self
+                    .inner
+                    .node()
+                    .expect("lanesim has a node")
+                    .capabilities()
+            }
+        }
+
+        fn start(&self, setup: NodeSetup) -> Result<Box<dyn Node>, String> {
+            self.inner.node().expect("lanesim has a node").start(setup)
+        }
+    }
+
+    fn frames(budget: bool, deadline: bool) -> Subject {
+        Subject::user(Arc::new(Frames {
+            inner: LanesimTargets::new(Planted::none()),
+            budget,
+            deadline,
+        }))
+    }
+
+    fn shipped(name: &str) -> Scenario {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios")
+            .join(format!("{name}.toml"));
+        Scenario::load(&path).unwrap()
+    }
+
+    /// Each of M9's capability clauses is left undecided by its own
+    /// capability, and only by it (a node with a deadline and no budget
+    /// is judged on trickles, not on the budget; and the reverse).
+    #[test]
+    fn each_frame_clause_is_undecided_by_its_own_capability() {
+        let spender = shipped("mesh_spender");
+        let clauses = |budget, deadline| -> Vec<String> {
+            frames(budget, deadline)
+                .decidable(&spender)
+                .clauses
+                .into_iter()
+                .map(|n| n.why)
+                .collect()
+        };
+        assert!(clauses(true, true).is_empty());
+        let no_budget = clauses(false, true);
+        assert_eq!(no_budget.len(), 1, "{no_budget:?}");
+        assert!(no_budget[0].contains("frame_budget"), "{no_budget:?}");
+        let no_deadline = clauses(true, false);
+        assert_eq!(no_deadline.len(), 1, "{no_deadline:?}");
+        assert!(no_deadline[0].contains("frame_deadline"), "{no_deadline:?}");
+        assert_eq!(clauses(false, false).len(), 2);
+    }
+
+    /// `trickle_cut` needs a frame deadline: a node with a budget alone
+    /// leaves it undecided, one with a deadline alone decides it.
+    #[test]
+    fn a_trickle_cut_is_decided_by_the_frame_deadline_alone() {
+        let trickle = shipped("mesh_trickle");
+        let cut = CoverMark::World(WorldMark::TrickleCut);
+        assert!(
+            trickle.reaches.iter().any(|r| r.mark == cut),
+            "mesh_trickle requires trickle_cut"
+        );
+        assert!(!frames(true, false).decidable(&trickle).reaches(cut));
+        assert!(frames(false, true).decidable(&trickle).reaches(cut));
+    }
+
+    /// A role mapped to several marks is shown as often as all of them
+    /// together, not as the last one.
+    #[test]
+    fn a_role_counts_every_mark_mapped_to_it() {
+        let role = Role::ALL[0];
+        let (one, two) = (Site::new("first_of_two"), Site::new("second_of_two"));
+        let decidable = Decidable {
+            roles: vec![(role, one), (role, two)],
+            ..Decidable::default()
+        };
+        let mut coverage = Coverage::new();
+        coverage.insert(CoverMark::Code(one), 3);
+        coverage.insert(CoverMark::Code(two), 4);
+        decidable.show_roles(&mut coverage);
+        assert_eq!(coverage.get(&CoverMark::Role(role)), Some(&7));
+    }
+}

@@ -307,4 +307,79 @@ mod tests {
             assert_eq!(p.capacity, Some(hi));
         }
     }
+    /// Each fixed depth lands in its own field of the run (the checkers
+    /// size DC-1 and S4's bounds from both).
+    #[test]
+    fn each_fixed_depth_is_applied_to_its_own_queue() {
+        let wedged = shipped("sender_wedged_peer");
+        let sampled = |seed| {
+            let Params::Sender(p) = wedged.sample(seed) else {
+                panic!("a sender scenario")
+            };
+            p
+        };
+        let (data, control) = (4096_usize, 3_usize);
+        for (fixed, want_data, want_control) in [
+            (
+                NodeFixed {
+                    data_capacity: Some(data),
+                    ..NodeFixed::default()
+                },
+                Some(data),
+                None,
+            ),
+            (
+                NodeFixed {
+                    control_capacity: Some(control),
+                    ..NodeFixed::default()
+                },
+                None,
+                Some(control),
+            ),
+        ] {
+            let before = sampled(3);
+            let mut params = wedged.sample(3);
+            apply(
+                &mut params,
+                &Fixed {
+                    node: fixed,
+                    ..Fixed::default()
+                },
+            );
+            let Params::Sender(after) = params else {
+                panic!("a sender scenario")
+            };
+            assert_eq!(
+                after.data_capacity,
+                want_data.map_or(before.data_capacity, |c| c as u64)
+            );
+            assert_eq!(
+                after.control_capacity,
+                want_control.map_or(before.control_capacity, |c| c as u64)
+            );
+        }
+    }
+
+    /// The mesh never floods a node: a fixed queue deeper than the
+    /// world's runs, a shallower one is refused.
+    #[test]
+    fn the_mesh_refuses_only_a_fixed_queue_shallower_than_its_own() {
+        let mesh = shipped("mesh_spender");
+        let depth = |data: u64, control: u64| Fixed {
+            node: NodeFixed {
+                data_capacity: Some(data as usize),
+                control_capacity: Some(control as usize),
+                ..NodeFixed::default()
+            },
+            ..Fixed::default()
+        };
+        let deep = depth(MESH_DATA_CAPACITY * 4, MESH_CONTROL_CAPACITY * 4);
+        assert_eq!(refusal(&mesh, &deep), None);
+        let shallow_data = depth(MESH_DATA_CAPACITY / 4, MESH_CONTROL_CAPACITY);
+        let why = refusal(&mesh, &shallow_data).expect("a shallow data queue is refused");
+        assert!(why.contains("data_capacity"), "{why}");
+        let shallow_control = depth(MESH_DATA_CAPACITY, MESH_CONTROL_CAPACITY / 4);
+        let why = refusal(&mesh, &shallow_control).expect("a shallow control queue is refused");
+        assert!(why.contains("control_capacity"), "{why}");
+    }
 }
