@@ -2,9 +2,9 @@
 # Mutation runner for lanesim: which hand-made mutants do the simulated
 # worlds catch?
 #
-#   run.sh <repo-checkout> [--label L] [--tests] [--hunt SECS] [--models]
-#          [--no-baseline] [--keep] [--timeout SECS] [--corpus FILE]
-#          [mutant-id...]
+#   run.sh <repo-checkout> [--label L] [--tests] [--sims-tests] [--hunt SECS]
+#          [--models] [--no-baseline] [--keep] [--timeout SECS]
+#          [--corpus FILE] [--until TIME] [mutant-id...]
 #
 # For each mutant (all of the corpus unless ids are given; the corpus is
 # mutants.toml beside this script unless --corpus names another file in
@@ -18,6 +18,11 @@
 #   4. runs, from the copy's root, with a timeout (default 600 s):
 #      nice -n 19 target/release/lanesim run scenarios --jobs 1
 #   5. with --tests, also: nice -n 19 cargo test --release -p lanesim
+#   5b. with --sims-tests, also the testbed's own tests (for mutants of the
+#      testbed itself, sims/ and examples/, whose bugs are dishonest verdicts
+#      `run scenarios` on lanesim's own components cannot see; column
+#      `sims_tests`: pass, or FAIL:<failing tests> / FAIL:build-or-timeout):
+#      nice -n 19 cargo test --release --no-fail-fast -p lanesim-sims -p lanesim-examples
 #   6. with --hunt SECS, also a generated-case hunt (fixed seed, one job):
 #      nice -n 19 target/release/lanesim hunt --for SECS --seed 1 --no-shrink
 #   7. with --models, also every loom and shuttle model, as CI runs them
@@ -25,6 +30,8 @@
 #      single-threaded run can reach are judged here):
 #      RUSTFLAGS="--cfg loom" cargo test --release -p lanesim --features planted-bugs --test 'loom_*'
 #      RUSTFLAGS="--cfg shuttle" cargo test ... --test 'shuttle_*'
+# --until TIME (anything `date -d` reads, e.g. 08:40Z): start no mutant
+# after TIME; those left get the verdict not-started (a time-boxed batch).
 # Results: $LANESIM_MUTANTS_OUT/results-<label>.tsv (label = --label, else the
 # checkout's short git hash, "-dirty" appended if it has uncommitted
 # changes), logs under $LANESIM_MUTANTS_OUT/logs/<label>/.
@@ -49,16 +56,18 @@ BIN="$CARGO_TARGET_DIR/release/lanesim"
 # The whole comment block above, however long it grows.
 usage() { awk 'NR>1 && /^#/ {print; next} NR>1 {exit}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 
-CHECKOUT=""; LABEL=""; TESTS=0; HUNT=0; MODELS=0; BASELINE=1; KEEP=0; TIMEOUT=600; IDS=()
+CHECKOUT=""; LABEL=""; TESTS=0; SIMS_TESTS=0; HUNT=0; MODELS=0; BASELINE=1; KEEP=0; TIMEOUT=600; UNTIL=""; IDS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --label) LABEL="$2"; shift 2 ;;
     --tests) TESTS=1; shift ;;
+    --sims-tests) SIMS_TESTS=1; shift ;;
     --hunt) HUNT="$2"; shift 2 ;;
     --models) MODELS=1; shift ;;
     --no-baseline) BASELINE=0; shift ;;
     --keep) KEEP=1; shift ;;
     --timeout) TIMEOUT="$2"; shift 2 ;;
+    --until) UNTIL="$(date -d "$2" +%s)" || exit 2; shift 2 ;;
     --corpus) TOML="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")" || exit 2; shift 2 ;;
     -h|--help) usage ;;
     -*) echo "unknown option $1" >&2; usage ;;
@@ -85,7 +94,7 @@ RESULTS="$OUT/results-$LABEL.tsv"
 exec 9>"$OUT/.runner.lock"
 flock -n 9 || { echo "another run.sh holds $OUT/.runner.lock" >&2; exit 2; }
 
-printf 'id\tsim_visible\texpect\tbuild\texit\tverdict\tcontracts_seen\tfailing_scenarios\ttests\twall_s\tclass\tvariant\thunt\thunt_found\tmodels\n' > "$RESULTS"
+printf 'id\tsim_visible\texpect\tbuild\texit\tverdict\tcontracts_seen\tfailing_scenarios\ttests\twall_s\tclass\tvariant\thunt\thunt_found\tmodels\tsims_tests\n' > "$RESULTS"
 echo "checkout $CHECKOUT  label $LABEL  mutants ${#IDS[@]}  results $RESULTS"
 
 copy_tree() { # src dst: working tree, without build output
@@ -105,14 +114,24 @@ for id in "${IDS[@]}"; do
   fi
   IFS=$'\t' read -r class expect sim <<<"$meta"
   dst="$WORK/$id"
-  build="-"; code="-"; verdict=""; seen=""; failing=""; tests="-"; variant="-"; hunt="-"; hunt_found="-"; models="-"
+  build="-"; code="-"; verdict=""; seen=""; failing=""; tests="-"; variant="-"; hunt="-"; hunt_found="-"; models="-"; sims_tests="-"
+  if [ -n "$UNTIL" ] && [ "$start" -ge "$UNTIL" ]; then
+    verdict="not-started"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$sim" "$expect" "$build" "$code" "$verdict" \
+      - - "$tests" 0 "$class" "$variant" "$hunt" "$hunt_found" "$models" "$sims_tests" >> "$RESULTS"
+    echo "$id: not started (--until)"
+    continue
+  fi
   copy_tree "$CHECKOUT" "$dst"
   if [ "$id" != "_baseline" ] && ! python3 "$HERE/mutate.py" apply "$TOML" "$id" "$dst" > "$LOGS/$id.apply.log" 2>&1; then
     verdict="apply-fail"
     echo "!! $id: $(cat "$LOGS/$id.apply.log")" >&2
   else
     [ "$id" = "_baseline" ] || variant="$(sed -n 's/.*(\(.*\))$/\1/p' "$LOGS/$id.apply.log")"
-    ( cd "$dst" && diff -ru --exclude=.git --exclude=target "$CHECKOUT/src" src ) > "$LOGS/$id.diff" 2>&1
+    # The production code's diff, and the testbed's (mutants of sims/ and
+    # the target crate: blind-honest.toml).
+    ( cd "$dst" && for d in src sims/src lanesim-target/src examples/src; do
+        [ -d "$d" ] && diff -ru --exclude=.git --exclude=target "$CHECKOUT/$d" "$d"; done ) > "$LOGS/$id.diff" 2>&1
     built_after="$(date +%s)"
     if ( cd "$dst" && timeout -k 30 3600 nice -n 19 cargo build --release -p lanesim-sims ) > "$LOGS/$id.build.log" 2>&1 \
        && [ "$(stat -c %Y "$BIN" 2>/dev/null || echo 0)" -ge "$built_after" ]; then
@@ -164,6 +183,19 @@ for id in "${IDS[@]}"; do
         if ( cd "$dst" && timeout -k 30 3600 nice -n 19 cargo test --release -p lanesim ) > "$LOGS/$id.tests.log" 2>&1; then
           tests="pass"; else tests="FAIL"; fi
       fi
+      if [ "$SIMS_TESTS" = 1 ]; then
+        if ( cd "$dst" && timeout -k 30 3600 nice -n 19 \
+               cargo test --release --no-fail-fast -p lanesim-sims -p lanesim-examples ) > "$LOGS/$id.sims-tests.log" 2>&1; then
+          sims_tests="pass"
+        else
+          # The failing tests by name (a doctest's name has spaces: its
+          # file and line, joined by '_'); none named means the tests did
+          # not build or timed out.
+          failed_tests="$(sed -n 's/^test \(.*\) \.\.\. FAILED$/\1/p' "$LOGS/$id.sims-tests.log" \
+                          | tr ' ' '_' | awk '!seen[$0]++' | paste -sd, -)"
+          sims_tests="FAIL:${failed_tests:-build-or-timeout}"
+        fi
+      fi
     else
       build="FAIL"; verdict="build-fail"
       echo "!! $id: build failed (or left a stale $BIN), see $LOGS/$id.build.log" >&2
@@ -171,9 +203,9 @@ for id in "${IDS[@]}"; do
   fi
   [ "$KEEP" = 1 ] || rm -rf "$dst"
   wall=$(( $(date +%s) - start ))
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$sim" "$expect" "$build" "$code" "$verdict" \
-    "${seen:--}" "${failing:--}" "$tests" "$wall" "$class" "$variant" "$hunt" "$hunt_found" "$models" >> "$RESULTS"
-  printf '%-40s %-10s exit=%-4s %-14s seen=%s tests=%s hunt=%s %s models=%s (%ss)\n' "$id" "build=$build" "$code" "$verdict" "${seen:--}" "$tests" "$hunt" "$hunt_found" "$models" "$wall"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$sim" "$expect" "$build" "$code" "$verdict" \
+    "${seen:--}" "${failing:--}" "$tests" "$wall" "$class" "$variant" "$hunt" "$hunt_found" "$models" "$sims_tests" >> "$RESULTS"
+  printf '%-40s %-10s exit=%-4s %-14s seen=%s tests=%s sims-tests=%s hunt=%s %s models=%s (%ss)\n' "$id" "build=$build" "$code" "$verdict" "${seen:--}" "$tests" "$sims_tests" "$hunt" "$hunt_found" "$models" "$wall"
 done
 
 echo
@@ -184,14 +216,20 @@ awk -F'\t' 'NR>1 && $1!="_baseline" {
     if ($13=="caught") h++
     if ($13=="caught" && $6!="caught") ho++
     if ($15 ~ /^FAIL/) { m++; if ($6!="caught") mo++ }
+    if ($16 ~ /^FAIL/) { s++; if ($6!="caught" && $6!="mark-miss") so++ }
+    if ($16 != "-" && $16 != "") sran++
+    if ($6!="caught" && $6!="mark-miss" && $6!="not-started" && ($16 == "pass" || $16 == "-" || $16 == "") && $9 != "FAIL" && $15 !~ /^FAIL/ && $13 != "caught") none++
     t[$2]++
   }
   END {
-    printf "mutants: %d  caught: %d  mark-miss only: %d  not caught: %d  crash: %d  build failure: %d  apply failure: %d\n",
-      n, v["caught"], v["mark-miss"], v["missed"], v["crash"]+v["crash(timeout)"], v["build-fail"], v["apply-fail"]
+    printf "mutants: %d  caught: %d  mark-miss only: %d  not caught: %d  crash: %d  build failure: %d  apply failure: %d  not started: %d\n",
+      n, v["caught"], v["mark-miss"], v["missed"], v["crash"]+v["crash(timeout)"], v["build-fail"], v["apply-fail"], v["not-started"]
     for (s in t) printf "  sim_visible=%-8s caught %d of %d\n", s, c[s]+0, t[s]
     printf "hunt: caught %d (of which %d not caught by the scenarios)\n", h+0, ho+0
     printf "models (loom, shuttle): caught %d (of which %d not caught by the scenarios)\n", m+0, mo+0
+    if (sran) printf "testbed tests (--sims-tests): failed for %d (of which %d not caught by the scenarios, exit 1, 3 or 5)\n", s+0, so+0
+    printf "caught by nothing run: %d\n", none+0
   }' "$RESULTS"
 awk -F'\t' 'NR>1 && $1=="_baseline" && $6!="pass" {print "WARNING: baseline verdict " $6 " (exit " $5 ")"}' "$RESULTS"
 awk -F'\t' 'NR>1 && $1=="_baseline" && $15 ~ /^FAIL/ {print "WARNING: baseline models " $15}' "$RESULTS"
+awk -F'\t' 'NR>1 && $1=="_baseline" && $16 ~ /^FAIL/ {print "WARNING: baseline testbed tests " $16}' "$RESULTS"
