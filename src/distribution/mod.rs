@@ -8,15 +8,18 @@
 //! once in `connection`; redial liveness and monotone generations in
 //! `manager`; DC-3 `noconnection` for every link of a downed generation in
 //! `links`; DC-5 FIFO from the single drain plus the per-connection writer
-//! mutex.
+//! mutex; S9 independence across peers from each lane's depth per node
+//! (`depths`) and the drain's turns per node (`turns`).
 
 mod auth;
 mod connection;
+mod depths;
 pub mod frame;
 mod links;
 mod manager;
 mod node;
 mod sender;
+mod turns;
 
 pub use auth::{Cookie, CookieError, MAX_COOKIE};
 pub use connection::{DistConnection, DownEvent, DownReason};

@@ -67,6 +67,7 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         PlantedBug::FrameDeadlinePerRead => &[Contract::M9],
         PlantedBug::IdleSelectUnbiased => &[Contract::L2],
         PlantedBug::DownCheckedBeforeLock => &[Contract::Dc2, Contract::S2],
+        PlantedBug::LaneDepthSharedAcrossNodes | PlantedBug::TurnsInArrivalOrder => &[Contract::S9],
     }
 }
 
