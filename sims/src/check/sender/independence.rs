@@ -30,12 +30,14 @@
 //!   another peer is faulty or flooded is a breach, citing the down and
 //!   that peer ([`Culprit`]).
 //! - *Delay*: while a healthy peer `h` has a frame waiting (accepted and
-//!   not yet read, while `h` had a live generation), it reads its next
-//!   frame within
+//!   not yet read nor dropped by the drain, while `h` had a live
+//!   generation), it reads its next frame within
 //!
 //!   `B = F·D + (P − F)·W + P·pick + L + held`
 //!
-//!   of the later of that frame's enqueue and `h`'s previous read: `P`
+//!   of the later of the oldest waiting frame's enqueue and `h`'s previous
+//!   read (a wait is cut at `h`'s first fault, the shutdown, or the log's
+//!   end, and judged there): `P`
 //!   peers, `F` of the others faulty by then, `D` the write deadline, `W`
 //!   one frame's write on a healthy link (`write_bound`), `pick` the slack
 //!   to pick and start a write ([`pick_slack`]), `L` the way from a write's
@@ -53,7 +55,10 @@
 //!   to spare. A sender that serves frames in enqueue order across peers
 //!   meets it only while no faulty peer's backlog lies between two of `h`'s
 //!   frames: a burst to a slow peer, or a flood of another peer's controls
-//!   ahead of `h`'s data, holds `h` for the whole backlog.
+//!   ahead of `h`'s data, holds `h` for the whole backlog. A late wait is
+//!   reported with another peer to blame: a fault on it, or else its
+//!   frames accepted meanwhile (a wait no other peer was part of is S2's
+//!   and S6's question, not S9's).
 //!
 //! Pinned by `s9_detects_*` and `s9_excuses_*` in
 //! `sims/tests/checkers_independence.rs`.
@@ -439,6 +444,8 @@ fn downs(
             }
             Down::ControlOverflow => match refusal {
                 Some((_, Some(Filled::Own))) => Some(OwnCause::OwnFlood),
+                // With no depth to count against, an overflow is taken at
+                // its word, as S7 takes it.
                 Some((_, Some(Filled::Unknown))) => Some(OwnCause::OwnFlood),
                 Some((_, Some(Filled::Others { .. }) | None)) | None => None,
             },
