@@ -13,7 +13,9 @@
 //! Before, each lane was one bounded channel: a write parked on a wedged
 //! peer let the other nodes' controls fill the one lane, and the next
 //! control for a healthy node overflowed and took that node down
-//! (`sender_wedge_blast_radius`, every seed). Planted bug #21
+//! (`sender_wedge_blast_radius`, every seed). Pinned by
+//! `one_nodes_full_share_of_the_control_lane_never_refuses_another_nodes_control`
+//! (tests/distribution_sender.rs); planted bug #21
 //! ([`PlantedBug::LaneDepthSharedAcrossNodes`]) puts the shared depth back.
 //!
 //! [`DistSender`]: super::DistSender

@@ -13,7 +13,9 @@
 //! is all it promises). Before, the drain wrote every node's controls,
 //! then every node's data, each in enqueue order: a burst to a slow peer
 //! held the frames enqueued behind it for the whole burst
-//! (`sender_heartbeat_contention`, S9). Planted bug #22
+//! (`sender_heartbeat_contention`, S9). Pinned by
+//! `the_drain_writes_one_frame_of_each_node_per_turn`
+//! (tests/distribution_sender.rs); planted bug #22
 //! ([`PlantedBug::TurnsInArrivalOrder`]) puts that order back.
 //!
 //! Every frame carries its arrival number, so what is left at the drain's
