@@ -121,11 +121,24 @@ pub enum PlantedBug {
     /// down goes on to its deadline, which then blames the wrong cause
     /// (S2). Caught by DC-2 and S2 (sender world).
     DownCheckedBeforeLock,
+    /// #21: a lane's depth is one count shared by every destination node
+    /// (the sender's lanes before depths per node). Symptom: while the
+    /// drain is parked on a wedged peer's write, the other nodes' controls
+    /// fill the one lane, and the next control for a healthy node
+    /// overflows and takes that healthy node down. Caught by S9 (sender
+    /// world, `sender_wedge_blast_radius`).
+    LaneDepthSharedAcrossNodes,
+    /// #22: the drain takes frames in arrival order across nodes (every
+    /// control, then every data frame), not one frame per node per turn
+    /// (the drain before its turns). Symptom: a burst to a peer whose
+    /// writes are slow holds every frame enqueued behind it for the whole
+    /// burst, past one write per other peer. Caught by S9 (sender world).
+    TurnsInArrivalOrder,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 21] = [
+    pub const ALL: [PlantedBug; 23] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -147,6 +160,8 @@ impl PlantedBug {
         Self::FrameDeadlinePerRead,
         Self::IdleSelectUnbiased,
         Self::DownCheckedBeforeLock,
+        Self::LaneDepthSharedAcrossNodes,
+        Self::TurnsInArrivalOrder,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -174,6 +189,8 @@ impl PlantedBug {
             Self::FrameDeadlinePerRead => "frame-deadline-per-read",
             Self::IdleSelectUnbiased => "idle-select-unbiased",
             Self::DownCheckedBeforeLock => "down-checked-before-lock",
+            Self::LaneDepthSharedAcrossNodes => "lane-depth-shared-across-nodes",
+            Self::TurnsInArrivalOrder => "turns-in-arrival-order",
         }
     }
 
@@ -202,6 +219,8 @@ impl PlantedBug {
             Self::FrameDeadlinePerRead => "18",
             Self::IdleSelectUnbiased => "19",
             Self::DownCheckedBeforeLock => "20",
+            Self::LaneDepthSharedAcrossNodes => "21",
+            Self::TurnsInArrivalOrder => "22",
         }
     }
 

@@ -279,6 +279,49 @@ async fn a_control_flood_against_a_wedged_peer_marks_it_down_once_and_overflows_
         .is_none());
 }
 
+/// A node's share of the control lane is its own (`distribution::depths`):
+/// with the drain parked on a wedged node and that node's share full, a
+/// live node's control is still accepted and the live node stays up, and
+/// once the wedged node goes down its write is abandoned and the live
+/// node's control is written (S9; a depth shared by every node is planted
+/// bug #21, `planted_bugs.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_nodes_full_share_of_the_control_lane_never_refuses_another_nodes_control() {
+    let mut shared = common::sharing::wedged_share_full(dedicated()).await;
+    assert!(
+        !shared.wedged.is_down(),
+        "the drain did not park: no share filled"
+    );
+    assert_eq!(shared.control_for_the_live_node(), Ok(()));
+    assert!(!shared.live.is_down());
+    // The wedged node's own share is full: its next control overflows,
+    // marking it down, which abandons the parked write.
+    let refused = shared.sender.enqueue_control(ControlOutbound {
+        connection: Arc::clone(&shared.wedged),
+        frame: framed(&[0xFF]),
+    });
+    assert_eq!(refused, Err(ControlEnqueueError::Overflow));
+    assert!(shared.wedged.is_down());
+    let got = tokio::time::timeout(
+        Duration::from_secs(10),
+        read_controls(&mut shared.live_peer, 1),
+    )
+    .await
+    .expect("the live node's control is written once the drain is free");
+    assert_eq!(got, vec![vec![0x11]]);
+    assert!(!shared.live.is_down());
+}
+
+/// The drain writes one frame of each node with frames per turn
+/// (`distribution::turns`): a burst of three for `a` queued before one
+/// for `b` is written a, b, a, a, not a, a, a, b (S9's delay bound; the
+/// arrival order is planted bug #22, `planted_bugs.rs`).
+#[tokio::test]
+async fn the_drain_writes_one_frame_of_each_node_per_turn() {
+    let order = common::sharing::burst_then_one(lanesim::planted::Planted::none()).await;
+    assert_eq!(order, ["a@test", "b@test", "a@test", "a@test"]);
+}
+
 #[tokio::test]
 async fn a_control_pinned_to_a_downed_generation_never_reaches_the_redialed_socket() {
     let manager = manager();

@@ -226,3 +226,41 @@ async fn down_hook_not_once_guarded_fires_per_mark_down() {
     connection.mark_down(DownReason::ControlOverflow);
     assert_eq!(snapshot(&downs).len(), 2, "the planted bug did not show");
 }
+
+/// #21: one depth shared by every node: the wedged node's two queued
+/// controls fill the lane, and the live node's control overflows and
+/// takes the live node down (the correct code accepts it:
+/// `one_nodes_full_share_of_the_control_lane_never_refuses_another_nodes_control`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lane_depth_shared_across_nodes_takes_a_healthy_node_down() {
+    let mut config = SenderConfig::new(RuntimeChoice::Dedicated {
+        thread_name: "planted".into(),
+    });
+    config.planted = Planted::bug(PlantedBug::LaneDepthSharedAcrossNodes);
+    let shared = common::sharing::wedged_share_full(config).await;
+    assert!(
+        !shared.wedged.is_down(),
+        "the drain did not park: no lane filled"
+    );
+    assert_eq!(
+        shared.control_for_the_live_node(),
+        Err(ControlEnqueueError::Overflow),
+        "the planted bug did not show"
+    );
+    assert!(shared.live.is_down());
+    shared.wedged.mark_down(DownReason::ManualDisconnect);
+}
+
+/// #22: frames written in arrival order across nodes: `b`'s one frame
+/// waits behind `a`'s whole burst (the correct code gives `b` the second
+/// turn: `the_drain_writes_one_frame_of_each_node_per_turn`).
+#[tokio::test]
+async fn turns_in_arrival_order_hold_a_node_behind_another_nodes_burst() {
+    let order =
+        common::sharing::burst_then_one(Planted::bug(PlantedBug::TurnsInArrivalOrder)).await;
+    assert_eq!(
+        order,
+        ["a@test", "a@test", "a@test", "b@test"],
+        "the planted bug did not show"
+    );
+}

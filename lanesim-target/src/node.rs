@@ -386,9 +386,14 @@ pub struct NodeSetup {
     /// How long a frame's body may take after its header (`None`: no
     /// deadline); a slower one goes down `FrameTimeout`.
     pub frame_timeout: Option<Duration>,
-    /// Data frames the sender may hold queued.
+    /// Data frames the sender may hold queued for one destination node: a
+    /// node's frame may be dropped as full only when that node's own
+    /// frames fill it (S4, S9: a sender whose one count covers every node
+    /// refuses a healthy node for another's backlog).
     pub data_capacity: usize,
-    /// Controls the sender may hold queued.
+    /// Controls the sender may hold queued for one destination node: a
+    /// control may overflow (its generation down) only when its node's own
+    /// controls fill it (DC-1, S9).
     pub control_capacity: usize,
     /// Where to report.
     pub reports: NodeReports,

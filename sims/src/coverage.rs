@@ -110,6 +110,10 @@ pub enum WorldMark {
     GenerationDown,
     /// ... with `HeartbeatTimeout`: a silence was read as death.
     HeartbeatDown,
+    /// A healthy peer (no fault on it or its link so far) read a frame that
+    /// was enqueued while another peer had a fault: its traffic shared the
+    /// node with a faulty peer's, what S9 (independence) is about.
+    HealthyPeerBesideFault,
     /// Mesh: a node's inbound streams began to be reset before accept.
     FaultResets,
     /// Mesh: a node ran out of descriptors.
@@ -154,7 +158,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 49] = [
+    pub const ALL: [WorldMark; 50] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -190,6 +194,7 @@ impl WorldMark {
         Self::WriteBlockedOnWindow,
         Self::GenerationDown,
         Self::HeartbeatDown,
+        Self::HealthyPeerBesideFault,
         Self::FaultResets,
         Self::FaultExhaust,
         Self::AcceptReset,
@@ -245,6 +250,7 @@ impl WorldMark {
             Self::WriteBlockedOnWindow => "write_blocked_on_window",
             Self::GenerationDown => "generation_down",
             Self::HeartbeatDown => "heartbeat_down",
+            Self::HealthyPeerBesideFault => "healthy_peer_beside_fault",
             Self::FaultResets => "fault_applied_resets",
             Self::FaultExhaust => "fault_applied_exhaust",
             Self::AcceptReset => "accept_reset",

@@ -24,7 +24,7 @@
 //! | [`world_kind`] | the worlds' names ([`world_kind::WorldKind`], also `scenario::WorldKind`) |
 //! | [`fired`] | preemptions that fired (points and the explorer's awaits), beside the log and out of its hash: where `replay -v` shows them |
 //! | [`explore`] | scheduling exploration: the seeded explorer lanesim's tokio asks for task order, await-point preemptions and holds, and `select!`'s seed |
-//! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S8/E2E and M1–M9 over a log, one evidence collector; `check::sender` and `check::mesh` each a model (`model.rs`) and its contract groups |
+//! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S9/E2E and M1–M9 over a log, one evidence collector; `check::sender` and `check::mesh` each a model (`model.rs`) and its contract groups |
 //! | [`run`] | one run; the ordered parallel engine (`run::stream`); streamed sweeps in bounded memory, shards and their merge (`run::sweep`); audit, selftest (planted bugs), bench; reports (human, JSON, JSON lines, JUnit) |
 //! | [`hunt`] | bug hunting: proptest strategies for whole cases, a coverage-guided corpus, shrinking to exact scenario files, the detection benchmark |
 //! | [`chase`] | a failure only real mode saw, chased into the simulation: its parameters with scheduling exploration on, a bounded number of seeds, a find shrunk to a file |

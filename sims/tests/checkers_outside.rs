@@ -319,20 +319,46 @@ fn lane_depths_allow_one_frame_per_writer_in_flight() {
     assert_clean(&SENDER, &two_writers(), &depth_one);
 }
 
+/// Three controls for one peer, queued before any write begins, through a
+/// lane of depth 1 per peer.
+fn three_for_one_peer() -> Vec<Record> {
+    let mut log = vec![up(0, 0, 4000)];
+    for link in [7, 8, 9] {
+        log.push(linked(1, 0, link));
+    }
+    for (seq, link) in [(1, 7), (2, 8), (3, 9)] {
+        log.push(control(1 + seq, 0, seq, link));
+    }
+    for seq in 1..=3 {
+        log.push(started(4 + seq, 0, Lane::Control, seq));
+        log.push(begun(4 + seq, 4000, Lane::Control, seq));
+        log.push(finished(4 + seq, 0, Lane::Control, seq));
+    }
+    for (seq, link) in [(1, 7), (2, 8), (3, 9)] {
+        log.push(arrived(8 + seq, 0, 4000, Lane::Control, seq, Some(link)));
+    }
+    log.push(end());
+    log
+}
+
 #[test]
 fn lane_depths_detect_a_lane_holding_more_than_one_frame_per_writer() {
     let depth_one = CheckContext {
         lane_capacity: Some((4, 1)),
         ..sender_context()
     };
-    // Control 3 accepted while only one write is under way and two frames
-    // wait: a lane of one would have refused it.
-    let mut one_writer = two_writers();
-    remove(&mut one_writer, is!(Event::WriteStarted { seq: 2, .. }));
-    let third = the(&one_writer, is!(Event::ControlEnqueued { seq: 3, .. }));
-    assert_violates(&one_writer, &depth_one, Contract::Dc1, &[&third]);
+    // Control 3 accepted while two of its peer's controls wait and no
+    // write is under way: a share of one would have refused it.
+    let log = three_for_one_peer();
+    let third = the(&log, is!(Event::ControlEnqueued { seq: 3, .. }));
+    assert_violates(&log, &depth_one, Contract::Dc1, &[&third]);
     // Without a depth, nothing of DC-1 is about that enqueue.
-    assert_not_violates(&one_writer, &sender_context(), Contract::Dc1, &[&third]);
+    assert_not_violates(&log, &sender_context(), Contract::Dc1, &[&third]);
+    // The depth is per peer (S9): one control waiting for each of two
+    // peers, and a write under way, is within a share of one each.
+    let mut two_peers = two_writers();
+    remove(&mut two_peers, is!(Event::WriteStarted { seq: 2, .. }));
+    assert_clean(&[Contract::Dc1], &two_peers, &depth_one);
 }
 
 /// A node that settles a frame's fate inside `enqueue` (no connection:

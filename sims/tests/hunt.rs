@@ -181,8 +181,15 @@ mod planted {
     {
         // #17 needs a node with a heartbeat, and the hunt draws no sender
         // heartbeat yet: `selftest` holds it to `sender_heartbeat_contention`
-        // (S2 in 9 of 32 seeds) instead.
-        let not_hunted = [PlantedBug::DeadlineRestartsAfterLock];
+        // (S2 in 9 of 32 seeds) instead. #22 needs a burst of large frames
+        // to a link with latency over a narrow window beside a healthy
+        // peer, which the hunt draws rarely (`hunt --seed 1 --world
+        // sender` finds it at case 1,821): `selftest` holds it to
+        // `sender_latency_blast_radius` (S9 in about 40% of seeds).
+        let not_hunted = [
+            PlantedBug::DeadlineRestartsAfterLock,
+            PlantedBug::TurnsInArrivalOrder,
+        ];
         for bug in TURMOIL_LAYER
             .into_iter()
             .filter(|bug| !not_hunted.contains(bug))

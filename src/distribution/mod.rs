@@ -17,15 +17,18 @@
 //! once in `connection`; redial liveness and monotone generations in
 //! `manager`; DC-3 `noconnection` for every link of a downed generation in
 //! `links`; DC-5 FIFO from the single drain plus the per-connection writer
-//! mutex.
+//! mutex; S9 independence across peers from each lane's depth per node
+//! (`depths`) and the drain's turns per node (`turns`).
 
 mod connection;
 mod cookie;
+mod depths;
 pub mod frame;
 mod links;
 mod manager;
 mod node;
 mod sender;
+mod turns;
 
 pub use connection::{DistConnection, DownEvent};
 pub use cookie::{Cookie, CookieError, MAX_COOKIE};

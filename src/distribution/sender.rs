@@ -2,29 +2,36 @@
 //!
 //! Model, and the invariant each piece protects:
 //!
-//! - Two bounded lanes, entered with `try_send` only, so enqueueing never
-//!   awaits (S1). The data lane is best effort: full or closed ⇒ the frame is
-//!   dropped and counted (S4). The control lane is must-deliver (DC-1): full ⇒
-//!   the *pinned* connection is marked down first, then `Overflow` returns, so
-//!   there is no silent-loss arm.
-//! - One drain task, `biased` toward controls, one writer mutex per
-//!   connection: per-connection FIFO for both lanes (DC-5), and the control
-//!   lane empties first.
+//! - Two lanes, entered with `try_send` only, so enqueueing never awaits
+//!   (S1), each bounded per destination node (`depths`): a node's frame is
+//!   refused only when that node's own frames fill its depth, never for
+//!   another node's backlog (S9). The data lane is best effort: full or
+//!   closed ⇒ the frame is dropped and counted (S4). The control lane is
+//!   must-deliver (DC-1): full ⇒ the *pinned* connection is marked down
+//!   first, then `Overflow` returns, so there is no silent-loss arm.
+//! - One drain task, which takes what the lanes hold into per-node turns
+//!   (`turns`) and writes one frame of each node with frames per turn, a
+//!   node's controls before its data, through one writer mutex per
+//!   connection: per-connection FIFO for both lanes (DC-5), and a node
+//!   whose writes are slow costs each other node at most one write per
+//!   turn (S9).
 //! - A control carries the `Arc` of the generation it was enqueued against
 //!   and is written only there; once that generation is down it is skipped,
 //!   never re-resolved by node onto a redialed socket (DC-2). Data frames are
 //!   resolved by node at write time: that is their contract.
 //! - Every write is bounded by the write deadline; on expiry the connection is
 //!   marked down (`WriteTimeout`) and the drain moves on, so one wedged peer
-//!   delays the others by at most one deadline per wedged write (S2).
+//!   delays the others by at most one deadline per wedged write (S2), and
+//!   by the turns at most one per turn (S9).
 //! - The drain owns only the connection manager and its receivers; the
 //!   runtime it runs on is dropped without blocking (S5, see `shim::rt`).
 //! - Shutdown keeps DC-1: the drain records the frame it holds before its
 //!   first await after taking it, so its drop (however it is aborted) marks
 //!   down the connection it was writing (a cancelled write leaves half a
 //!   frame on the socket), the pinned generation of the control it held, and
-//!   that of every control still queued; a control that races the shutdown
-//!   is marked down by its own enqueuer (see `enqueue_control`).
+//!   that of every control still queued or waiting its turn; a control that
+//!   races the shutdown is marked down by its own enqueuer (see
+//!   `enqueue_control`).
 
 use crate::shim::time::Duration;
 use std::fmt;
@@ -35,18 +42,21 @@ use lanesim_target::node::DownReason;
 use crate::shim::rt::JoinHandle;
 
 use super::connection::DistConnection;
+use super::depths::Depths;
 use super::manager::ConnectionManager;
 use super::node::NodeName;
+use super::turns::{Turn, Turns};
 use crate::planted::{Planted, PlantedBug};
 use crate::shim::chan::{self, Receiver, Sender, TrySendError};
 use crate::shim::probe::{mark, preempt_point, Mark, Point};
 use crate::shim::rt::{RuntimeChoice, TaskRuntime};
 use crate::shim::sync::{Arc, AtomicBool, AtomicU64, Mutex, Ordering};
 
-/// Default depth of the data lane.
+/// Default depth of the data lane, per destination node.
 pub const DATA_QUEUE_CAP: usize = 1024;
-/// Default depth of the control lane: small on purpose, a peer that cannot
-/// absorb this many pending controls is effectively down.
+/// Default depth of the control lane, per destination node: small on
+/// purpose, a peer that cannot absorb this many pending controls is
+/// effectively down.
 pub const CONTROL_QUEUE_CAP: usize = 256;
 /// Default per-write deadline.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -159,9 +169,9 @@ pub trait SenderObserver: Send + Sync {
 /// How a [`DistSender`] runs.
 #[derive(Clone)]
 pub struct SenderConfig {
-    /// Data lane depth, at least 1.
+    /// Data lane depth per destination node, at least 1.
     pub data_capacity: usize,
-    /// Control lane depth, at least 1.
+    /// Control lane depth per destination node, at least 1.
     pub control_capacity: usize,
     /// Per-write deadline, greater than zero.
     pub write_timeout: Duration,
@@ -220,7 +230,7 @@ impl std::error::Error for SenderConfigError {}
 pub struct SenderStats {
     /// Data frames accepted into the lane.
     pub data_queued: u64,
-    /// Data frames dropped at enqueue, lane full.
+    /// Data frames dropped at enqueue, their node's share of the lane full.
     pub data_dropped_full: u64,
     /// Data frames refused at enqueue: the sender is shut down.
     pub data_dropped_closed: u64,
@@ -235,7 +245,8 @@ pub struct SenderStats {
     pub data_failed: u64,
     /// Controls accepted into the lane.
     pub control_queued: u64,
-    /// Controls refused with `Overflow` (their connection marked down).
+    /// Controls refused with `Overflow`, their node's share of the lane
+    /// full (their connection marked down).
     pub control_overflow: u64,
     /// Controls written to their pinned generation.
     pub control_written: u64,
@@ -275,11 +286,13 @@ fn bump(counter: &AtomicU64) {
 
 /// What the handles and the drain share: the lanes' receiving ends (held
 /// here as well as by the drain, so a lane stays connected, and what lands
-/// in it stays there, until it is swept), the counters, the observer and
-/// the closed flag.
+/// in it stays there, until it is swept), each lane's depth per node, the
+/// counters, the observer and the closed flag.
 struct Shared {
     data_rx: Receiver<DataOutbound>,
     control_rx: Receiver<ControlOutbound>,
+    data_depth: Depths,
+    control_depth: Depths,
     counters: Counters,
     observer: Option<Arc<dyn SenderObserver>>,
     /// Set by `shutdown`, the last handle's drop and the drain's drop;
@@ -300,9 +313,18 @@ impl Shared {
     /// counted) by exactly one sweeper. (Before, such a frame died with
     /// the channel, counted queued and nothing else.)
     fn sweep(&self) {
+        self.sweep_with(Vec::new(), Vec::new());
+    }
+
+    /// [`Self::sweep`], with the frames the drain had taken into its turns
+    /// first: each lane's in the order the lanes took them, so every
+    /// control goes before every data frame, as the lanes held them.
+    fn sweep_with(&self, turned_controls: Vec<ControlOutbound>, turned_data: Vec<DataOutbound>) {
         let mut controls = 0;
-        while let Ok(item) = self.control_rx.try_recv() {
+        let lane = std::iter::from_fn(|| self.control_rx.try_recv().ok());
+        for item in turned_controls.into_iter().chain(lane) {
             controls += 1;
+            self.control_depth.release(item.connection.node());
             item.connection.mark_down(DownReason::ManualDisconnect);
             bump(&self.counters.control_discarded);
             if let Some(observer) = &self.observer {
@@ -312,7 +334,9 @@ impl Shared {
         if controls > 0 {
             mark(Mark::ShutdownWithQueuedControls);
         }
-        while let Ok(item) = self.data_rx.try_recv() {
+        let lane = std::iter::from_fn(|| self.data_rx.try_recv().ok());
+        for item in turned_data.into_iter().chain(lane) {
+            self.data_depth.release(&item.node);
             bump(&self.counters.data_discarded);
             if let Some(observer) = &self.observer {
                 observer.data_discarded(&item.node, &item.frame);
@@ -364,11 +388,14 @@ impl DistSender {
         }
         let runtime = TaskRuntime::start(config.runtime, config.planted)
             .map_err(SenderConfigError::Runtime)?;
-        let (data_tx, data_rx) = chan::bounded(config.data_capacity);
-        let (control_tx, control_rx) = chan::bounded(config.control_capacity);
+        // Unbounded channels: the depths bound what each node may hold.
+        let (data_tx, data_rx) = chan::unbounded();
+        let (control_tx, control_rx) = chan::unbounded();
         let shared = Arc::new(Shared {
             data_rx,
             control_rx,
+            data_depth: Depths::new(config.data_capacity, config.planted),
+            control_depth: Depths::new(config.control_capacity, config.planted),
             counters: Counters::default(),
             observer: config.observer,
             closed: AtomicBool::new(false),
@@ -379,6 +406,7 @@ impl DistSender {
             write_timeout: config.write_timeout,
             planted: config.planted,
             in_hand: Mutex::new(None),
+            turns: Mutex::new(Turns::new(config.planted)),
         };
         let drain = runtime.spawn(drain.run());
         Ok(Self {
@@ -394,13 +422,18 @@ impl DistSender {
     }
 
     /// Queues a data frame for `node`. Never awaits; drops (and says so) when
-    /// the lane is full or the sender shut down.
+    /// `node`'s share of the lane is full or the sender shut down.
     pub fn enqueue(&self, node: NodeName, frame: Arc<[u8]>) -> Enqueued {
         let shared = &self.inner.shared;
         let counters = &shared.counters;
         if shared.is_closed() {
             bump(&counters.data_dropped_closed);
             return Enqueued::DroppedClosed;
+        }
+        if !shared.data_depth.admit(&node) {
+            mark(Mark::DataDroppedFull);
+            bump(&counters.data_dropped_full);
+            return Enqueued::DroppedFull;
         }
         match self.data_tx.try_send(DataOutbound { node, frame }) {
             Ok(()) => {
@@ -412,21 +445,25 @@ impl DistSender {
                 }
                 Enqueued::Queued
             }
-            Err(TrySendError::Full(_)) => {
+            // Never full: the lane is unbounded, its depth kept above.
+            Err(TrySendError::Full(item)) => {
+                shared.data_depth.release(&item.node);
                 mark(Mark::DataDroppedFull);
                 bump(&counters.data_dropped_full);
                 Enqueued::DroppedFull
             }
-            Err(TrySendError::Disconnected(_)) => {
+            Err(TrySendError::Disconnected(item)) => {
+                shared.data_depth.release(&item.node);
                 bump(&counters.data_dropped_closed);
                 Enqueued::DroppedClosed
             }
         }
     }
 
-    /// Queues a control pinned to `item.connection`. Never awaits. On a full
-    /// lane the pinned connection is marked down *before* `Overflow` returns
-    /// (its down hook may run inline, on this thread).
+    /// Queues a control pinned to `item.connection`. Never awaits. When its
+    /// node's share of the lane is full the pinned connection is marked
+    /// down *before* `Overflow` returns (its down hook may run inline, on
+    /// this thread).
     ///
     /// # Errors
     /// `Overflow` (connection already down) or `Closed`.
@@ -436,6 +473,9 @@ impl DistSender {
         if shared.is_closed() {
             mark(Mark::ControlRefusedClosed);
             return Err(ControlEnqueueError::Closed);
+        }
+        if !shared.control_depth.admit(item.connection.node()) {
+            return self.overflow(&item);
         }
         match self.control_tx.try_send(item) {
             Ok(()) => {
@@ -449,20 +489,29 @@ impl DistSender {
                 }
                 Ok(())
             }
+            // Never full: the lane is unbounded, its depth kept above.
             Err(TrySendError::Full(item)) => {
-                if self.inner.planted.has(PlantedBug::SilentControlOverflow) {
-                    return Ok(());
-                }
-                mark(Mark::ControlOverflowMarkedDown);
-                item.connection.mark_down_control_overflow();
-                bump(&counters.control_overflow);
-                Err(ControlEnqueueError::Overflow)
+                shared.control_depth.release(item.connection.node());
+                self.overflow(&item)
             }
-            Err(TrySendError::Disconnected(_)) => {
+            Err(TrySendError::Disconnected(item)) => {
+                shared.control_depth.release(item.connection.node());
                 mark(Mark::ControlRefusedClosed);
                 Err(ControlEnqueueError::Closed)
             }
         }
+    }
+
+    /// Refuses `item`, its node's share of the lane full: its pinned
+    /// connection is marked down first (DC-1).
+    fn overflow(&self, item: &ControlOutbound) -> Result<(), ControlEnqueueError> {
+        if self.inner.planted.has(PlantedBug::SilentControlOverflow) {
+            return Ok(());
+        }
+        mark(Mark::ControlOverflowMarkedDown);
+        item.connection.mark_down_control_overflow();
+        bump(&self.inner.shared.counters.control_overflow);
+        Err(ControlEnqueueError::Overflow)
     }
 
     /// Stops the drain. Queued data frames are dropped; every queued control's
@@ -509,6 +558,9 @@ struct Drain {
     /// ends (it is aborted at any await) the frame is accounted for and a
     /// control's pinned generation is marked down (DC-1).
     in_hand: Mutex<Option<InHand>>,
+    /// The frames taken off the lanes, waiting for their node's turn
+    /// (`turns`). Swept with the lanes when the drain ends.
+    turns: Mutex<Turns>,
 }
 
 /// A frame the drain holds, and the connection it is being written to once
@@ -532,7 +584,11 @@ impl Drop for Drain {
         if let Some(held) = self.in_hand.lock().take() {
             self.discard_in_hand(held);
         }
-        self.shared.sweep();
+        let (controls, data) = {
+            let mut turns = self.turns.lock();
+            (turns.drain_controls(), turns.drain_data())
+        };
+        self.shared.sweep_with(controls, data);
     }
 }
 
@@ -540,18 +596,57 @@ impl Drain {
     async fn run(self) {
         let mut control_open = true;
         let mut data_open = true;
-        while control_open || data_open {
+        loop {
+            // One pass of the select per frame, as when the drain wrote
+            // straight from the lanes: a frame from either lane joins the
+            // turns, or, with the lanes empty, the turns already hold one.
+            let waiting = !self.turns.lock().is_empty();
             tokio::select! {
                 biased;
                 control = self.shared.control_rx.recv_async(), if control_open => match control {
-                    Ok(item) => self.write_control(item).await,
-                    Err(_) => control_open = false,
+                    Ok(item) => self.turns.lock().push_control(item),
+                    Err(_) => {
+                        control_open = false;
+                        continue;
+                    }
                 },
                 data = self.shared.data_rx.recv_async(), if data_open => match data {
-                    Ok(item) => self.write_data(item).await,
-                    Err(_) => data_open = false,
+                    Ok(item) => self.turns.lock().push_data(item),
+                    Err(_) => {
+                        data_open = false;
+                        continue;
+                    }
                 },
+                () = std::future::ready(()), if waiting => {}
+                else => break,
             }
+            self.take_in();
+            // Out of the lane: its node's depth has room again, and the
+            // frame is in hand from here (`hold`, before any await).
+            let turn = self.turns.lock().next();
+            match turn {
+                Some(Turn::Control(item)) => {
+                    self.shared.control_depth.release(item.connection.node());
+                    self.write_control(item).await;
+                }
+                Some(Turn::Data(item)) => {
+                    self.shared.data_depth.release(&item.node);
+                    self.write_data(item).await;
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// Takes everything the lanes hold now into the turns, without
+    /// waiting: a node's turn comes only once its frames are seen.
+    fn take_in(&self) {
+        let mut turns = self.turns.lock();
+        while let Ok(item) = self.shared.control_rx.try_recv() {
+            turns.push_control(item);
+        }
+        while let Ok(item) = self.shared.data_rx.try_recv() {
+            turns.push_data(item);
         }
     }
 

@@ -1,16 +1,17 @@
-//! Channels: flume's bounded ones (the sender's data and control lanes). The
-//! ordering lanes' queue is the crate's own (`lanes::queue`), written on the
-//! shim's `Mutex`, so it needs no stand-in here.
+//! Channels: flume's (the sender's data and control lanes, unbounded: the
+//! sender bounds what each node may hold itself, `distribution::depths`).
+//! The ordering lanes' queue is the crate's own (`lanes::queue`), written
+//! on the shim's `Mutex`, so it needs no stand-in here.
 //!
 //! Only the operations the production code needs are used: `send`,
 //! `try_send`, `try_recv` and `recv_async`. flume's `Selector` is never used
 //! (it draws from fastrand and would break seeded replay).
 
 #[cfg(not(any(loom, shuttle)))]
-pub(crate) use flume::{bounded, Receiver, Sender, TrySendError};
+pub(crate) use flume::{unbounded, Receiver, Sender, TrySendError};
 
 #[cfg(any(loom, shuttle))]
-pub(crate) use loom_chan::{bounded, Receiver, Sender, TrySendError};
+pub(crate) use loom_chan::{unbounded, Receiver, Sender, TrySendError};
 
 /// A checker-visible channel (loom or shuttle): one checker mutex around
 /// the queue, an explicit sender count and receiver flag for disconnects, and
@@ -70,8 +71,8 @@ mod loom_chan {
         (Sender(Arc::clone(&state)), Receiver(state))
     }
 
-    pub(crate) fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
-        channel(Some(capacity))
+    pub(crate) fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
+        channel(None)
     }
 
     /// Wakes outside the lock: a waker may run checker code.

@@ -8,6 +8,7 @@ use std::time::Duration;
 pub mod capture;
 pub mod raw;
 pub mod served;
+pub mod sharing;
 
 use lanesim::lanes::{LaneExit, LaneId, LaneObserver, LaneRouterConfig};
 use lanesim::shim::rt::RuntimeChoice;

@@ -19,7 +19,7 @@ use crate::targets::Subject;
 /// guard runs, within a simulated run's reach). The rest have no `.await`
 /// and no preemption point in their window (loom, shuttle) or exist only in
 /// real mode (#9, pinned by a real-runtime test).
-pub const TURMOIL_LAYER: [PlantedBug; 17] = [
+pub const TURMOIL_LAYER: [PlantedBug; 19] = [
     PlantedBug::PendingDecrementedAtDequeue,
     PlantedBug::ReapWithoutIdentityCheck,
     PlantedBug::NoExitGuard,
@@ -37,6 +37,8 @@ pub const TURMOIL_LAYER: [PlantedBug; 17] = [
     PlantedBug::FrameDeadlinePerRead,
     PlantedBug::IdleSelectUnbiased,
     PlantedBug::DownCheckedBeforeLock,
+    PlantedBug::LaneDepthSharedAcrossNodes,
+    PlantedBug::TurnsInArrivalOrder,
 ];
 
 /// The contracts the catalogue says catch `bug`: only a violation of one
@@ -67,6 +69,7 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         PlantedBug::FrameDeadlinePerRead => &[Contract::M9],
         PlantedBug::IdleSelectUnbiased => &[Contract::L2],
         PlantedBug::DownCheckedBeforeLock => &[Contract::Dc2, Contract::S2],
+        PlantedBug::LaneDepthSharedAcrossNodes | PlantedBug::TurnsInArrivalOrder => &[Contract::S9],
     }
 }
 

@@ -133,7 +133,8 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         | WorldMark::PeerToreBody
         | WorldMark::WriteBlockedOnWindow
         | WorldMark::GenerationDown
-        | WorldMark::HeartbeatDown => WorldKind::Sender,
+        | WorldMark::HeartbeatDown
+        | WorldMark::HealthyPeerBesideFault => WorldKind::Sender,
         WorldMark::FaultRestart
         | WorldMark::FaultHalfOpen
         | WorldMark::FaultSquat
@@ -178,6 +179,10 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         CoverMark::World(WorldMark::FaultTrickle),
         CoverMark::World(WorldMark::QuietPastFrameDeadline),
     ];
+    // S9 holds a healthy peer to its own causes and pace while another
+    // peer is in trouble: a sweep in which no healthy peer carried
+    // traffic beside a faulty one decided nothing of it.
+    const BESIDE: &[CoverMark] = &[CoverMark::World(WorldMark::HealthyPeerBesideFault)];
     const REDIALS: &[CoverMark] = &[
         CoverMark::World(WorldMark::RedialOk),
         CoverMark::World(WorldMark::RedialFailed),
@@ -186,6 +191,10 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         Contract::S3 | Contract::M4 => Some(("took a generation down", DOWNS)),
         Contract::M5 => Some(("silenced a generation (a heartbeat fired)", HEARTBEAT)),
         Contract::S8 => Some(("redialed", REDIALS)),
+        Contract::S9 => Some((
+            "carried a healthy peer's frames beside a faulty peer",
+            BESIDE,
+        )),
         Contract::M7 => Some(("made a node's accept fail", ACCEPT_ERRORS)),
         Contract::M8 => Some(("sent an impostor", IMPOSTORS)),
         Contract::M9 => Some((

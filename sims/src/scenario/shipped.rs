@@ -61,11 +61,13 @@ pub const FILES: &[(&str, &str)] = shipped![
     "sender_heartbeat_contention.toml",
     "sender_hostile_peer.toml",
     "sender_late_down.toml",
+    "sender_latency_blast_radius.toml",
     "sender_partition_heal.toml",
     "sender_redial_pinning.toml",
     "sender_shutdown_queued.toml",
     "sender_shutdown_race.toml",
     "sender_slow_peer.toml",
+    "sender_wedge_blast_radius.toml",
     "sender_wedged_peer.toml",
 ];
 

@@ -79,6 +79,11 @@ pub enum Contract {
     S6,
     S7,
     S8,
+    /// Independence across peers: one peer's trouble (a fault on it or its
+    /// link, or its own flood of controls) never takes a healthy peer's
+    /// generation down, never has its frames refused, and delays them by
+    /// at most one write per other peer.
+    S9,
     /// End to end: no death signal is lost, none is invented.
     #[serde(rename = "E2E")]
     EndToEnd,
@@ -133,6 +138,7 @@ impl Contract {
             Self::S6 => "S6",
             Self::S7 => "S7",
             Self::S8 => "S8",
+            Self::S9 => "S9",
             Self::EndToEnd => "E2E",
             Self::M1 => "M1",
             Self::M2 => "M2",
@@ -167,6 +173,7 @@ impl Contract {
             Self::S6 => "written means delivered",
             Self::S7 => "no spurious down",
             Self::S8 => "redial liveness",
+            Self::S9 => "independence across peers",
             Self::EndToEnd => "no death signal lost",
             Self::M1 => "pair agreement",
             Self::M2 => "no lost death signal",
@@ -181,7 +188,7 @@ impl Contract {
     }
 
     /// Every contract, in report order.
-    pub const ALL: [Contract; 27] = [
+    pub const ALL: [Contract; 28] = [
         Self::L1,
         Self::L2,
         Self::L3,
@@ -199,6 +206,7 @@ impl Contract {
         Self::S6,
         Self::S7,
         Self::S8,
+        Self::S9,
         Self::EndToEnd,
         Self::M1,
         Self::M2,

@@ -4,28 +4,37 @@
 //! between enqueue and fate against its capacity (S4 for data, DC-1 for
 //! controls). Both are the same bookkeeping over enqueues and fates.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::{DataId, Fate, Fates, Model};
 use crate::check::{CheckContext, Collector};
 use crate::event::{ControlOutcome, Counts, DataOutcome, Event, Lane, SocketEnd, Written};
 use crate::scenario::Contract;
 
-/// The sender's lanes are bounded: a frame is refused (`DroppedFull`,
-/// `Overflow`) only when its lane was full, and a lane never holds more
-/// than its depth (S4 for data, DC-1 for controls: an early `Overflow`
-/// takes a healthy generation down). The log counts a frame from its
-/// enqueue to its fate; each writer may hold one frame taken off a lane in
-/// between (a drain that took it and has not begun its write, or a write
-/// under way), so a full lane shows as up to `depth + writers` frames,
-/// where `writers` is the writes under way then, and at least one: a
-/// single drain's lane never shows more than `depth + 1`
-/// (`lane_depths_allow_one_frame_per_writer_in_flight`).
+/// The sender's lanes are bounded, and a lane's depth is per destination
+/// peer: a lane never holds more than its depth of one peer's frames (S4
+/// for data, DC-1 for controls), and refuses a frame (`DroppedFull`,
+/// `Overflow`) only when it holds at least its depth (of every peer's
+/// frames together: whether a refusal was the refused peer's own doing is
+/// S9's question). A sender whose lane is one depth shared by every peer
+/// holds fewer; one that counts a depth per peer may hold that many of
+/// each. (The depth was counted per sender until lanesim's lanes became
+/// per node for S9: `examples/src/checked_node` read it per node too.)
+/// The log counts a frame from its enqueue to its fate; each writer may
+/// hold one frame taken off a lane in between (a drain that took it and
+/// has not begun its write, or a write under way), so a full share shows
+/// as up to `depth + writers` frames, where `writers` is the writes under
+/// way then, and at least one: a single drain's share never shows more
+/// than `depth + 1` (`lane_depths_allow_one_frame_per_writer_in_flight`).
 pub(super) fn lane_depths(out: &mut Collector<'_>, context: &CheckContext) {
     let Some((data_depth, control_depth)) = context.lane_capacity else {
         return;
     };
+    // Per lane: frames held in all, and per peer (a control's peer is the
+    // one its enqueue pinned it to).
     let (mut data, mut controls) = (0i64, 0i64);
+    let mut held: BTreeMap<(Lane, u64), i64> = BTreeMap::new();
+    let mut pinned: BTreeMap<u64, u64> = BTreeMap::new();
     let mut writing: BTreeSet<(u64, u64, Lane, u64)> = BTreeSet::new();
     for (index, record) in out.records().iter().enumerate() {
         match record.event {
@@ -57,36 +66,62 @@ pub(super) fn lane_depths(out: &mut Collector<'_>, context: &CheckContext) {
         let in_hand = (writing.len() as i64).max(1);
         // Signed, like `s2`'s count: a fate settled inside `enqueue` is
         // logged just before the enqueue it belongs to.
-        let (lane, counted, depth, refused, accepted) = match record.event {
-            Event::DataEnqueued { outcome, .. } => {
+        let (lane, peer, counted, depth, refused, accepted) = match record.event {
+            Event::DataEnqueued { peer, outcome, .. } => {
                 let (before, accepted) = (data, outcome == DataOutcome::Queued);
                 data += i64::from(accepted);
                 let refused = outcome == DataOutcome::DroppedFull;
-                (Lane::Data, before, data_depth, refused, accepted)
+                (Lane::Data, peer, before, data_depth, refused, accepted)
             }
-            Event::ControlEnqueued { outcome, .. } => {
+            Event::ControlEnqueued {
+                peer, seq, outcome, ..
+            } => {
                 let (before, accepted) = (controls, outcome == ControlOutcome::Queued);
                 controls += i64::from(accepted);
+                pinned.insert(seq, peer);
                 let refused = outcome == ControlOutcome::Overflow;
-                (Lane::Control, before, control_depth, refused, accepted)
+                (
+                    Lane::Control,
+                    peer,
+                    before,
+                    control_depth,
+                    refused,
+                    accepted,
+                )
             }
-            Event::WriteFinished { lane, .. } | Event::WriteAbandoned { lane, .. } => {
+            Event::WriteFinished {
+                peer, lane, seq, ..
+            }
+            | Event::WriteAbandoned {
+                peer, lane, seq, ..
+            } => {
                 match lane {
                     Lane::Data => data -= 1,
                     Lane::Control => controls -= 1,
                 }
+                let peer = match lane {
+                    Lane::Data => peer,
+                    Lane::Control => pinned.get(&seq).copied().unwrap_or(peer),
+                };
+                *held.entry((lane, peer)).or_default() -= 1;
                 continue;
             }
-            Event::DataUnroutable { .. } | Event::DataDiscarded { .. } => {
+            Event::DataUnroutable { peer, .. } | Event::DataDiscarded { peer, .. } => {
                 data -= 1;
+                *held.entry((Lane::Data, peer)).or_default() -= 1;
                 continue;
             }
-            Event::ControlSkipped { .. } | Event::ControlDiscarded { .. } => {
+            Event::ControlSkipped { peer, seq, .. } | Event::ControlDiscarded { peer, seq, .. } => {
                 controls -= 1;
+                let peer = pinned.get(&seq).copied().unwrap_or(peer);
+                *held.entry((Lane::Control, peer)).or_default() -= 1;
                 continue;
             }
             _ => continue,
         };
+        let share = held.entry((lane, peer)).or_default();
+        let own = *share;
+        *share += i64::from(accepted);
         let depth = i64::try_from(depth).unwrap_or(i64::MAX);
         let contract = match lane {
             Lane::Data => Contract::S4,
@@ -98,10 +133,10 @@ pub(super) fn lane_depths(out: &mut Collector<'_>, context: &CheckContext) {
                 format!("the {lane:?} lane refused a frame while it held {counted} of {depth}"),
                 &[index],
             );
-        } else if accepted && counted > depth + in_hand - 1 && context.reported.drain {
+        } else if accepted && own > depth + in_hand - 1 && context.reported.drain {
             out.violate(
                 contract,
-                format!("the {lane:?} lane accepted a frame while it held {counted} of {depth}: more than it may hold"),
+                format!("the {lane:?} lane accepted a frame for peer{peer} while it held {own} of that peer's, of a depth of {depth}: more than it may hold"),
                 &[index],
             );
         }

@@ -1,4 +1,4 @@
-//! DC-1, DC-2, DC-5, S2–S4, S6–S8 and the end-to-end "no death signal
+//! DC-1, DC-2, DC-5, S2–S4, S6–S9 and the end-to-end "no death signal
 //! lost, none invented" over a sender-world log.
 //!
 //! Ground truth: the transport's `FrameWriteBegun` says what reached which
@@ -44,6 +44,11 @@
 //! - S8: with redial on, a node that went down is connected again within
 //!   the redial bound of its peer becoming reachable (not crashed, not
 //!   partitioned, and a round trip fits in the connect timeout).
+//! - S9: independence across peers: a peer with a fault on it or its link,
+//!   or whose own frames fill a lane, never takes a healthy peer's
+//!   generation down, never has a healthy peer's frame refused, and delays
+//!   a healthy peer's frames by at most one write per other peer
+//!   (`independence.rs` has the bound and its derivation).
 //! - E2E: every link is told: its EXIT arrives on the link's generation, or
 //!   `noconnection` is delivered (or its EXIT was written to an impaired
 //!   generation, which only a heartbeat could tell); `noconnection` only
@@ -66,13 +71,15 @@
 //! DC-2: a control's pinned generation and its fate), `accounting.rs` (S4
 //! and the lanes' depths: every frame counted once), `stall.rs` (S2: the
 //! drain's deadline and progress), `downs.rs` (S3, S7, S8: the down hook,
-//! its causes, the redial after it) and `delivery.rs` (DC-5, S6, E2E: what
-//! arrives, in what order, and which death signals are told).
+//! its causes, the redial after it), `delivery.rs` (DC-5, S6, E2E: what
+//! arrives, in what order, and which death signals are told) and
+//! `independence.rs` (S9: one peer's trouble kept from the others).
 
 mod accounting;
 mod controls;
 mod delivery;
 mod downs;
+mod independence;
 mod model;
 mod stall;
 
@@ -95,6 +102,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     delivery::s6(&mut out, &model, context);
     downs::s7(&mut out, &model, context);
     downs::s8(&mut out, &model, context);
+    independence::s9(&mut out, &model, context);
     delivery::end_to_end(&mut out, &model, context);
     out.into_violations()
 }

@@ -160,6 +160,9 @@ pub(super) struct Model {
     pub(super) end: Duration,
     /// Every frame that began to reach a socket, by (lane, seq).
     pub(super) begun: BTreeMap<(Lane, u64), Vec<Begun>>,
+    /// Per peer, the `Fault` records of faults applied to it or its link,
+    /// in log order.
+    pub(super) faults: BTreeMap<u64, Vec<usize>>,
 }
 
 impl Model {
@@ -317,73 +320,76 @@ impl Model {
                     // must read it and carry on.
                     socket_impaired.entry(socket).or_insert(index);
                 }
-                Event::Fault { peer, fault } => match fault {
-                    FaultApplied::Crash
-                    | FaultApplied::Partition
-                    | FaultApplied::Bounce
-                    | FaultApplied::Repair => {
-                        // A crash, a partition, and a restart (which closes
-                        // every socket of a host that is up) cut off every
-                        // socket of the peer's that exists: its frames in
-                        // flight may be lost, down generation or not. Which
-                        // generations those are is settled at the end: one
-                        // may come up in the very tick the fault lands,
-                        // logged after it (the hunt found a hello lost so).
-                        match fault {
-                            FaultApplied::Crash | FaultApplied::Bounce => {
-                                crashes.push(Crash {
-                                    peer,
-                                    record: index,
-                                    at: record.at,
-                                });
+                Event::Fault { peer, fault } => {
+                    model.faults.entry(peer).or_default().push(index);
+                    match fault {
+                        FaultApplied::Crash
+                        | FaultApplied::Partition
+                        | FaultApplied::Bounce
+                        | FaultApplied::Repair => {
+                            // A crash, a partition, and a restart (which closes
+                            // every socket of a host that is up) cut off every
+                            // socket of the peer's that exists: its frames in
+                            // flight may be lost, down generation or not. Which
+                            // generations those are is settled at the end: one
+                            // may come up in the very tick the fault lands,
+                            // logged after it (the hunt found a hello lost so).
+                            match fault {
+                                FaultApplied::Crash | FaultApplied::Bounce => {
+                                    crashes.push(Crash {
+                                        peer,
+                                        record: index,
+                                        at: record.at,
+                                    });
+                                }
+                                FaultApplied::Partition => {
+                                    partitions.push(Partition {
+                                        peer,
+                                        record: index,
+                                        from: record.at,
+                                        repaired: None,
+                                    });
+                                }
+                                _ => {
+                                    for open in partitions.iter_mut().filter(|p| p.peer == peer) {
+                                        open.repaired.get_or_insert(record.at);
+                                    }
+                                }
                             }
-                            FaultApplied::Partition => {
-                                partitions.push(Partition {
-                                    peer,
-                                    record: index,
-                                    from: record.at,
-                                    repaired: None,
-                                });
+                            let partition =
+                                matches!(fault, FaultApplied::Partition | FaultApplied::Repair);
+                            if matches!(fault, FaultApplied::Crash | FaultApplied::Partition) {
+                                open_faults.entry((peer, partition)).or_insert(record.at);
+                            } else if let Some(from) = open_faults.remove(&(peer, partition)) {
+                                model
+                                    .unreachable
+                                    .entry(peer)
+                                    .or_default()
+                                    .push(Unreachable {
+                                        from,
+                                        to: Some(record.at),
+                                    });
                             }
-                            _ => {
-                                for open in partitions.iter_mut().filter(|p| p.peer == peer) {
-                                    open.repaired.get_or_insert(record.at);
+                        }
+                        FaultApplied::Latency { us } => {
+                            // Latency persists: once a round trip cannot fit in
+                            // the connect timeout, no redial can succeed.
+                            let latency = Duration::from_micros(us);
+                            if let Some((_, connect_timeout)) = redial {
+                                if latency * 2 + tick >= connect_timeout {
+                                    open_faults.entry((peer, false)).or_insert(record.at);
                                 }
                             }
                         }
-                        let partition =
-                            matches!(fault, FaultApplied::Partition | FaultApplied::Repair);
-                        if matches!(fault, FaultApplied::Crash | FaultApplied::Partition) {
-                            open_faults.entry((peer, partition)).or_insert(record.at);
-                        } else if let Some(from) = open_faults.remove(&(peer, partition)) {
-                            model
-                                .unreachable
-                                .entry(peer)
-                                .or_default()
-                                .push(Unreachable {
-                                    from,
-                                    to: Some(record.at),
-                                });
-                        }
+                        FaultApplied::Disconnect
+                        | FaultApplied::Wedge
+                        | FaultApplied::Kill
+                        | FaultApplied::Slow { .. }
+                        | FaultApplied::MaxFrame
+                        | FaultApplied::OversizeFrame
+                        | FaultApplied::TornFrame { .. } => {}
                     }
-                    FaultApplied::Latency { us } => {
-                        // Latency persists: once a round trip cannot fit in
-                        // the connect timeout, no redial can succeed.
-                        let latency = Duration::from_micros(us);
-                        if let Some((_, connect_timeout)) = redial {
-                            if latency * 2 + tick >= connect_timeout {
-                                open_faults.entry((peer, false)).or_insert(record.at);
-                            }
-                        }
-                    }
-                    FaultApplied::Disconnect
-                    | FaultApplied::Wedge
-                    | FaultApplied::Kill
-                    | FaultApplied::Slow { .. }
-                    | FaultApplied::MaxFrame
-                    | FaultApplied::OversizeFrame
-                    | FaultApplied::TornFrame { .. } => {}
-                },
+                }
                 Event::Disconnected {
                     peer,
                     generation: Some(generation),

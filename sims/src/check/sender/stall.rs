@@ -15,16 +15,31 @@ use crate::check::{CheckContext, Collector};
 use crate::event::{ControlOutcome, DataOutcome, Event, Lane, Written};
 use crate::scenario::Contract;
 
+/// What a write may take past its deadline: the simulation's ticks (a
+/// deadline is seen at the tick after it) and tokio's timer grain. S2's
+/// slack on every write, and S9's on each write a faulty peer may hold the
+/// drain for.
+pub(super) fn write_slack(context: &CheckContext) -> Duration {
+    context.tick * 3 + Duration::from_millis(5)
+}
+
+/// What picking the next frame may take: [`write_slack`] and the two
+/// preemption points between taking a frame and writing it
+/// (`drain.picked`, `drain.before_write`). Held time is added by the
+/// caller, over its own window.
+pub(super) fn pick_slack(context: &CheckContext) -> Duration {
+    write_slack(context) + context.preempt_max * 2
+}
+
 pub(super) fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     let Some(deadline) = context.write_timeout else {
         return;
     };
-    let slack = context.tick * 3 + Duration::from_millis(5);
+    let slack = write_slack(context);
     // The drain picks the next frame within two preemption points, and
     // whatever time the scheduling explorer held tasks meanwhile.
-    let pick_slack = |from: Duration, to: Duration| {
-        slack + context.preempt_max * 2 + model.holds.within(from, to)
-    };
+    let pick_slack =
+        |from: Duration, to: Duration| pick_slack(context) + model.holds.within(from, to);
     let records = out.records();
     let mut open: BTreeMap<(u64, Lane, u64), usize> = BTreeMap::new();
     // Signed: a target may settle a frame's fate inside `enqueue` (a frame

@@ -308,6 +308,9 @@ impl Local {
                 let seq = *seq;
                 shared.ordered(|| {
                     let outcome: DataOutcome = node.enqueue(&nodes[peer as usize], frame).into();
+                    if outcome == DataOutcome::Queued {
+                        shared.beside.accepted(peer, Lane::Data, seq);
+                    }
                     shared.record(LOCAL, Event::DataEnqueued { peer, seq, outcome });
                 });
             } else if pick < remaining_data + remaining_links {
@@ -359,6 +362,7 @@ impl Local {
                 shared.ordered(|| {
                     let outcome: ControlOutcome = node.enqueue_control(&connection, frame).into();
                     if outcome == ControlOutcome::Queued {
+                        shared.beside.accepted(peer, Lane::Control, control_seq);
                         shared.control_pending(peer, generation, 1);
                         if !connection.is_down() {
                             shared

@@ -40,6 +40,7 @@ use lanesim_target::handshake::{Nonce, Nonces, SeededNonces};
 use lanesim_target::node::{Connection, Node};
 use tokio::sync::{mpsc, Notify};
 
+mod beside;
 mod dialer;
 mod local;
 mod observer;
@@ -142,6 +143,8 @@ pub(crate) struct Shared {
     /// (peer, generation)). What the end of a run waits for when the node
     /// keeps no counters.
     pub(crate) unsettled: Mutex<BTreeMap<u64, (u64, u64)>>,
+    /// Which frames a healthy peer read beside a faulty peer (a mark).
+    pub(crate) beside: beside::Beside,
     /// The step of its run the local node is in.
     pub(crate) step: Mutex<EndStep>,
     /// The local node, for [`Shared::stuck`]. Weak:
@@ -170,6 +173,14 @@ impl PeerWorld for Shared {
     fn record(&self, host: &str, event: Event) {
         if self.frozen.load(Ordering::Acquire) {
             return;
+        }
+        if let Event::FrameArrived {
+            peer, lane, seq, ..
+        } = &event
+        {
+            if self.beside.read(*peer, *lane, *seq) {
+                self.mark(WorldMark::HealthyPeerBesideFault);
+            }
         }
         self.ordered(|| self.log.push_timed(|| self.clock.now(), host, event));
     }
@@ -220,6 +231,7 @@ impl Shared {
             order: super::Order::default(),
             pending_controls: Mutex::new(BTreeMap::new()),
             unsettled: Mutex::new(BTreeMap::new()),
+            beside: beside::Beside::default(),
             step: Mutex::new(EndStep::SenderDialing { peer: 0 }),
             live: Mutex::new(Weak::new()),
         })
@@ -477,6 +489,7 @@ pub(crate) fn begin_fault(
         },
     );
     shared.mark(action.mark());
+    shared.beside.fault(peer);
     if !shared.workload_done.load(Ordering::Acquire) {
         shared.mark(WorldMark::FaultDuringWorkload);
     }
