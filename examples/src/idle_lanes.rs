@@ -437,6 +437,7 @@ impl LaneObserver<u64> for Reports {
 impl LanesTarget for IdleLanes {
     fn capabilities(&self) -> LanesCapabilities {
         LanesCapabilities {
+            hazards: &[],
             modes: &[ModeKind::Router, ModeKind::Reject, ModeKind::Warn],
             lifecycle: true,
             stats: true,

@@ -92,6 +92,7 @@ pub struct ExampleLanes;
 impl LanesTarget for ExampleLanes {
     fn capabilities(&self) -> LanesCapabilities {
         LanesCapabilities {
+            hazards: &[],
             modes: &[ModeKind::Router, ModeKind::Reject, ModeKind::Warn],
             lifecycle: true,
             stats: true,

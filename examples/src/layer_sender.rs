@@ -699,6 +699,7 @@ pub struct LayerSenderTarget;
 impl SenderTarget for LayerSenderTarget {
     fn capabilities(&self) -> SenderCapabilities {
         SenderCapabilities {
+            hazards: &[],
             drain: true,
             stats: true,
             fixed: NodeFixed::default(),

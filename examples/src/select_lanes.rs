@@ -111,6 +111,7 @@ pub struct SelectLanes;
 impl LanesTarget for SelectLanes {
     fn capabilities(&self) -> LanesCapabilities {
         LanesCapabilities {
+            hazards: &[],
             modes: &[ModeKind::Router, ModeKind::Reject, ModeKind::Warn],
             lifecycle: true,
             stats: true,

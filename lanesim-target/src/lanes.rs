@@ -252,6 +252,10 @@ pub struct LanesCapabilities {
     pub stats: bool,
     /// The values it does not take from the world.
     pub fixed: LanesFixed,
+    /// Contracts it breaks knowingly, with the reason ([`crate::hazard`]):
+    /// still checked; a run that breaks only these is reported as an
+    /// accepted hazard, never as a pass. Usually empty.
+    pub hazards: &'static [crate::hazard::Hazard],
     /// The marks and preemption points its code uses.
     pub sites: Sites,
 }

@@ -110,6 +110,10 @@ pub struct SenderCapabilities {
     /// deadline and queue depths; the layer's heartbeat and largest frame
     /// are lanesim's, which take the world's).
     pub fixed: NodeFixed,
+    /// Contracts it breaks knowingly, with the reason ([`crate::hazard`]):
+    /// still checked; a run that breaks only these is reported as an
+    /// accepted hazard, never as a pass. Usually empty.
+    pub hazards: &'static [crate::hazard::Hazard],
     /// The marks and preemption points its code uses.
     pub sites: Sites,
 }

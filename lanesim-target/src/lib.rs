@@ -24,15 +24,17 @@
 //! | [`layer`] | `SenderTarget`: a sender alone, run over lanesim's connection layer (`ConnectionLayer`, `LayerConnection`) |
 //! | [`wire`] | the frame format (encode, sans-IO decode, keepalive) |
 //! | [`handshake`] | the authenticated handshake on every new stream: hello, challenge, proof (HMAC-SHA256 over the cluster cookie), and where nonces come from |
+//! | [`probe`] | `mark`, `preempt_point`, the `Probe` the testbed installs, `Sites` a target declares |
+//! | [`net`] | `Transport`, `Listener`, `Connected`: the sockets a world hands a node |
+//! | [`hazard`] | `Hazard`: a contract a target breaks knowingly, and why |
 //!
 //! The protocol has one home: [`wire`], [`handshake`] and
 //! [`node::DownReason`] are what lanesim's own node (`lanesim::distribution`)
 //! speaks and reports, as a node of yours would, and what the worlds' peers
 //! and the event log use.
-//! | [`probe`] | `mark`, `preempt_point`, the `Probe` the testbed installs, `Sites` a target declares |
-//! | [`net`] | `Transport`, `Listener`, `Connected`: the sockets a world hands a node |
 
 pub mod handshake;
+pub mod hazard;
 pub mod lanes;
 pub mod layer;
 pub mod net;

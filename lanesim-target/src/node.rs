@@ -524,6 +524,10 @@ pub struct NodeCapabilities {
     pub frame_deadline: bool,
     /// The values it does not take from [`NodeSetup`].
     pub fixed: NodeFixed,
+    /// Contracts it breaks knowingly, with the reason ([`crate::hazard`]):
+    /// still checked; a run that breaks only these is reported as an
+    /// accepted hazard, never as a pass. Usually empty.
+    pub hazards: &'static [crate::hazard::Hazard],
     /// It reports the drain's account of every frame ([`NodeEvents`]).
     pub drain: bool,
     /// [`Node::stats`] returns its counters.

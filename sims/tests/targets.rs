@@ -257,6 +257,7 @@ fn a_sender_alone_runs_over_lanesims_connection_layer() {
     impl SenderTarget for OneDrain {
         fn capabilities(&self) -> SenderCapabilities {
             SenderCapabilities {
+                hazards: &[],
                 drain: false,
                 stats: false,
                 fixed: lanesim_target::node::NodeFixed::default(),

@@ -25,6 +25,7 @@ pub struct CheckedNode;
 impl NodeTarget for CheckedNode {
     fn capabilities(&self) -> NodeCapabilities {
         NodeCapabilities {
+            hazards: &[],
             accepts: true,
             heartbeat: true,
             // A frame deadline, but no budget for partly read frames.

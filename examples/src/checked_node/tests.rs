@@ -655,11 +655,13 @@ fn the_target_declares_what_it_reports() {
         frame_budget,
         frame_deadline,
         fixed,
+        hazards,
         sites,
     } = CheckedNode.capabilities();
     assert!(accepts && heartbeat && drain && stats && table);
     assert!(frame_deadline && !frame_budget);
     assert_eq!(fixed, lanesim_target::node::NodeFixed::default());
+    assert!(hazards.is_empty(), "it keeps S9: nothing to accept");
     assert!(sites.marks.is_empty() && sites.points.is_empty());
     assert!(super::handshake::valid_name(b"node-1.a_b@host"));
     for bad in [&b""[..], b"a b", b"caf\xc3\xa9", &[b'a'; 256]] {

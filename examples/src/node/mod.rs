@@ -76,6 +76,7 @@ pub struct ExampleNode;
 impl NodeTarget for ExampleNode {
     fn capabilities(&self) -> NodeCapabilities {
         NodeCapabilities {
+            hazards: &[],
             accepts: true,
             heartbeat: true,
             // This node bounds neither what partly read frames hold nor

@@ -82,6 +82,7 @@ impl NodeTarget for Composed {
         NodeCapabilities {
             drain: sender.drain,
             stats: sender.stats,
+            hazards: sender.hazards,
             fixed: NodeFixed {
                 write_timeout: sender.fixed.write_timeout,
                 data_capacity: sender.fixed.data_capacity,

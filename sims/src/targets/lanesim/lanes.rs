@@ -78,6 +78,7 @@ impl Lanes for Built {
 impl LanesTarget for LanesimLanes {
     fn capabilities(&self) -> LanesCapabilities {
         LanesCapabilities {
+            hazards: &[],
             modes: &[ModeKind::Router, ModeKind::Reject, ModeKind::Warn],
             lifecycle: true,
             stats: true,

@@ -324,6 +324,7 @@ impl Node for Started {
 impl NodeTarget for LanesimNode {
     fn capabilities(&self) -> NodeCapabilities {
         NodeCapabilities {
+            hazards: &[],
             accepts: true,
             heartbeat: true,
             frame_budget: true,
