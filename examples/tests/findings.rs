@@ -141,3 +141,102 @@ fn the_node_keeps_the_sender_contracts() {
     assert_eq!(report.verdicts().pass, 16);
     assert!(report.undecided_reaches() >= 2, "sender_fifo's two points");
 }
+
+/// The example node with the hazards it is given declared
+/// (`lanesim_target::hazard`): otherwise the node itself.
+struct Accepting(&'static [lanesim_target::hazard::Hazard]);
+
+impl lanesim_target::Targets for Accepting {
+    fn name(&self) -> &str {
+        "examples (accepting)"
+    }
+
+    fn node(&self) -> Option<&dyn lanesim_target::node::NodeTarget> {
+        Some(self)
+    }
+}
+
+impl lanesim_target::node::NodeTarget for Accepting {
+    fn capabilities(&self) -> lanesim_target::node::NodeCapabilities {
+        lanesim_target::node::NodeCapabilities {
+            hazards: self.0,
+            ..lanesim_examples::node::ExampleNode.capabilities()
+        }
+    }
+
+    fn start(
+        &self,
+        setup: lanesim_target::node::NodeSetup,
+    ) -> Result<Box<dyn lanesim_target::node::Node>, String> {
+        lanesim_examples::node::ExampleNode.start(setup)
+    }
+}
+
+const ONE_CAPACITY: &str = "one control capacity for every peer: a wedged peer's backlog refuses a healthy peer's controls (a documented blast radius)";
+
+/// The node counts its control capacity across every destination node, so
+/// a wedged peer's backlog refuses a healthy peer's control and takes it
+/// down (S9, independence across peers). Declared as an accepted hazard,
+/// the same runs are neither passes nor failures: they are counted as
+/// accepted hazards, with the reason and the lowest seed's repro, and the
+/// sweep exits 0.
+#[test]
+fn an_accepted_hazard_is_reported_never_passed() {
+    let scenario = ["@shipped/sender_wedge_blast_radius.toml"];
+    let plain = failed(runner().check(&scenario, Some("0..8")));
+    let plain = &plain.scenarios[0];
+    assert!(plain.verdicts.violated > 0, "{:?}", plain.verdicts);
+    assert!(
+        plain
+            .failures
+            .iter()
+            .all(|f| f.violations.iter().any(|v| v.contract == Contract::S9)),
+        "every failure breaks S9"
+    );
+    static S9: &[lanesim_target::hazard::Hazard] = &[lanesim_target::hazard::Hazard {
+        contract: "S9",
+        reason: ONE_CAPACITY,
+    }];
+    let accepting = Runner::new(Accepting(S9))
+        .check(&scenario, Some("0..8"))
+        .unwrap_or_else(|failed| panic!("{failed}"));
+    let tally = &accepting.scenarios[0];
+    assert_eq!(tally.verdicts.hazard, plain.verdicts.violated);
+    assert_eq!(tally.verdicts.pass, plain.verdicts.pass);
+    assert_eq!(tally.verdicts.failed(), 0);
+    let seen = &tally.hazards[0];
+    assert_eq!(
+        (seen.contract, seen.runs, seen.why.as_str()),
+        (Contract::S9, tally.verdicts.hazard, ONE_CAPACITY)
+    );
+    let line = lanesim_sims::report::sweep::scenario_line(tally, 0);
+    assert!(
+        line.contains("accepted hazard: S9") && line.contains(ONE_CAPACITY),
+        "{line}"
+    );
+    assert!(!line.contains(&format!("{}/8 pass", 8)), "{line}");
+}
+
+/// A hazard on an id that names no contract is bad input: every scenario
+/// is refused with the reason, none is run.
+#[test]
+fn a_hazard_naming_no_contract_refuses_every_scenario() {
+    static TYPO: &[lanesim_target::hazard::Hazard] = &[lanesim_target::hazard::Hazard {
+        contract: "S99",
+        reason: "a typo",
+    }];
+    let result =
+        Runner::new(Accepting(TYPO)).check(&["@shipped/sender_wedged_peer.toml"], Some("0..2"));
+    let report = match result {
+        Ok(report) => report,
+        Err(Failed::Runs(report)) => *report,
+        Err(Failed::Input(message)) => panic!("{message}"),
+    };
+    let tally = &report.scenarios[0];
+    let why = tally.refused.as_deref().unwrap_or("");
+    assert!(
+        why.contains("`S99`") && why.contains("names no contract"),
+        "{why}"
+    );
+    assert_eq!(tally.ran(), 0);
+}

@@ -122,7 +122,7 @@ impl Runner {
             },
             &mut Unwatched,
         );
-        let failed = report.verdicts().total() != report.verdicts().pass
+        let failed = report.verdicts().failed() > 0
             || report
                 .reaches()
                 .iter()

@@ -123,11 +123,7 @@ pub(super) fn fidelity(
         );
         let fidelity = real::fidelity(scenario, seeds, subject);
         // A seed that fails only for real is chased into the simulation.
-        for seed in fidelity
-            .seeds
-            .iter()
-            .filter(|s| s.simulated == Verdict::Pass)
-        {
+        for seed in fidelity.seeds.iter().filter(|s| !s.simulated.is_failure()) {
             let expect = match seed.real {
                 Some(Verdict::Violated) => seed.broken.1.first().and_then(|id| {
                     Contract::ALL
@@ -137,7 +133,7 @@ pub(super) fn fidelity(
                 }),
                 Some(Verdict::Liveness) => Some(Expect::Liveness),
                 Some(Verdict::Crash) => Some(Expect::Crash),
-                Some(Verdict::Pass) | None => None,
+                Some(Verdict::Pass | Verdict::Hazard) | None => None,
             };
             if let Some(expect) = expect {
                 let out = super::output::chased(subject);

@@ -39,7 +39,7 @@ impl Expect {
     #[must_use]
     pub fn of(result: &RunResult) -> Option<Self> {
         match result.verdict {
-            Verdict::Pass => None,
+            Verdict::Pass | Verdict::Hazard => None,
             Verdict::Violated => result
                 .violations
                 .first()

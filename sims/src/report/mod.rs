@@ -59,7 +59,7 @@ macro_rules! outln {
 /// `--help`'s list of [`Exit`] codes (pinned to the type by
 /// `help_lists_every_exit_code`).
 pub const EXIT_CODES: &str = "Exit codes:
-  0  every run passed and every reach requirement was met
+  0  every run passed (or broke only a contract the target declares an accepted hazard: counted apart, never as a pass) and every reach requirement was met
   1  a contract was violated
   2  bad input or usage (a scenario file, a flag, a shard report)
   3  liveness: a run outlived its virtual-time budget, no contract broken
@@ -111,7 +111,7 @@ impl Exit {
     #[must_use]
     pub fn of(verdict: Verdict) -> Self {
         match verdict {
-            Verdict::Pass => Self::Pass,
+            Verdict::Pass | Verdict::Hazard => Self::Pass,
             Verdict::Liveness => Self::Liveness,
             Verdict::Violated => Self::Violated,
             Verdict::Crash => Self::Crash,
@@ -122,7 +122,7 @@ impl Exit {
     #[must_use]
     pub fn of_sweep(report: &SweepReport) -> Self {
         let worst = report.verdicts().worst();
-        if worst == Verdict::Pass && report.reaches().iter().any(ScenarioReach::fell_short) {
+        if !worst.is_failure() && report.reaches().iter().any(ScenarioReach::fell_short) {
             Self::NotReached
         } else {
             Self::of(worst)
@@ -438,6 +438,14 @@ pub fn print(outcome: &Outcome) {
             let reach = ScenarioReachLine(result);
             if result.verdict == Verdict::Pass {
                 outln!("PASS {} seed {}", result.scenario, result.seed);
+            } else if result.verdict == Verdict::Hazard {
+                outln!("ACCEPTED HAZARD {} seed {}", result.scenario, result.seed);
+                for broke in &result.hazards {
+                    outln!("{broke}");
+                    if let Some(why) = result.accepted.iter().find(|n| n.what == broke.contract) {
+                        outln!("  accepted by the target: {}", why.why);
+                    }
+                }
             } else {
                 let mut text = String::new();
                 sweep::failure(&mut text, &Failure::of(result, subject));

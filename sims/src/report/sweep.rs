@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::{paint, Shown, Tone};
 use crate::run::pending::{Pending, Unresolved};
-use crate::run::sweep::{Failure, SweepReport, Tally};
+use crate::run::sweep::{Failure, HazardSeen, SweepReport, Tally};
 use crate::run::{MarkReach, RunResult, ScenarioReach, Verdict};
 use crate::targets::Subject;
 use crate::world::EndStep;
@@ -56,11 +56,13 @@ pub fn scenario_line(tally: &Tally, width: usize) -> String {
         0
     } + usize::from(reach.starved);
     let undecided = tally.unreachable.len();
-    let failed = tally.ran() - tally.verdicts.pass;
+    let failed = tally.verdicts.failed();
     let (word, tone) = if failed > 0 {
         ("FAIL", Tone::Bad)
     } else if missed > 0 || reach.decided_no_reach() {
         ("SHORT", Tone::Warn)
+    } else if tally.verdicts.hazard > 0 {
+        ("HAZRD", Tone::Warn)
     } else if tally.ran() < tally.planned {
         ("part", Tone::Warn)
     } else {
@@ -80,6 +82,7 @@ pub fn scenario_line(tally: &Tally, width: usize) -> String {
     );
     let verdicts = tally.verdicts;
     for (count, what) in [
+        (verdicts.hazard, "accepted hazard"),
         (verdicts.violated, "violated"),
         (verdicts.liveness, "liveness"),
         (verdicts.crash, "crash"),
@@ -116,6 +119,26 @@ pub fn scenario_line(tally: &Tally, width: usize) -> String {
             not.what, not.why
         );
     }
+    for seen in &tally.hazards {
+        let _ = write!(line, "\n      {}", hazard_line(seen, tally.ran()));
+    }
+    line
+}
+
+/// How a sweep saw a hazard the target accepts: the contract, the
+/// target's reason, the runs that broke it and the lowest one's repro.
+#[must_use]
+pub fn hazard_line(seen: &HazardSeen, ran: u64) -> String {
+    let mut line = format!(
+        "accepted hazard: {} ({}) broken in {} of {ran} run(s); the target's reason: {}",
+        seen.contract.id(),
+        seen.contract.name(),
+        seen.runs,
+        seen.why
+    );
+    if let Some((seed, message, repro)) = &seen.first {
+        let _ = write!(line, "\n        seed {seed}: {message}\n        {repro}");
+    }
     line
 }
 
@@ -139,11 +162,7 @@ pub fn human(report: &SweepReport, shown: Shown) -> String {
             let _ = writeln!(out, "{}", scenario_line(tally, width));
         }
     }
-    let failed: u64 = report
-        .scenarios
-        .iter()
-        .map(|t| t.ran() - t.verdicts.pass)
-        .sum();
+    let failed: u64 = report.scenarios.iter().map(|t| t.verdicts.failed()).sum();
     if failed > 0 {
         grouped(&mut out, report, failed, &shard);
     }
@@ -191,17 +210,22 @@ pub fn human(report: &SweepReport, shown: Shown) -> String {
     } else {
         format!("; {unreached} reach requirement(s) not decided")
     };
-    let all_good = verdicts.pass == verdicts.total() && missed == 0 && !report.stopped;
+    let all_good = verdicts.failed() == 0 && missed == 0 && !report.stopped;
     let tone = if !all_good {
         Tone::Bad
-    } else if not_run + undecided + unreached > 0 {
+    } else if not_run + undecided + unreached > 0 || verdicts.hazard > 0 {
         Tone::Warn
     } else {
         Tone::Good
     };
+    let hazards = if verdicts.hazard == 0 {
+        String::new()
+    } else {
+        format!(" {} accepted hazard,", verdicts.hazard)
+    };
     let _ = writeln!(
         out,
-        "{}: {} runs: {} pass, {} violated, {} liveness, {} crash; {missed} reach requirement(s) missed{undecided_reaches}{not_decided}{timing}",
+        "{}: {} runs: {} pass,{hazards} {} violated, {} liveness, {} crash; {missed} reach requirement(s) missed{undecided_reaches}{not_decided}{timing}",
         paint("summary", tone),
         verdicts.total(),
         verdicts.pass,
@@ -735,6 +759,7 @@ pub fn summary(report: &SweepReport, exit: u8) -> Value {
         "planned": report.planned(),
         "runs": verdicts.total(),
         "pass": verdicts.pass,
+        "hazard": verdicts.hazard,
         "violated": verdicts.violated,
         "liveness": verdicts.liveness,
         "crash": verdicts.crash,
@@ -771,7 +796,19 @@ pub fn jsonl(result: &RunResult, subject: &Subject) -> String {
         .iter()
         .map(|n| json!({ "contract": n.what.id(), "why": n.why }))
         .collect();
-    if result.verdict == Verdict::Pass {
+    line["hazards"] = result
+        .hazards
+        .iter()
+        .map(|v| {
+            let why = result.accepted.iter().find(|n| n.what == v.contract);
+            json!({
+                "contract": v.contract.id(),
+                "message": v.message,
+                "why": why.map(|n| n.why.as_str()),
+            })
+        })
+        .collect();
+    if !result.verdict.is_failure() {
         line["repro"] = Value::Null;
         line["trace"] = Value::Null;
     }
@@ -811,7 +848,17 @@ pub fn junit(report: &SweepReport) -> Result<String, String> {
                 &not.why,
             ));
         }
-        let failed = tally.ran() - tally.verdicts.pass;
+        for seen in &tally.hazards {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(hazard_line(seen, tally.ran()));
+            let mut case = TestCase::new(
+                format!("{} {} accepted hazard", tally.scenario, seen.contract.id()),
+                status,
+            );
+            case.set_classname(tally.path.clone());
+            suite.add_test_case(case);
+        }
+        let failed = tally.verdicts.failed();
         let mut missed = String::new();
         let short = missed_lines(&mut missed, std::slice::from_ref(&reach));
         let status = if failed > 0 || short > 0 {

@@ -40,6 +40,11 @@ pub use rerun::{Profile, Rerun};
 pub enum Verdict {
     /// Every checked contract held.
     Pass,
+    /// Only contracts the target accepts breaking broke
+    /// (`lanesim_target::hazard`): not a pass, not a failure; reported
+    /// with the target's reason. Exit code 0: the target's authors
+    /// accepted it.
+    Hazard,
     /// The virtual-time budget ran out with no contract broken.
     Liveness,
     /// A contract was broken.
@@ -53,7 +58,7 @@ impl Verdict {
     #[must_use]
     pub fn exit_code(self) -> u8 {
         match self {
-            Self::Pass => 0,
+            Self::Pass | Self::Hazard => 0,
             Self::Violated => 1,
             Self::Liveness => 3,
             Self::Crash => 4,
@@ -65,9 +70,21 @@ impl Verdict {
     pub fn name(self) -> &'static str {
         match self {
             Self::Pass => "pass",
+            Self::Hazard => "accepted hazard",
             Self::Liveness => "liveness",
             Self::Violated => "violated",
             Self::Crash => "crash",
+        }
+    }
+
+    /// Whether the run failed: a contract the target promises broke, the
+    /// run ran out of time, or the testbed crashed (a pass and an
+    /// accepted hazard did not).
+    #[must_use]
+    pub fn is_failure(self) -> bool {
+        match self {
+            Self::Pass | Self::Hazard => false,
+            Self::Liveness | Self::Violated | Self::Crash => true,
         }
     }
 }
@@ -109,6 +126,11 @@ pub struct RunResult {
     /// The scenario's contracts the target cannot support (not checked,
     /// never counted as held).
     pub undecided: Vec<NotDecided<Contract>>,
+    /// Breaks of contracts the target accepts breaking, with their
+    /// reasons in `accepted` (never in `violations`).
+    pub hazards: Vec<Violation>,
+    /// The scenario's contracts the target accepts breaking, and why.
+    pub accepted: Vec<NotDecided<Contract>>,
     /// Wall time the run took (for reports only: nothing simulated reads
     /// it; zero where nobody measured).
     pub wall: Duration,
@@ -220,6 +242,8 @@ impl RunResult {
             coverage: Coverage::new(),
             pending: None,
             undecided: Vec::new(),
+            hazards: Vec::new(),
+            accepted: Vec::new(),
             wall: Duration::ZERO,
         }
     }
@@ -276,7 +300,9 @@ pub fn judge(
         .copied()
         .filter(|&contract| decidable.decides(contract))
         .collect();
-    let violations = check::check(&decided, &run.records, context);
+    let (hazards, violations): (Vec<_>, Vec<_>) = check::check(&decided, &run.records, context)
+        .into_iter()
+        .partition(|v| decidable.accepts(v.contract));
     let mut coverage = run.coverage;
     decidable.show_roles(&mut coverage);
     // Whatever the verdict: a run cut short by its budget with a contract
@@ -286,6 +312,8 @@ pub fn judge(
         Verdict::Violated
     } else if !run.finished {
         Verdict::Liveness
+    } else if !hazards.is_empty() {
+        Verdict::Hazard
     } else {
         Verdict::Pass
     };
@@ -305,6 +333,8 @@ pub fn judge(
         coverage,
         pending,
         undecided: decidable.undecided(),
+        hazards,
+        accepted: decidable.accepted.clone(),
         wall: Duration::ZERO,
     }
 }

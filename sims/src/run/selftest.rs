@@ -175,7 +175,7 @@ fn detect(
             detection
                 .first
                 .get_or_insert((seed, detection.seeds_run, started.elapsed()));
-        } else if result.verdict != Verdict::Pass {
+        } else if result.verdict.is_failure() {
             detection.seeds_other += 1;
         }
     }

@@ -145,7 +145,7 @@ impl Signature {
     #[must_use]
     pub fn of(result: &RunResult) -> Option<Self> {
         let (failing, decided_by) = match result.verdict {
-            Verdict::Pass => return None,
+            Verdict::Pass | Verdict::Hazard => return None,
             Verdict::Liveness => (Failing::Liveness, None),
             Verdict::Crash => (Failing::Crash, None),
             Verdict::Violated => {

@@ -180,6 +180,9 @@ impl Failure {
 pub struct Verdicts {
     /// Every contract held.
     pub pass: u64,
+    /// Only contracts the target accepts breaking broke.
+    #[serde(default)]
+    pub hazard: u64,
     /// A contract broke.
     pub violated: u64,
     /// Out of virtual time.
@@ -196,6 +199,7 @@ impl Verdicts {
     fn slot(&mut self, verdict: Verdict) -> &mut u64 {
         match verdict {
             Verdict::Pass => &mut self.pass,
+            Verdict::Hazard => &mut self.hazard,
             Verdict::Violated => &mut self.violated,
             Verdict::Liveness => &mut self.liveness,
             Verdict::Crash => &mut self.crash,
@@ -204,15 +208,23 @@ impl Verdicts {
 
     fn merge(&mut self, other: Self) {
         self.pass += other.pass;
+        self.hazard += other.hazard;
         self.violated += other.violated;
         self.liveness += other.liveness;
         self.crash += other.crash;
     }
 
+    /// Runs that failed (violated, liveness or crash): neither a pass
+    /// nor an accepted hazard.
+    #[must_use]
+    pub fn failed(self) -> u64 {
+        self.violated + self.liveness + self.crash
+    }
+
     /// All runs.
     #[must_use]
     pub fn total(self) -> u64 {
-        self.pass + self.violated + self.liveness + self.crash
+        self.pass + self.hazard + self.violated + self.liveness + self.crash
     }
 
     /// The worst verdict any run had.
@@ -222,11 +234,27 @@ impl Verdicts {
             (self.crash, Verdict::Crash),
             (self.violated, Verdict::Violated),
             (self.liveness, Verdict::Liveness),
+            (self.hazard, Verdict::Hazard),
         ]
         .into_iter()
         .find(|(n, _)| *n > 0)
         .map_or(Verdict::Pass, |(_, v)| v)
     }
+}
+
+/// A contract the target accepts breaking, and how often a sweep saw it
+/// broken (`lanesim_target::hazard`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HazardSeen {
+    /// The contract.
+    pub contract: Contract,
+    /// The target's reason for accepting it.
+    pub why: String,
+    /// Runs that broke it.
+    pub runs: u64,
+    /// The lowest seed that broke it, its first message and its repro
+    /// line.
+    pub first: Option<(u64, String, Repro)>,
 }
 
 /// Whether some run of a sweep gave a listed contract a chance to fail.
@@ -279,6 +307,10 @@ pub struct Tally {
     /// Marks to reach that the target cannot report: not required.
     #[serde(default)]
     pub unreachable: Vec<NotDecided<CoverMark>>,
+    /// Listed contracts the target accepts breaking, and how often runs
+    /// broke them.
+    #[serde(default)]
+    pub hazards: Vec<HazardSeen>,
 }
 
 impl Tally {
@@ -321,6 +353,16 @@ impl Tally {
             refused: decidable.refused.clone(),
             undecided: decidable.undecided(),
             unreachable: decidable.marks.clone(),
+            hazards: decidable
+                .accepted
+                .iter()
+                .map(|n| HazardSeen {
+                    contract: n.what,
+                    why: n.why.clone(),
+                    runs: 0,
+                    first: None,
+                })
+                .collect(),
         }
     }
 
@@ -350,7 +392,23 @@ impl Tally {
                 )
             });
         }
-        if result.verdict != Verdict::Pass && self.failures.len() < KEPT_FAILURES {
+        for seen in &mut self.hazards {
+            if let Some(broke) = result.hazards.iter().find(|v| v.contract == seen.contract) {
+                seen.runs += 1;
+                if seen
+                    .first
+                    .as_ref()
+                    .is_none_or(|(seed, ..)| result.seed < *seed)
+                {
+                    seen.first = Some((
+                        result.seed,
+                        broke.message.clone(),
+                        Repro::replay(&result.path, result.seed, subject),
+                    ));
+                }
+            }
+        }
+        if result.verdict.is_failure() && self.failures.len() < KEPT_FAILURES {
             self.failures.push(Failure::of(result, subject));
         }
         self.digest = self
@@ -373,6 +431,14 @@ impl Tally {
         self.failures.truncate(KEPT_FAILURES);
         for group in other.groups {
             signature::merge(&mut self.groups, group);
+        }
+        for (mine, theirs) in self.hazards.iter_mut().zip(other.hazards) {
+            mine.runs += theirs.runs;
+            if let Some(first) = theirs.first {
+                if mine.first.as_ref().is_none_or(|(seed, ..)| first.0 < *seed) {
+                    mine.first = Some(first);
+                }
+            }
         }
         self.digest = self.digest.wrapping_add(other.digest);
         self.wall.0 += other.wall.0;

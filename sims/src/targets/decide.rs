@@ -16,6 +16,7 @@
 //! (sims/tests/targets.rs): a target that reports nothing optional is left
 //! L5, S2 and S4, and nothing else, undecided.
 
+use lanesim_target::hazard::Hazard;
 use lanesim_target::lanes::{LanesCapabilities, ModeKind};
 use lanesim_target::node::NodeCapabilities;
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,11 @@ pub struct Decidable {
     pub clauses: Vec<NotDecided<Contract>>,
     /// Marks the scenario must reach that it cannot report.
     pub marks: Vec<NotDecided<CoverMark>>,
+    /// Listed contracts the target breaks knowingly, with its reason
+    /// (`lanesim_target::hazard`): checked, and a run that breaks only
+    /// these is an accepted hazard, never a pass.
+    #[serde(default)]
+    pub accepted: Vec<NotDecided<Contract>>,
     /// Which of the target's marks show each role it maps (what a run's
     /// coverage gains as [`CoverMark::Role`]: [`Decidable::show_roles`]).
     #[serde(skip)]
@@ -60,6 +66,13 @@ impl Decidable {
     #[must_use]
     pub fn decides(&self, contract: Contract) -> bool {
         self.refused.is_none() && !self.contracts.iter().any(|n| n.what == contract)
+    }
+
+    /// Whether the target accepts breaking `contract` (a hazard it
+    /// declares).
+    #[must_use]
+    pub fn accepts(&self, contract: Contract) -> bool {
+        self.accepted.iter().any(|n| n.what == contract)
     }
 
     /// Whether a requirement on `mark` is decided.
@@ -104,6 +117,37 @@ fn not(what: Contract, why: &str) -> NotDecided<Contract> {
         what,
         why: why.to_string(),
     }
+}
+
+/// The hazards a target declares on the contracts `scenario` lists, or
+/// why one names no contract (bad input: the scenario is refused).
+fn accepted(hazards: &[Hazard], scenario: &Scenario) -> Result<Vec<NotDecided<Contract>>, String> {
+    let mut out = Vec::new();
+    for hazard in hazards {
+        let Some(contract) = Contract::ALL
+            .iter()
+            .copied()
+            .find(|c| c.id() == hazard.contract)
+        else {
+            let ids: Vec<&str> = Contract::ALL.iter().map(|c| c.id()).collect();
+            return Err(format!(
+                "the target accepts a hazard on `{}`, which names no contract (Hazard::contract is one of {})",
+                hazard.contract,
+                ids.join(", ")
+            ));
+        };
+        if scenario.file.checks.contains(&contract)
+            && !out
+                .iter()
+                .any(|n: &NotDecided<Contract>| n.what == contract)
+        {
+            out.push(NotDecided {
+                what: contract,
+                why: hazard.reason.to_string(),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Why a lanes target cannot run `scenario`'s policy, if it cannot.
@@ -223,6 +267,14 @@ impl Subject {
             },
         };
         let refused = refused.or_else(|| super::fixed::refusal(scenario, &self.fixed()));
+        let hazards = match world {
+            WorldKind::Lanes => self.lanes().map_or(&[][..], |l| l.capabilities().hazards),
+            WorldKind::Sender | WorldKind::Mesh => {
+                self.node().map_or(&[][..], |n| n.capabilities().hazards)
+            }
+        };
+        let accepted = accepted(hazards, scenario);
+        let refused = refused.or_else(|| accepted.as_ref().err().cloned());
         if refused.is_some() {
             return Decidable {
                 refused,
@@ -296,6 +348,7 @@ impl Subject {
             refused: None,
             contracts,
             clauses,
+            accepted: accepted.unwrap_or_default(),
             marks,
             roles: sites
                 .roles
