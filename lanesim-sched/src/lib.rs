@@ -21,6 +21,11 @@
 //! - [`Explorer::polled`]: after the poll, whether a budgeted operation was
 //!   refused (the task was preempted).
 //!
+//! It also tells the explorer where tasks come from ([`Explorer::spawned`])
+//! and when they end ([`Explorer::ended`]): the lanes world infers a
+//! router's lanes from them (a task spawned while the world routes a key,
+//! ended when the lane ends).
+//!
 //! Nothing installed, the patched tokio is stock tokio (one branch per
 //! runtime build). Without the patch nothing asks: [`patched`] tells a
 //! runner which it has, so it can refuse to claim exploration it cannot do.
@@ -79,6 +84,13 @@ pub trait Explorer: Send + Sync + 'static {
     /// budget, so it yielded.
     fn polled(&self, task: Task, preempted: bool) {
         let _ = (task, preempted);
+    }
+
+    /// `task` ended: it returned, panicked or was cancelled, and will not be
+    /// polled again (asked on the runtime's thread as tokio releases it,
+    /// after its future is dropped).
+    fn ended(&self, task: Task) {
+        let _ = task;
     }
 }
 

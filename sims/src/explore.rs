@@ -95,6 +95,18 @@ where
     tokio::spawn(future)
 }
 
+/// Told of the target's tasks as they come and go (the lanes world infers
+/// a router's lanes from them: `world::lanes::infer`). Called on the
+/// runtime's thread, with none of the explorer's locks held.
+pub(crate) trait TaskWatch: Send + Sync {
+    /// The target spawned `task` (the world's own spawns are not told).
+    fn spawned(&self, task: u64);
+    /// `task` is about to be polled.
+    fn polling(&self, task: u64);
+    /// `task` ended: returned, panicked or cancelled.
+    fn ended(&self, task: u64);
+}
+
 /// The explorer of one run.
 pub struct WorldExplorer {
     policy: Exploration,
@@ -102,6 +114,8 @@ pub struct WorldExplorer {
     state: Mutex<State>,
     /// Where holds are logged ([`WorldExplorer::log_holds`]).
     holds: Mutex<Option<HoldLog>>,
+    /// Who is told of the target's tasks ([`WorldExplorer::watch`]).
+    watch: Mutex<Option<Arc<dyn TaskWatch>>>,
 }
 
 /// The run's log, and its clock, for `Event::TaskHeld`.
@@ -137,7 +151,33 @@ impl WorldExplorer {
                 resuming: BTreeSet::new(),
             }),
             holds: Mutex::new(None),
+            watch: Mutex::new(None),
         }
+    }
+
+    /// Tells `watch` of the target's tasks from now on, until
+    /// [`WorldExplorer::unwatch`].
+    pub(crate) fn watch(&self, watch: Arc<dyn TaskWatch>) {
+        *self
+            .watch
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(watch);
+    }
+
+    /// Stops telling anyone (the watcher may hold the world, which holds
+    /// nothing of the explorer: no cycle, but the world ends first).
+    pub(crate) fn unwatch(&self) {
+        self.watch
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+    }
+
+    fn watcher(&self) -> Option<Arc<dyn TaskWatch>> {
+        self.watch
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Logs every hold to `log` at the time `now` reads (the world's own
@@ -200,11 +240,17 @@ impl Explorer for WorldExplorer {
     }
 
     fn spawned(&self, task: Task, at: &'static Location<'static>) {
+        let world = WORLD_SPAWNING.with(Cell::get);
+        if !world {
+            if let Some(watch) = self.watcher() {
+                watch.spawned(task.id);
+            }
+        }
         if !self.policy.explores() {
             return;
         }
         let mut state = self.state();
-        if WORLD_SPAWNING.with(Cell::get) {
+        if world {
             state.world.insert(task.id);
         }
         state.sites.insert(task.id, Site::spawned_at(at));
@@ -226,6 +272,9 @@ impl Explorer for WorldExplorer {
     }
 
     fn poll(&self, task: Task) -> Poll {
+        if let Some(watch) = self.watcher() {
+            watch.polling(task.id);
+        }
         if self.policy.awaits <= 0.0 {
             return Poll::Run;
         }
@@ -266,6 +315,12 @@ impl Explorer for WorldExplorer {
         };
         drop(state);
         self.probe.fired().note(what);
+    }
+
+    fn ended(&self, task: Task) {
+        if let Some(watch) = self.watcher() {
+            watch.ended(task.id);
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! The target API: lanesim's own components seen from outside only (no
 //! lane lifecycle, no drain account, no counters, no table) are decided
-//! where they can be, raise no false alarm there, and still have their
+//! where they can be (L5 on lanes inferred from the router's tasks), raise no false alarm there, and still have their
 //! planted bugs caught by the contracts decided from outside.
 
 use std::path::Path;
@@ -21,8 +21,8 @@ fn shipped() -> Vec<Scenario> {
 }
 
 /// Seen from outside, every shipped scenario runs, what needs a report is
-/// not decided (L5 and the raw router's L2 under panics without the lane
-/// lifecycle; S2 and S4 without the drain's account), and everything else
+/// not decided (S2 and S4 without the drain's account; L5 is decided on the
+/// lanes the world infers from the router's tasks), and everything else
 /// passes on the same seeds lanesim's own components pass.
 #[test]
 fn outside_lanesim_passes_what_it_decides_on_every_shipped_scenario() {
@@ -56,7 +56,7 @@ fn outside_lanesim_passes_what_it_decides_on_every_shipped_scenario() {
     }
     assert_eq!(
         undecided.into_iter().collect::<Vec<_>>(),
-        [Contract::L5, Contract::S2, Contract::S4]
+        [Contract::S2, Contract::S4]
     );
 }
 
@@ -508,4 +508,120 @@ fn fixed_constants_never_fail_correct_code() {
     }
     // Both kinds happen: the constants decide, not a blanket refusal.
     assert!(ran >= 5 && refused >= 5, "{ran} ran, {refused} refused");
+}
+
+/// L5 is decided for a router that reports no lanes: the world infers each
+/// lane from the task a route spawned (`world::lanes::infer`), and a lane
+/// that evicts its successor (planted #3, seen from outside) breaks L5
+/// itself: the evicted lane ends, unasked, before its TTL.
+#[cfg(feature = "planted-bugs")]
+#[test]
+fn l5_detects_a_reap_holding_work_of_a_router_that_reports_no_lanes() {
+    use lanesim::planted::{Planted, PlantedBug};
+    use lanesim_sims::run::execute;
+
+    let subject =
+        Subject::lanesim(Planted::select(PlantedBug::ReapWithoutIdentityCheck).unwrap()).outside();
+    let (mut l5, mut runs) = (0, 0);
+    for scenario in shipped()
+        .iter()
+        .filter(|s| s.file.checks.contains(&Contract::L5))
+    {
+        for seed in 0..8 {
+            runs += 1;
+            let result = execute(scenario, seed, &subject);
+            assert!(
+                result.undecided.iter().all(|n| n.what != Contract::L5),
+                "{} seed {seed}: {:?}",
+                scenario.name,
+                result.undecided
+            );
+            l5 += u64::from(result.violations.iter().any(|v| v.contract == Contract::L5));
+        }
+    }
+    // 16 of 56 when written.
+    assert!(l5 >= 4, "L5 broken in {l5} of {runs} runs");
+}
+
+/// A router whose handlers run on a task no route spawned (one worker for
+/// every key) cannot have its lanes inferred: L5 is not decided for its
+/// runs, with the reason, and never counted as held.
+#[test]
+fn a_router_whose_lanes_are_not_tasks_its_routes_spawned_leaves_l5_undecided() {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+
+    use lanesim_sims::run::execute;
+    use lanesim_sims::targets::lanesim::lanes::LanesimLanes;
+    use lanesim_target::lanes::{Item, Lanes, LanesCapabilities, LanesSetup, LanesTarget};
+    use lanesim_target::Targets;
+
+    /// Every key's items on one worker, spawned when the router is built.
+    struct OneWorker {
+        queue: tokio::sync::mpsc::UnboundedSender<Item>,
+        pending: Arc<Mutex<BTreeMap<u64, usize>>>,
+    }
+    impl Lanes for OneWorker {
+        fn route(&self, item: Item, capacity: Option<usize>) -> Result<usize, Item> {
+            let mut pending = self.pending.lock().unwrap();
+            let depth = pending.entry(item.key).or_default();
+            if capacity.is_some_and(|c| *depth >= c) {
+                return Err(item);
+            }
+            *depth += 1;
+            let before = *depth - 1;
+            self.queue.send(item).map_err(|e| e.0)?;
+            Ok(before)
+        }
+    }
+    struct Pool;
+    impl LanesTarget for Pool {
+        fn capabilities(&self) -> LanesCapabilities {
+            LanesCapabilities {
+                lifecycle: false,
+                stats: false,
+                ..LanesimLanes::default().capabilities()
+            }
+        }
+        fn build(&self, setup: LanesSetup) -> Result<Box<dyn Lanes>, String> {
+            let (queue, mut items) = tokio::sync::mpsc::unbounded_channel::<Item>();
+            let pending = Arc::new(Mutex::new(BTreeMap::<u64, usize>::new()));
+            let done = Arc::clone(&pending);
+            let handler = setup.handler;
+            setup.runtime.spawn(async move {
+                while let Some(item) = items.recv().await {
+                    handler.call(item).await;
+                    *done.lock().unwrap().entry(item.key).or_default() -= 1;
+                }
+            });
+            Ok(Box::new(OneWorker { queue, pending }))
+        }
+    }
+    struct PoolTargets;
+    impl Targets for PoolTargets {
+        fn name(&self) -> &str {
+            "one-worker"
+        }
+        fn lanes(&self) -> Option<&dyn LanesTarget> {
+            Some(&Pool)
+        }
+    }
+
+    let subject = Subject::user(Arc::new(PoolTargets));
+    let scenario = shipped()
+        .into_iter()
+        .find(|s| s.name == "lanes_order")
+        .unwrap();
+    assert!(scenario.file.checks.contains(&Contract::L5));
+    for seed in 0..4 {
+        let result = execute(&scenario, seed, &subject);
+        let why = result
+            .undecided
+            .iter()
+            .find(|n| n.what == Contract::L5)
+            .map(|n| n.why.clone())
+            .unwrap_or_else(|| panic!("seed {seed}: L5 decided: {:?}", result.undecided));
+        assert!(why.contains("no route spawned"), "{why}");
+        assert!(result.violations.iter().all(|v| v.contract != Contract::L5));
+    }
 }

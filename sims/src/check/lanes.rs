@@ -29,7 +29,11 @@
 //! which is per lane for a router with one live lane per key), and L3 is
 //! decided from the tasks: a key's items never run on two tasks at once,
 //! and never on an older task after a newer one began (two live lanes for
-//! one key). L5 needs the lifecycle and is not decided (`targets::decide`).
+//! one key). L5 needs the lifecycle: in simulation the world infers it
+//! from the target's tasks and, where that holds for a run, the run is
+//! checked as if the target had reported it (`world::lanes::infer`); where
+//! it does not, any lifecycle events in the log are not read and L5 is not
+//! decided for the run (`run::judge`).
 //!
 //! Slack. Virtual time is exact in the lanes world, so the slack is what
 //! the code itself allows: tokio's timers fire up to 1 ms late (their wheel
@@ -209,6 +213,9 @@ impl Replay<'_> {
         let record = &self.records[index];
         let at = record.at;
         match record.event {
+            // Inferred lanes: a lifecycle the world inferred but could not
+            // vouch for (`world::lanes::infer`) is not read.
+            Event::LaneCreated { .. } | Event::LaneClosed { .. } if self.inferred() => {}
             Event::LaneCreated { key, lane } => self.created(index, key, lane),
             Event::Routed {
                 key,

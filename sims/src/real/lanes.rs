@@ -67,7 +67,7 @@ pub fn run_real(
     let lateness = Lateness::watch(&runtime, None);
     let log = EventLog::default();
     let clock = RealClock::starting(scale);
-    let (stuck, elapsed) = runtime.block_on(main(
+    let (stuck, elapsed, inference) = runtime.block_on(main(
         p,
         seed,
         budget.mul_f64(scale),
@@ -75,10 +75,12 @@ pub fn run_real(
         log.clone(),
         Arc::clone(&probe),
         Some((Clock::Real(clock), order)),
+        None,
     ));
     let wall = clock.start.elapsed(); // wall-clock: ok (real mode)
     let finished = stuck.is_none();
-    let world = WorldRun::ended(&log, &probe, finished, elapsed, stuck);
+    let mut world = WorldRun::ended(&log, &probe, finished, elapsed, stuck);
+    world.lanes = Some(inference);
     let lateness = lateness.worst();
     runtime.shutdown_timeout(Duration::from_secs(1));
     drop(installed);

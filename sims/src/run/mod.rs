@@ -293,14 +293,35 @@ pub fn judge(
     context: &CheckContext,
     decidable: &Decidable,
 ) -> RunResult {
+    // A router that reports no lanes: its lanes as the world inferred them
+    // from its tasks (`world::lanes::infer`), or, where that failed, L5
+    // not decided for this run.
+    let mut context = *context;
+    let mut undecided = decidable.undecided();
+    match &run.lanes {
+        Some(world::lanes::Inference::Held) => context.reported.lifecycle = true,
+        Some(world::lanes::Inference::Failed(why))
+            if !context.reported.lifecycle
+                && scenario.file.checks.contains(&Contract::L5)
+                && decidable.decides(Contract::L5) =>
+        {
+            undecided.push(NotDecided {
+                what: Contract::L5,
+                why: why.clone(),
+            });
+        }
+        Some(_) | None => {}
+    }
     let decided: Vec<Contract> = scenario
         .file
         .checks
         .iter()
         .copied()
-        .filter(|&contract| decidable.decides(contract))
+        .filter(|&contract| {
+            decidable.decides(contract) && !undecided.iter().any(|n| n.what == contract)
+        })
         .collect();
-    let (hazards, violations): (Vec<_>, Vec<_>) = check::check(&decided, &run.records, context)
+    let (hazards, violations): (Vec<_>, Vec<_>) = check::check(&decided, &run.records, &context)
         .into_iter()
         .partition(|v| decidable.accepts(v.contract));
     let mut coverage = run.coverage;
@@ -332,7 +353,7 @@ pub fn judge(
         elapsed: run.elapsed,
         coverage,
         pending,
-        undecided: decidable.undecided(),
+        undecided,
         hazards,
         accepted: decidable.accepted.clone(),
         wall: Duration::ZERO,

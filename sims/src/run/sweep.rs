@@ -375,6 +375,16 @@ impl Tally {
     /// Folds one run in.
     pub fn add(&mut self, result: &RunResult, subject: &Subject) {
         self.verdicts.add(result.verdict);
+        // A contract one run could not decide (lanes it could not infer)
+        // is not decided for the scenario: the first reason is kept.
+        for not in &result.undecided {
+            if !self.undecided.iter().any(|n| n.what == not.what) {
+                self.undecided.push(NotDecided {
+                    what: not.what,
+                    why: format!("{} (seed {})", not.why, result.seed),
+                });
+            }
+        }
         self.wall.0 += result.wall;
         for mark in result.coverage.keys() {
             *self.marks.entry(*mark).or_default() += 1;
@@ -438,6 +448,11 @@ impl Tally {
                 if mine.first.as_ref().is_none_or(|(seed, ..)| first.0 < *seed) {
                     mine.first = Some(first);
                 }
+            }
+        }
+        for not in other.undecided {
+            if !self.undecided.iter().any(|n| n.what == not.what) {
+                self.undecided.push(not);
             }
         }
         self.digest = self.digest.wrapping_add(other.digest);

@@ -162,14 +162,17 @@ fn lanes_refusal(caps: &LanesCapabilities, policy: Policy) -> Option<String> {
 
 fn lanes_contracts(caps: &LanesCapabilities, scenario: &Scenario) -> Vec<NotDecided<Contract>> {
     let mut out = Vec::new();
-    if caps.lifecycle {
+    // Without lifecycle reports the world infers lanes from the target's
+    // tasks, which only lanesim's tokio tells it of; a run where the
+    // inference fails leaves L5 undecided for itself (`run::judge`).
+    if caps.lifecycle || tokio_explores() {
         return out;
     }
     for &contract in &scenario.file.checks {
         if contract == Contract::L5 {
             out.push(not(
                 contract,
-                "reaping is seen only in the lane lifecycle, which the target does not report (LanesCapabilities::lifecycle)",
+                "reaping is seen only in the lane lifecycle, which the target does not report (LanesCapabilities::lifecycle) and this build's stock tokio cannot infer: the crate needs lanesim's `[patch.crates-io] tokio` line (README, \"Your implementation\")",
             ));
         }
     }
@@ -317,8 +320,10 @@ impl Subject {
                     {
                         "the target's code has no such preemption point (Sites::points)"
                     }
-                    CoverMark::World(mark) if !lifecycle && LIFECYCLE_MARKS.contains(&mark) => {
-                        "the world sees lanes come and go only in lifecycle reports (LanesCapabilities::lifecycle)"
+                    CoverMark::World(mark)
+                        if !lifecycle && !tokio_explores() && LIFECYCLE_MARKS.contains(&mark) =>
+                    {
+                        "the world sees lanes come and go only in lifecycle reports (LanesCapabilities::lifecycle) or, with lanesim's tokio, inferred from the target's tasks, and this build has stock tokio"
                     }
                     CoverMark::World(WorldMark::TrickleCut) if !frame_deadline => {
                         "a trickle is cut by a frame deadline, and the target declares none (NodeCapabilities::frame_deadline)"

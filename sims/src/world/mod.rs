@@ -61,6 +61,9 @@ pub struct WorldRun {
     /// The preemptions that fired, beside the log (not in it, nor in its
     /// hash: `fired`).
     pub preemptions: Vec<Preemption>,
+    /// The lanes world: how it knew the router's lanes (reported, or
+    /// inferred from its tasks: `lanes::infer`).
+    pub lanes: Option<lanes::Inference>,
 }
 
 impl WorldRun {
@@ -92,6 +95,7 @@ impl WorldRun {
             coverage,
             stuck,
             preemptions,
+            lanes: None,
         }
     }
 }

@@ -423,6 +423,12 @@ impl<S: 'static> Task<S> {
         self.raw.header()
     }
 
+    /// lanesim patch (LANESIM.md): the task's id, for the explorer.
+    pub(crate) fn explore_id(&self) -> crate::task::Id {
+        // Safety: The header pointer is valid.
+        unsafe { Header::get_id(self.raw.header_ptr()) }
+    }
+
     fn header_ptr(&self) -> NonNull<Header> {
         self.raw.header_ptr()
     }

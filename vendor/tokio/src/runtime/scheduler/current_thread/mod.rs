@@ -766,6 +766,12 @@ impl fmt::Debug for Handle {
 
 impl Schedule for Arc<Handle> {
     fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+        // lanesim patch (LANESIM.md): the explorer learns when a task ends.
+        if let Some(explorer) = &self.shared.explorer {
+            explorer.ended(lanesim_sched::Task {
+                id: task.explore_id().as_u64(),
+            });
+        }
         self.shared.owned.remove(task)
     }
 

@@ -12,6 +12,9 @@
 //! Real mode ([`run_real`]) runs the same workload on a real multi-thread
 //! runtime in wall time, its durations scaled by the scenario's
 //! `real_time_scale`.
+//!
+//! A router that reports no lifecycle has its lanes inferred from its tasks
+//! in simulation ([`infer`]).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -27,6 +30,10 @@ use super::{EndStep, Stuck, WorldRun, INJECTED};
 use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, Exit};
 use crate::explore::{self, spawn_world, WorldExplorer};
+
+mod infer;
+
+pub use infer::Inference;
 use crate::rng::SimRng;
 use crate::scenario::{LanesParams, Policy};
 use crate::targets::Subject;
@@ -82,9 +89,14 @@ struct World {
     /// See [`super::Order`]; shared with real mode's worker threads, which
     /// let go of a kept order when they park.
     order: Arc<super::Order>,
-    /// For a target that reports no lanes: the lane each tokio task a
-    /// handler ran on stands for, numbered in the order first seen.
-    tasks: Mutex<std::collections::BTreeMap<tokio::task::Id, u64>>,
+    /// For a target that reports no lanes: the lane each tokio task stands
+    /// for, numbered in the order first seen (spawned, or first running a
+    /// handler).
+    tasks: Mutex<std::collections::BTreeMap<u64, u64>>,
+    /// Lanes inferred from the target's tasks ([`infer`]).
+    inferring: Mutex<infer::Inferring>,
+    /// The router is being dropped or gone.
+    dropped: std::sync::atomic::AtomicBool,
 }
 
 impl World {
@@ -145,9 +157,11 @@ impl World {
         if let Some(lane) = named {
             return lane.0;
         }
-        let Some(task) = tokio::task::try_id() else {
-            return 0;
-        };
+        current_task().map_or(0, |task| self.number(task))
+    }
+
+    /// The number `task` goes by, given the first time it is seen.
+    fn number(&self, task: u64) -> u64 {
         let mut tasks = self.tasks.lock().unwrap();
         let next = tasks.len() as u64 + 1;
         *tasks.entry(task).or_insert(next)
@@ -172,6 +186,12 @@ impl World {
             }
         }
     }
+}
+
+/// The tokio task running now, by the number lanesim's tokio tells the
+/// explorer (`tokio::task::Id` prints it).
+fn current_task() -> Option<u64> {
+    tokio::task::try_id().and_then(|id| id.to_string().parse().ok())
 }
 
 struct Observer(Arc<World>);
@@ -204,6 +224,13 @@ impl LaneEvents for Observer {
 /// duration, and panics or hangs when the world says so.
 fn handle(world: &Arc<World>, lane: Option<LaneId>, item: Item) -> BoxFuture {
     let Item { key, seq: item } = item;
+    if lane.is_none() {
+        world
+            .inferring
+            .lock()
+            .unwrap()
+            .handled_on(current_task(), key, item);
+    }
     let lane = world.lane_of(lane);
     world.record(Event::HandleStart { key, item, lane });
     if world.stuck.contains(&key) && world.hung.lock().unwrap().insert(key) {
@@ -212,6 +239,7 @@ fn handle(world: &Arc<World>, lane: Option<LaneId>, item: Item) -> BoxFuture {
         return Box::pin(std::future::pending());
     }
     if world.chance(world.params.sync_panic_chance) {
+        world.inferring.lock().unwrap().panicked_on(current_task());
         world.end(Event::HandleEnd {
             key,
             item,
@@ -235,6 +263,7 @@ fn handle(world: &Arc<World>, lane: Option<LaneId>, item: Item) -> BoxFuture {
             panicked,
         });
         if panicked {
+            world.inferring.lock().unwrap().panicked_on(current_task());
             panic!("{INJECTED} handler panic (key {key}, item {item})");
         }
     })
@@ -277,9 +306,11 @@ impl Target {
             Policy::Raw | Policy::Reject => params.capacity,
             Policy::Warn => None,
         };
+        world.inferring.lock().unwrap().routing(Some(key));
         let routed = self
             .0
             .route(Item { key, seq: item }, enforced.map(|c| c as usize));
+        world.inferring.lock().unwrap().routing(None);
         (enforced, routed.ok().map(|d| d as u64))
     }
 }
@@ -296,7 +327,7 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, subject: &Subject)
         .expect("a current-thread runtime builds");
     let log = EventLog::default();
     let installed = coverage::install(&probe);
-    let (stuck, elapsed) = runtime.block_on(async {
+    let (stuck, elapsed, inference) = runtime.block_on(async {
         let start = Instant::now();
         explorer.log_holds(log.clone(), move || start.elapsed());
         probe.fired().watch(log.clone(), move || start.elapsed());
@@ -309,6 +340,7 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, subject: &Subject)
             log.clone(),
             Arc::clone(&probe),
             None,
+            Some(&explorer),
         )
         .await
     });
@@ -316,7 +348,8 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, subject: &Subject)
     let finished = stuck.is_none();
     // The log ends at `RunEnd`: cancelling what is left (stuck lanes) with
     // the runtime is not part of the run, and is not counted either.
-    let run = WorldRun::ended(&log, &probe, finished, elapsed, stuck);
+    let mut run = WorldRun::ended(&log, &probe, finished, elapsed, stuck);
+    run.lanes = Some(inference);
     drop(runtime);
     drop(installed);
     drop(explored);
@@ -331,7 +364,8 @@ pub(crate) async fn main(
     log: EventLog,
     probe: Arc<WorldProbe>,
     real: Option<(Clock, Arc<super::Order>)>,
-) -> (Option<Stuck>, Duration) {
+    explorer: Option<&WorldExplorer>,
+) -> (Option<Stuck>, Duration, Inference) {
     let (clock, order) = real.unwrap_or_else(|| {
         (
             Clock::Sim {
@@ -355,7 +389,14 @@ pub(crate) async fn main(
         frozen: std::sync::atomic::AtomicBool::new(false),
         order,
         tasks: Mutex::new(std::collections::BTreeMap::new()),
+        inferring: Mutex::default(),
+        dropped: std::sync::atomic::AtomicBool::new(false),
     });
+    let reports = subject.lanes().is_some_and(|l| l.capabilities().lifecycle);
+    if let (false, Some(explorer)) = (reports, explorer) {
+        world.inferring.lock().unwrap().watch();
+        explorer.watch(Arc::new(infer::Watch(Arc::clone(&world))));
+    }
     let target = Arc::new(Mutex::new(Some(Target::build(&world, subject))));
 
     let mut producers = Vec::new();
@@ -406,6 +447,14 @@ pub(crate) async fn main(
             .frozen
             .store(true, std::sync::atomic::Ordering::Release);
     });
+    if let Some(explorer) = explorer {
+        explorer.unwatch();
+    }
+    let inference = if reports {
+        Inference::Reported
+    } else {
+        world.inferring.lock().unwrap().outcome()
+    };
     let real = matches!(world.clock, Clock::Real(_));
     let stuck = stuck.map(|step| Stuck {
         step,
@@ -413,7 +462,7 @@ pub(crate) async fn main(
         table: None,
         order: real.then_some(order),
     });
-    (stuck, world.clock.now())
+    (stuck, world.clock.now(), inference)
 }
 
 /// Drops the router as one step of the log: its counters, the drop and
@@ -426,6 +475,9 @@ fn drop_router(world: &World, target: &Mutex<Option<Target>>) {
 fn drop_router_now(world: &World, target: &Mutex<Option<Target>>) {
     let taken = target.lock().unwrap().take();
     if let Some(target) = taken {
+        world
+            .dropped
+            .store(true, std::sync::atomic::Ordering::Release);
         if let Some(stats) = target.0.stats() {
             world.record(Event::DispatcherStats {
                 lanes_created: stats.lanes_created,
