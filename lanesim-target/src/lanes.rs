@@ -18,7 +18,11 @@
 //!   handler, [`Handler::call_on`]): L3 against the lane each item was
 //!   admitted to, and L5 reap soundness and liveness (no lane reaped
 //!   holding work, every idle lane reaped within its TTL, every lane ended
-//!   after the drop);
+//!   after the drop). Without it, in simulation, the world infers the
+//!   lifecycle: a lane is the task a `route` of its key spawned, ended when
+//!   that task ends, and L5 is decided on it wherever every handler ran on
+//!   such a task (lanesim's tokio tells the world when tasks are spawned
+//!   and end);
 //! - with [`LanesCapabilities::stats`]: the counters agree with the log.
 //!
 //! A contract a target cannot support is reported as not decided, with the

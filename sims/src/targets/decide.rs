@@ -14,7 +14,8 @@
 //! The table of what each contract needs is here and only here, pinned by
 //! `outside_lanesim_passes_what_it_decides_on_every_shipped_scenario`
 //! (sims/tests/targets.rs): a target that reports nothing optional is left
-//! L5, S2 and S4, and nothing else, undecided.
+//! S2 and S4, and nothing else, undecided (L5 is decided on lanes the world
+//! infers from the router's tasks, run by run: `world::lanes::infer`).
 
 use lanesim_target::hazard::Hazard;
 use lanesim_target::lanes::{LanesCapabilities, ModeKind};
