@@ -10,7 +10,7 @@ use crate::coverage::{self, WorldProbe};
 use crate::event::EventLog;
 use crate::scenario::LanesParams;
 use crate::targets::Subject;
-use crate::world::lanes::{main, Clock};
+use crate::world::lanes::{main, Clock, Host};
 use crate::world::{Order, WorldRun};
 
 /// `params` with every duration the world acts on multiplied by `scale`:
@@ -74,8 +74,7 @@ pub fn run_real(
         subject,
         log.clone(),
         Arc::clone(&probe),
-        Some((Clock::Real(clock), order)),
-        None,
+        Host::Real(Clock::Real(clock), order),
     ));
     let wall = clock.start.elapsed(); // wall-clock: ok (real mode)
     let finished = stuck.is_none();

@@ -339,8 +339,7 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, subject: &Subject)
             subject,
             log.clone(),
             Arc::clone(&probe),
-            None,
-            Some(&explorer),
+            Host::Sim(&explorer),
         )
         .await
     });
@@ -356,6 +355,15 @@ pub fn run(params: &LanesParams, seed: u64, budget: Duration, subject: &Subject)
     run
 }
 
+/// Where [`main`] runs.
+pub(crate) enum Host<'a> {
+    /// Simulation, under the run's explorer (which tells the world of the
+    /// target's tasks: [`infer`]).
+    Sim(&'a WorldExplorer),
+    /// Real mode: its clock, and the log's order across threads.
+    Real(Clock, Arc<super::Order>),
+}
+
 pub(crate) async fn main(
     params: LanesParams,
     seed: u64,
@@ -363,17 +371,18 @@ pub(crate) async fn main(
     subject: &Subject,
     log: EventLog,
     probe: Arc<WorldProbe>,
-    real: Option<(Clock, Arc<super::Order>)>,
-    explorer: Option<&WorldExplorer>,
+    host: Host<'_>,
 ) -> (Option<Stuck>, Duration, Inference) {
-    let (clock, order) = real.unwrap_or_else(|| {
-        (
+    let (clock, order, explorer) = match host {
+        Host::Sim(explorer) => (
             Clock::Sim {
                 start: Instant::now(),
             },
             Arc::default(),
-        )
-    });
+            Some(explorer),
+        ),
+        Host::Real(clock, order) => (clock, order, None),
+    };
     let stuck: BTreeSet<u64> = (params.keys - params.stuck_keys..params.keys).collect();
     let world = Arc::new(World {
         log,
