@@ -16,7 +16,7 @@
 //! |---|---|
 //! | [`lanes`] | `LaneRouter` (per-key FIFO lanes, idle reaping, capacity), the lane task and its exit guard, `OrderedDispatcher` (panic isolation, overflow policy) |
 //! | [`distribution`] | the frame reader and its budget, the cookie, `DistConnection` (one generation, down once), `ConnectionManager` (the node table, dial, accept and each end's handshake, read loops), `DistSender` (data and control lanes, the drain), `LinkTable` |
-//! | [`shim`] | the one switch point: sync, map, chan, time, net, rt, and `probe` (the testbed's coverage marks and preemption points) |
+//! | [`shim`] | the one switch point: sync, map, chan and time (the public crate `lanesim-shim`), net, rt, entropy, and `probe` (the testbed's coverage marks and preemption points) |
 //! | [`planted`] | the planted-bug catalogue: compiled to nothing without the `planted-bugs` feature |
 //!
 //! The protocol these components speak has one definition, in

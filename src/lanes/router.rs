@@ -197,7 +197,7 @@ where
     S: BuildHasher + Clone + Send + Sync + 'static,
 {
     fn drop(&mut self) {
-        if crate::shim::probe::ENABLED && self.lanes.len() > 0 {
+        if crate::shim::probe::ENABLED && !self.lanes.is_empty() {
             mark(Mark::RouterDroppedWithLiveLanes);
         }
     }

@@ -5,10 +5,11 @@
 //! `src/loom/`). One file per primitive; every file exports the same names on
 //! both sides of the switch, so the code that uses them compiles unchanged:
 //!
-//! - `sync`, `map`, `chan`: std / dashmap / flume normally; under
-//!   `--cfg loom` or `--cfg shuttle` the checker's types (through `mc`), a
-//!   sharded map of checker mutexes and a checker-visible channel.
-//! - `time`: `tokio::time`, which turmoil virtualises per simulated host.
+//! - `sync`, `map`, `chan`, `time`: the public crate `lanesim-shim`, as any
+//!   user's code would use it: std / dashmap / flume / `tokio::time`
+//!   normally (turmoil virtualises time per simulated host); under
+//!   `--cfg loom` or `--cfg shuttle` the checker's types, a sharded map of
+//!   checker mutexes, a checker-visible channel and eager timeouts.
 //! - `net`: a [`Transport`](net::Transport) trait for dial / accept. A trait,
 //!   not a cfg, because one binary runs real TCP and simulated TCP side by side.
 //! - `rt`: where background tasks run ([`RuntimeChoice`](rt::RuntimeChoice)), chosen at
@@ -17,13 +18,8 @@
 //! - `probe`: coverage marks and preemption points for the testbed; nothing
 //!   at all without the `testbed` feature.
 
-pub(crate) mod chan;
 pub mod entropy;
-pub(crate) mod map;
-#[cfg(any(loom, shuttle))]
-mod mc;
 pub mod net;
 pub mod probe;
 pub mod rt;
-pub(crate) mod sync;
-pub(crate) mod time;
+pub(crate) use lanesim_shim::{chan, map, sync, time};

@@ -169,7 +169,7 @@ mod loom_rt {
         {
             let cell = Arc::new(AbortCell::default());
             // Detached: a model joins its tasks by watching their effects.
-            crate::shim::mc::spawn(Abortable {
+            lanesim_shim::model::spawn(Abortable {
                 future: Some(Box::pin(future)),
                 cell: Arc::clone(&cell),
             });
@@ -269,6 +269,6 @@ mod loom_rt {
     /// A loop about to wait again yields first: with timeouts that elapse
     /// at once, it would otherwise spin without bound.
     pub(crate) async fn retry_hint() {
-        crate::shim::mc::yield_now();
+        lanesim_shim::model::yield_now();
     }
 }

@@ -33,10 +33,10 @@ use crate::explore::{self, spawn_world, WorldExplorer};
 
 mod infer;
 
-pub use infer::Inference;
 use crate::rng::SimRng;
 use crate::scenario::{LanesParams, Policy};
 use crate::targets::Subject;
+pub use infer::Inference;
 
 const HOST: &str = "lanes";
 

@@ -8,21 +8,21 @@
 
 #[cfg(not(any(loom, shuttle)))]
 mod imp {
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-    pub(crate) use std::sync::{Arc, Weak};
-    pub(crate) use tokio::sync::{Mutex as AsyncMutex, Notify};
+    pub use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+    pub use std::sync::{Arc, Weak};
+    pub use tokio::sync::{Mutex as AsyncMutex, Notify};
 
     #[derive(Debug, Default)]
-    pub(crate) struct Mutex<T>(std::sync::Mutex<T>);
+    pub struct Mutex<T>(std::sync::Mutex<T>);
 
-    pub(crate) type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
+    pub type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
 
     impl<T> Mutex<T> {
-        pub(crate) fn new(value: T) -> Self {
+        pub fn new(value: T) -> Self {
             Self(std::sync::Mutex::new(value))
         }
 
-        pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+        pub fn lock(&self) -> MutexGuard<'_, T> {
             self.0
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -33,29 +33,27 @@ mod imp {
 #[cfg(any(loom, shuttle))]
 mod imp {
     #[cfg(loom)]
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+    pub use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
     #[cfg(shuttle)]
-    pub(crate) use shuttle::sync::atomic::{
-        AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering,
-    };
+    pub use shuttle::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
     // The checkers have no `Weak`; reference counting is not a race we model, so the
     // std pair stays and the loom-visible state lives behind it.
-    pub(crate) use std::sync::{Arc, Weak};
+    pub use std::sync::{Arc, Weak};
     // The connection layer's async lock and notifier stay tokio's: they work
     // on loom threads (under `block_on`), though loom does not explore them.
-    pub(crate) use tokio::sync::{Mutex as AsyncMutex, Notify};
+    pub use tokio::sync::{Mutex as AsyncMutex, Notify};
 
     #[derive(Debug)]
-    pub(crate) struct Mutex<T>(crate::shim::mc::Mutex<T>);
+    pub struct Mutex<T>(crate::model::Mutex<T>);
 
-    pub(crate) type MutexGuard<'a, T> = crate::shim::mc::MutexGuard<'a, T>;
+    pub type MutexGuard<'a, T> = crate::model::MutexGuard<'a, T>;
 
     impl<T> Mutex<T> {
-        pub(crate) fn new(value: T) -> Self {
-            Self(crate::shim::mc::Mutex::new(value))
+        pub fn new(value: T) -> Self {
+            Self(crate::model::Mutex::new(value))
         }
 
-        pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+        pub fn lock(&self) -> MutexGuard<'_, T> {
             self.0
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -63,21 +61,21 @@ mod imp {
     }
 }
 
-pub(crate) use imp::*;
+pub use imp::*;
 
 /// A table kept for accounting (who holds how much of the frame budget),
 /// never a synchronisation point: locked for a few instructions, never
 /// across an await, and nothing else is ordered by it, so it is std's mutex
 /// in every build, as [`Counter`] is std's atomic.
 #[derive(Debug, Default)]
-pub(crate) struct Ledger<T>(std::sync::Mutex<T>);
+pub struct Ledger<T>(std::sync::Mutex<T>);
 
 impl<T> Ledger<T> {
-    pub(crate) const fn new(value: T) -> Self {
+    pub const fn new(value: T) -> Self {
         Self(std::sync::Mutex::new(value))
     }
 
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, T> {
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, T> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -89,23 +87,23 @@ impl<T> Ledger<T> {
 /// on it or orders other memory by it, so the model checkers need not
 /// explore it and it is std's atomic in every build.
 #[derive(Debug, Default)]
-pub(crate) struct Counter(std::sync::atomic::AtomicU64);
+pub struct Counter(std::sync::atomic::AtomicU64);
 
 impl Counter {
-    pub(crate) const fn new(value: u64) -> Self {
+    pub const fn new(value: u64) -> Self {
         Self(std::sync::atomic::AtomicU64::new(value))
     }
 
-    pub(crate) fn get(&self) -> u64 {
+    pub fn get(&self) -> u64 {
         self.0.load(std::sync::atomic::Ordering::Acquire)
     }
 
-    pub(crate) fn set(&self, value: u64) {
+    pub fn set(&self, value: u64) {
         self.0.store(value, std::sync::atomic::Ordering::Release);
     }
 
     /// Adds `amount` unless the total would pass `limit`; whether it did.
-    pub(crate) fn add_within(&self, amount: u64, limit: u64) -> bool {
+    pub fn add_within(&self, amount: u64, limit: u64) -> bool {
         use std::sync::atomic::Ordering;
         self.0
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |now| {
@@ -115,17 +113,17 @@ impl Counter {
     }
 
     /// Adds one; the value before (an id from a shared sequence).
-    pub(crate) fn next(&self) -> u64 {
+    pub fn next(&self) -> u64 {
         self.0.fetch_add(1, std::sync::atomic::Ordering::AcqRel)
     }
 
     /// Adds `amount` (wrapping: a count never reaches 2^64).
-    pub(crate) fn add(&self, amount: u64) {
+    pub fn add(&self, amount: u64) {
         self.0
             .fetch_add(amount, std::sync::atomic::Ordering::AcqRel);
     }
 
-    pub(crate) fn sub(&self, amount: u64) {
+    pub fn sub(&self, amount: u64) {
         self.0
             .fetch_sub(amount, std::sync::atomic::Ordering::AcqRel);
     }

@@ -7,25 +7,23 @@
 //! deadline), so every interleaving a real timer allows is among those loom
 //! explores.
 
-pub(crate) use std::time::Duration;
+pub use std::time::Duration;
 
 #[cfg(not(any(loom, shuttle)))]
-pub(crate) use tokio::time::{sleep, timeout, Instant};
+pub use tokio::time::{sleep, timeout, Instant};
 
 #[cfg(any(loom, shuttle))]
-pub(crate) use loom_time::{sleep, timeout, Instant};
+pub use loom_time::{sleep, timeout, Instant};
 
 /// `future`'s output, or `None` once `after` passes: an un-`biased`
 /// `select!` between the two, so when both are ready at one poll either may
-/// win (tokio draws the order; a world seeds it). Only planted bug #19
-/// waits this way. Under a model checker it is [`timeout`].
+/// win (tokio draws the order; lanesim's simulated worlds seed it; in
+/// lanesim's router only planted bug #19 waits this way). Under a model
+/// checker it is [`timeout`].
 #[cfg(not(any(loom, shuttle)))]
-pub(crate) async fn race_sleep<F: std::future::Future>(
-    after: Duration,
-    future: F,
-) -> Option<F::Output> {
-    // Un-`biased` on purpose (planted #19): lanesim's tokio seeds its
-    // order in simulation, so a run still replays.
+pub async fn race_sleep<F: std::future::Future>(after: Duration, future: F) -> Option<F::Output> {
+    // Un-`biased` on purpose: lanesim's tokio seeds its order in
+    // simulation, so a run still replays.
     tokio::select! {
         output = future => Some(output),
         () = sleep(after) => None,
@@ -34,13 +32,11 @@ pub(crate) async fn race_sleep<F: std::future::Future>(
 
 /// `future`'s output, or `None` once `after` passes: an un-`biased`
 /// `select!` between the two, so when both are ready at one poll either may
-/// win (tokio draws the order; a world seeds it). Only planted bug #19
-/// waits this way. Under a model checker it is [`timeout`].
+/// win (tokio draws the order; lanesim's simulated worlds seed it; in
+/// lanesim's router only planted bug #19 waits this way). Under a model
+/// checker it is [`timeout`].
 #[cfg(any(loom, shuttle))]
-pub(crate) async fn race_sleep<F: std::future::Future>(
-    after: Duration,
-    future: F,
-) -> Option<F::Output> {
+pub async fn race_sleep<F: std::future::Future>(after: Duration, future: F) -> Option<F::Output> {
     timeout(after, future).await.ok()
 }
 
@@ -54,32 +50,29 @@ mod loom_time {
 
     /// A timer that never fires on its own: the models run with
     /// heartbeats off, the only periodic timers there are.
-    pub(crate) async fn sleep(_after: Duration) {
+    pub async fn sleep(_after: Duration) {
         std::future::pending::<()>().await;
     }
 
     /// A clock that never moves.
     #[derive(Clone, Copy, Debug)]
-    pub(crate) struct Instant;
+    pub struct Instant;
 
     impl Instant {
-        pub(crate) fn now() -> Self {
+        pub fn now() -> Self {
             Self
         }
 
-        pub(crate) fn elapsed(&self) -> Duration {
+        pub fn elapsed(&self) -> Duration {
             Duration::ZERO
         }
     }
 
     /// The future did not finish "in time" (it was not ready).
     #[derive(Debug)]
-    pub(crate) struct Elapsed;
+    pub struct Elapsed;
 
-    pub(crate) async fn timeout<F: Future>(
-        _after: Duration,
-        future: F,
-    ) -> Result<F::Output, Elapsed> {
+    pub async fn timeout<F: Future>(_after: Duration, future: F) -> Result<F::Output, Elapsed> {
         let mut future = pin!(future);
         let first = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
         match first {

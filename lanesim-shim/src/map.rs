@@ -1,5 +1,5 @@
-//! The lane map: a sharded concurrent map with a caller-chosen hasher and
-//! shard count.
+//! A sharded concurrent map with a caller-chosen hasher and shard count
+//! (lanesim's lane map).
 //!
 //! The lane reaper's soundness rests on one property, so this API exposes only
 //! operations that keep it: [`ShardedMap::with_entry`] and
@@ -18,14 +18,14 @@ mod imp {
     use dashmap::mapref::entry::Entry;
     use dashmap::DashMap;
 
-    pub(crate) struct ShardedMap<K, V, S> {
+    pub struct ShardedMap<K, V, S> {
         inner: DashMap<K, V, S>,
     }
 
     impl<K: Eq + Hash, V, S: BuildHasher + Clone> ShardedMap<K, V, S> {
         /// `shards` must be a power of two greater than one (checked by the
         /// callers' configuration, which reports it as a config error).
-        pub(crate) fn new(hasher: S, shards: usize) -> Self {
+        pub fn new(hasher: S, shards: usize) -> Self {
             Self {
                 inner: DashMap::with_capacity_and_hasher_and_shard_amount(0, hasher, shards),
             }
@@ -33,7 +33,7 @@ mod imp {
 
         /// Runs `f` on `key`'s value, inserting `make(&key)` first when absent; both
         /// happen while the key's shard write lock is held.
-        pub(crate) fn with_entry<R>(
+        pub fn with_entry<R>(
             &self,
             key: K,
             make: impl FnOnce(&K) -> V,
@@ -49,21 +49,26 @@ mod imp {
         }
 
         /// Runs `f` on `key`'s value under the shard *read* lock, if present.
-        #[cfg_attr(not(feature = "planted-bugs"), allow(dead_code))]
-        pub(crate) fn get_with<R>(&self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R> {
+        pub fn get_with<R>(&self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R> {
             self.inner.get(key).map(|value| f(value.value()))
         }
 
         /// Removes `key` when `predicate` holds, deciding under the shard write
         /// lock. Returns whether it removed.
-        pub(crate) fn remove_if(&self, key: &K, predicate: impl FnOnce(&V) -> bool) -> bool {
+        pub fn remove_if(&self, key: &K, predicate: impl FnOnce(&V) -> bool) -> bool {
             self.inner
                 .remove_if(key, |_, value| predicate(value))
                 .is_some()
         }
 
-        pub(crate) fn len(&self) -> usize {
+        /// Entries now.
+        pub fn len(&self) -> usize {
             self.inner.len()
+        }
+
+        /// Whether there are none.
+        pub fn is_empty(&self) -> bool {
+            self.inner.is_empty()
         }
     }
 }
@@ -75,15 +80,15 @@ mod imp {
     use std::collections::HashMap;
     use std::hash::{BuildHasher, Hash};
 
-    use crate::shim::sync::Mutex;
+    use crate::sync::Mutex;
 
-    pub(crate) struct ShardedMap<K, V, S> {
+    pub struct ShardedMap<K, V, S> {
         shards: Box<[Mutex<HashMap<K, V>>]>,
         hasher: S,
     }
 
     impl<K: Eq + Hash, V, S: BuildHasher + Clone> ShardedMap<K, V, S> {
-        pub(crate) fn new(hasher: S, shards: usize) -> Self {
+        pub fn new(hasher: S, shards: usize) -> Self {
             Self {
                 shards: (0..shards).map(|_| Mutex::new(HashMap::new())).collect(),
                 hasher,
@@ -95,7 +100,7 @@ mod imp {
             &self.shards[index]
         }
 
-        pub(crate) fn with_entry<R>(
+        pub fn with_entry<R>(
             &self,
             key: K,
             make: impl FnOnce(&K) -> V,
@@ -105,12 +110,11 @@ mod imp {
             f(shard.entry(key).or_insert_with_key(make))
         }
 
-        #[cfg_attr(not(feature = "planted-bugs"), allow(dead_code))]
-        pub(crate) fn get_with<R>(&self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R> {
+        pub fn get_with<R>(&self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R> {
             self.shard(key).lock().get(key).map(f)
         }
 
-        pub(crate) fn remove_if(&self, key: &K, predicate: impl FnOnce(&V) -> bool) -> bool {
+        pub fn remove_if(&self, key: &K, predicate: impl FnOnce(&V) -> bool) -> bool {
             let mut shard = self.shard(key).lock();
             match shard.get(key) {
                 Some(value) if predicate(value) => shard.remove(key).is_some(),
@@ -118,10 +122,16 @@ mod imp {
             }
         }
 
-        pub(crate) fn len(&self) -> usize {
+        /// Entries now.
+        pub fn len(&self) -> usize {
             self.shards.iter().map(|shard| shard.lock().len()).sum()
+        }
+
+        /// Whether there are none.
+        pub fn is_empty(&self) -> bool {
+            self.len() == 0
         }
     }
 }
 
-pub(crate) use imp::ShardedMap;
+pub use imp::ShardedMap;

@@ -1,17 +1,15 @@
-//! Channels: flume's (the sender's data and control lanes, unbounded: the
-//! sender bounds what each node may hold itself, `distribution::depths`).
-//! The ordering lanes' queue is the crate's own (`lanes::queue`), written
-//! on the shim's `Mutex`, so it needs no stand-in here.
+//! Channels: flume's unbounded channel normally; under a model checker one
+//! checker mutex around a queue, with the same names and semantics.
 //!
-//! Only the operations the production code needs are used: `send`,
-//! `try_send`, `try_recv` and `recv_async`. flume's `Selector` is never used
-//! (it draws from fastrand and would break seeded replay).
+//! Only `send`, `try_send`, `try_recv` and `recv_async` are offered. flume's
+//! `Selector` is not (it draws from fastrand and would break seeded
+//! replay).
 
 #[cfg(not(any(loom, shuttle)))]
-pub(crate) use flume::{unbounded, Receiver, Sender, TrySendError};
+pub use flume::{unbounded, Receiver, Sender, TrySendError};
 
 #[cfg(any(loom, shuttle))]
-pub(crate) use loom_chan::{unbounded, Receiver, Sender, TrySendError};
+pub use loom_chan::{unbounded, Receiver, Sender, TrySendError};
 
 /// A checker-visible channel (loom or shuttle): one checker mutex around
 /// the queue, an explicit sender count and receiver flag for disconnects, and
@@ -25,7 +23,7 @@ mod loom_chan {
     use std::sync::Arc;
     use std::task::{Context, Poll, Waker};
 
-    use crate::shim::mc::Mutex;
+    use crate::model::Mutex;
 
     struct State<T> {
         queue: VecDeque<T>,
@@ -36,26 +34,26 @@ mod loom_chan {
         waker: Option<Waker>,
     }
 
-    pub(crate) struct Sender<T>(Arc<Mutex<State<T>>>);
-    pub(crate) struct Receiver<T>(Arc<Mutex<State<T>>>);
+    pub struct Sender<T>(Arc<Mutex<State<T>>>);
+    pub struct Receiver<T>(Arc<Mutex<State<T>>>);
 
     /// Why `try_send` refused.
-    pub(crate) enum TrySendError<T> {
+    pub enum TrySendError<T> {
         Full(T),
         Disconnected(T),
     }
 
     /// The receiver is gone.
     #[derive(Debug)]
-    pub(crate) struct SendError<T>(pub(crate) T);
+    pub struct SendError<T>(pub T);
 
     /// Every sender is gone and the queue is empty.
     #[derive(Debug)]
-    pub(crate) struct RecvError;
+    pub struct RecvError;
 
     /// Nothing to receive now.
     #[derive(Debug)]
-    pub(crate) enum TryRecvError {
+    pub enum TryRecvError {
         Empty,
         Disconnected,
     }
@@ -71,7 +69,7 @@ mod loom_chan {
         (Sender(Arc::clone(&state)), Receiver(state))
     }
 
-    pub(crate) fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
+    pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
         channel(None)
     }
 
@@ -83,7 +81,7 @@ mod loom_chan {
     }
 
     impl<T> Sender<T> {
-        pub(crate) fn send(&self, item: T) -> Result<(), SendError<T>> {
+        pub fn send(&self, item: T) -> Result<(), SendError<T>> {
             match self.try_send(item) {
                 Ok(()) => Ok(()),
                 Err(TrySendError::Full(item) | TrySendError::Disconnected(item)) => {
@@ -92,7 +90,7 @@ mod loom_chan {
             }
         }
 
-        pub(crate) fn try_send(&self, item: T) -> Result<(), TrySendError<T>> {
+        pub fn try_send(&self, item: T) -> Result<(), TrySendError<T>> {
             let waker = {
                 let mut state = self.0.lock().unwrap();
                 if !state.receiver {
@@ -135,7 +133,7 @@ mod loom_chan {
     }
 
     impl<T> Receiver<T> {
-        pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
+        pub fn try_recv(&self) -> Result<T, TryRecvError> {
             let mut state = self.0.lock().unwrap();
             match state.queue.pop_front() {
                 Some(item) => Ok(item),
@@ -144,7 +142,7 @@ mod loom_chan {
             }
         }
 
-        pub(crate) fn recv_async(&self) -> RecvFut<'_, T> {
+        pub fn recv_async(&self) -> RecvFut<'_, T> {
             RecvFut(self)
         }
     }
@@ -157,7 +155,7 @@ mod loom_chan {
         }
     }
 
-    pub(crate) struct RecvFut<'a, T>(&'a Receiver<T>);
+    pub struct RecvFut<'a, T>(&'a Receiver<T>);
 
     impl<T> Future for RecvFut<'_, T> {
         type Output = Result<T, RecvError>;

@@ -1,20 +1,21 @@
-//! The model checker under `--cfg loom` or `--cfg shuttle`: the handful of
-//! primitives the checker-side shim files build on, named once here so the
-//! channel, map, timer and task shims serve both checkers unchanged.
+//! The model checker under `--cfg loom` or `--cfg shuttle` (this module
+//! exists only there): the handful of primitives the checker-side modules
+//! build on, named once here so the channel, map, timer and task shims
+//! serve both checkers unchanged.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::{Mutex, MutexGuard};
+pub use loom::sync::{Mutex, MutexGuard};
 #[cfg(loom)]
-pub(crate) use loom::thread::yield_now;
+pub use loom::thread::yield_now;
 
 #[cfg(shuttle)]
-pub(crate) use shuttle::sync::{Mutex, MutexGuard};
+pub use shuttle::sync::{Mutex, MutexGuard};
 #[cfg(shuttle)]
-pub(crate) use shuttle::thread::yield_now;
+pub use shuttle::thread::yield_now;
 
 /// Runs `future` as its own checker-visible task, detached.
 #[cfg(loom)]
-pub(crate) fn spawn<F>(future: F)
+pub fn spawn<F>(future: F)
 where
     F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
@@ -24,7 +25,7 @@ where
 
 /// Runs `future` as its own checker-visible task, detached.
 #[cfg(shuttle)]
-pub(crate) fn spawn<F>(future: F)
+pub fn spawn<F>(future: F)
 where
     F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,

@@ -1,0 +1,38 @@
+//! The one switch point between real primitives and model-checked ones.
+//!
+//! Code that names its maps, channels, locks, atomics, time and detached
+//! tasks through this crate compiles unchanged on both sides of the switch
+//! (the rule tokio follows with its own `src/loom/`):
+//!
+//! - normally, the real crates, re-exported or wrapped at no cost: std's
+//!   `Arc`, atomics and a non-poisoning `Mutex`, dashmap (as
+//!   [`map::ShardedMap`]), flume's channels, `tokio::time`;
+//! - under `--cfg loom` or `--cfg shuttle`, the model checker's: its mutex
+//!   and atomics, a sharded map of checker mutexes, a checker-visible
+//!   channel, time that never moves (a timeout elapses whenever its future
+//!   is not ready at once: the most eager timer, so every interleaving a
+//!   real timer allows is explored), and [`model::spawn`] for a detached
+//!   task the checker schedules.
+//!
+//! lanesim's own router and sender are written against it (their crate's
+//! `src/shim/` adds what is theirs: the transport seam, runtimes, entropy,
+//! the testbed's probe). A production build has no loom or shuttle in its
+//! dependency graph (CI checks it).
+//!
+//! Start here: [`sync`] for shared state, [`map`] for a keyed table whose
+//! entry and removal run under one lock, [`chan`] for queues, [`time`].
+//!
+//! | module | normally | under a model checker |
+//! |---|---|---|
+//! | [`sync`] | std `Arc`/`Weak`/atomics, a non-poisoning `Mutex`, tokio's `Mutex` and `Notify` | the checker's |
+//! | [`map`] | dashmap with a caller-chosen hasher and shard count | shards of checker mutexes |
+//! | [`chan`] | flume's unbounded channel | one checker mutex around a queue |
+//! | [`time`] | `tokio::time` | a clock that never moves; eager timeouts |
+//! | `model` | absent | spawn a detached task, yield |
+
+pub mod chan;
+pub mod map;
+#[cfg(any(loom, shuttle))]
+pub mod model;
+pub mod sync;
+pub mod time;
