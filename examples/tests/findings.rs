@@ -217,6 +217,40 @@ fn an_accepted_hazard_is_reported_never_passed() {
     assert!(!line.contains(&format!("{}/8 pass", 8)), "{line}");
 }
 
+/// A hazard is accepted only on scenarios that check its contract: on
+/// one that does not, nothing is accepted and no hazard is reported.
+#[test]
+fn a_hazard_is_accepted_only_where_its_contract_is_checked() {
+    static S9: &[lanesim_target::hazard::Hazard] = &[lanesim_target::hazard::Hazard {
+        contract: "S9",
+        reason: ONE_CAPACITY,
+    }];
+    let subject = lanesim_sims::targets::Subject::user(std::sync::Arc::new(Accepting(S9)));
+    for (path, checks_s9) in [
+        ("sender_fifo.toml", false),
+        ("sender_wedge_blast_radius.toml", true),
+    ] {
+        let scenario = lanesim_sims::scenario::Scenario::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../scenarios")
+                .join(path),
+        )
+        .unwrap();
+        assert_eq!(scenario.file.checks.contains(&Contract::S9), checks_s9);
+        let decidable = subject.decidable(&scenario);
+        assert_eq!(decidable.accepts(Contract::S9), checks_s9, "{path}");
+        assert_eq!(decidable.accepted.len(), usize::from(checks_s9), "{path}");
+    }
+    let report = Runner::new(Accepting(S9))
+        .accept_undecided()
+        .check(&["@shipped/sender_fifo.toml"], Some("0..2"))
+        .unwrap_or_else(|failed| panic!("{failed}"));
+    let tally = &report.scenarios[0];
+    assert!(tally.hazards.is_empty(), "{:?}", tally.hazards);
+    let line = lanesim_sims::report::sweep::scenario_line(tally, 0);
+    assert!(!line.contains("accepted hazard"), "{line}");
+}
+
 /// A hazard on an id that names no contract is bad input: every scenario
 /// is refused with the reason, none is run.
 #[test]

@@ -436,21 +436,7 @@ pub fn print(outcome: &Outcome) {
                 }
             }
             let reach = ScenarioReachLine(result);
-            if result.verdict == Verdict::Pass {
-                outln!("PASS {} seed {}", result.scenario, result.seed);
-            } else if result.verdict == Verdict::Hazard {
-                outln!("ACCEPTED HAZARD {} seed {}", result.scenario, result.seed);
-                for broke in &result.hazards {
-                    outln!("{broke}");
-                    if let Some(why) = result.accepted.iter().find(|n| n.what == broke.contract) {
-                        outln!("  accepted by the target: {}", why.why);
-                    }
-                }
-            } else {
-                let mut text = String::new();
-                sweep::failure(&mut text, &Failure::of(result, subject));
-                out!("{text}");
-            }
+            out!("{}", replay_verdict(result, subject));
             outln!("{reach}");
             for not in &result.undecided {
                 outln!("{} not decided: {}", not.what.id(), not.why);
@@ -539,5 +525,88 @@ pub fn print(outcome: &Outcome) {
         }
         Outcome::Real(runs) => out!("{}", text::real_summary(runs)),
         Outcome::Fidelity(found) => out!("{}", text::fidelity(found)),
+    }
+}
+
+/// What `replay` says of its run's verdict: `PASS`; `ACCEPTED HAZARD` with
+/// each accepted breach and the target's reason (only when that is all the
+/// run broke); or the failure, with every violation and its evidence.
+/// Pinned by `replay_shows_a_violation_beside_an_accepted_hazard`.
+#[must_use]
+pub fn replay_verdict(result: &RunResult, subject: &Subject) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    match result.verdict {
+        Verdict::Pass => {
+            let _ = writeln!(text, "PASS {} seed {}", result.scenario, result.seed);
+        }
+        Verdict::Hazard => {
+            let _ = writeln!(
+                text,
+                "ACCEPTED HAZARD {} seed {}",
+                result.scenario, result.seed
+            );
+            for broke in &result.hazards {
+                let _ = writeln!(text, "{broke}");
+                if let Some(why) = result.accepted.iter().find(|n| n.what == broke.contract) {
+                    let _ = writeln!(text, "  accepted by the target: {}", why.why);
+                }
+            }
+        }
+        Verdict::Violated | Verdict::Liveness | Verdict::Crash => {
+            sweep::failure(&mut text, &Failure::of(result, subject));
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Violation;
+    use crate::scenario::Contract;
+    use crate::targets::decide::NotDecided;
+
+    fn broke(contract: Contract, message: &str) -> Violation {
+        Violation {
+            contract,
+            message: message.into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    /// A run that broke a contract its target promises as well as one it
+    /// accepts is a failure: replay shows the violation, not only the
+    /// hazard; a run that broke only the accepted one shows the hazard and
+    /// the target's reason.
+    #[test]
+    fn replay_shows_a_violation_beside_an_accepted_hazard() {
+        let scenario = Scenario::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lanes_order.toml"),
+        )
+        .unwrap();
+        let subject = Subject::default();
+        let mut result = RunResult::crashed(&scenario, 3, String::new());
+        result.crash = None;
+        result.accepted = vec![NotDecided {
+            what: Contract::L2,
+            why: "a reason".into(),
+        }];
+        result.hazards = vec![broke(Contract::L2, "the accepted breach")];
+        result.violations = vec![broke(Contract::L1, "the promised order broken")];
+        result.verdict = Verdict::Violated;
+        let text = replay_verdict(&result, &subject);
+        assert!(text.contains("the promised order broken"), "{text}");
+        assert!(!text.contains("ACCEPTED HAZARD"), "{text}");
+
+        result.violations.clear();
+        result.verdict = Verdict::Hazard;
+        let text = replay_verdict(&result, &subject);
+        assert!(
+            text.contains("ACCEPTED HAZARD lanes_order seed 3")
+                && text.contains("the accepted breach")
+                && text.contains("accepted by the target: a reason"),
+            "{text}"
+        );
     }
 }

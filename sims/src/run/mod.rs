@@ -548,3 +548,64 @@ pub fn first_divergence(a: &[Record], b: &[Record]) -> Option<usize> {
             .unwrap_or(a.len().min(b.len())),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::event::Event;
+    use crate::targets::decide::NotDecided;
+
+    /// A lanes log whose one handler call was never admitted: L2 broken.
+    fn unadmitted(finished: bool) -> world::WorldRun {
+        world::WorldRun {
+            records: vec![Record {
+                at: Duration::from_millis(1),
+                host: Arc::from("lanes"),
+                event: Event::HandleStart {
+                    key: 0,
+                    item: 7,
+                    lane: 1,
+                },
+            }],
+            finished,
+            elapsed: Duration::from_millis(1),
+            coverage: Coverage::default(),
+            stuck: None,
+            preemptions: Vec::new(),
+            lanes: None,
+        }
+    }
+
+    /// A run that broke only contracts its target accepts is an accepted
+    /// hazard; one that also ran out of its budget is a liveness failure
+    /// still: an accepted breach excuses nothing else.
+    #[test]
+    fn an_accepted_hazard_never_hides_a_run_that_did_not_finish() {
+        let scenario = Scenario::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lanes_order.toml"),
+        )
+        .unwrap();
+        assert!(scenario.file.checks.contains(&Contract::L2));
+        let params = scenario.sample(0);
+        let accepting = Decidable {
+            accepted: vec![NotDecided {
+                what: Contract::L2,
+                why: "known".into(),
+            }],
+            ..Decidable::default()
+        };
+        let judged = |finished: bool, decidable: &Decidable| {
+            let context = check_context(&params, finished);
+            judge(&scenario, 0, &params, unadmitted(finished), &context, decidable)
+        };
+        let finished = judged(true, &accepting);
+        assert_eq!(finished.verdict, Verdict::Hazard);
+        assert_eq!(finished.hazards.len(), 1);
+        assert!(finished.violations.is_empty());
+        let cut_short = judged(false, &accepting);
+        assert_eq!(cut_short.verdict, Verdict::Liveness);
+        assert_eq!(judged(true, &Decidable::default()).verdict, Verdict::Violated);
+    }
+}

@@ -898,6 +898,62 @@ pub fn merge(shards: Vec<(String, SweepReport)>) -> Result<SweepReport, String> 
 mod tests {
     use super::*;
 
+    /// Every failure outranks an accepted hazard, which outranks a pass;
+    /// a hazard is never counted as failed.
+    #[test]
+    fn the_worst_verdict_puts_every_failure_above_an_accepted_hazard() {
+        let of = |verdicts: &[Verdict]| {
+            let mut tally = Verdicts::default();
+            for &v in verdicts {
+                tally.add(v);
+            }
+            tally
+        };
+        for failure in [Verdict::Liveness, Verdict::Violated, Verdict::Crash] {
+            for order in [[Verdict::Hazard, failure], [failure, Verdict::Hazard]] {
+                let tally = of(&order);
+                assert_eq!(tally.worst(), failure, "{order:?}");
+                assert_eq!(tally.failed(), 1, "{order:?}");
+            }
+        }
+        let hazards = of(&[Verdict::Pass, Verdict::Hazard, Verdict::Hazard]);
+        assert_eq!(hazards.worst(), Verdict::Hazard);
+        assert_eq!(hazards.failed(), 0);
+        assert_eq!(hazards.total(), 3);
+    }
+
+    /// A tally names the lowest seed that broke an accepted contract, in
+    /// whatever order the runs arrive.
+    #[test]
+    fn a_tally_names_the_lowest_seed_that_broke_an_accepted_contract() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lanes_order.toml");
+        let scenario = Scenario::load(&path).unwrap();
+        let accepting = Decidable {
+            accepted: vec![crate::targets::decide::NotDecided {
+                what: Contract::L2,
+                why: "known".into(),
+            }],
+            ..Decidable::default()
+        };
+        let subject = Subject::default();
+        let mut tally = Tally::new(&scenario, scenario.default_seeds(), 3, &accepting);
+        for seed in [5, 2, 7] {
+            let mut result = RunResult::crashed(&scenario, seed, String::new());
+            result.verdict = Verdict::Hazard;
+            result.hazards = vec![crate::check::Violation {
+                contract: Contract::L2,
+                message: format!("seed {seed}"),
+                evidence: Vec::new(),
+            }];
+            tally.add(&result, &subject);
+        }
+        let seen = &tally.hazards[0];
+        assert_eq!(seen.runs, 3);
+        let (seed, message, _) = seen.first.as_ref().unwrap();
+        assert_eq!((*seed, message.as_str()), (2, "seed 2"));
+    }
+
     /// A scenario a time-boxed sweep stopped before: planned runs, none
     /// run. It fell short (exit 5, a `NOT REACHED` line), not a pass.
     #[test]
