@@ -598,7 +598,14 @@ mod tests {
         };
         let judged = |finished: bool, decidable: &Decidable| {
             let context = check_context(&params, finished);
-            judge(&scenario, 0, &params, unadmitted(finished), &context, decidable)
+            judge(
+                &scenario,
+                0,
+                &params,
+                unadmitted(finished),
+                &context,
+                decidable,
+            )
         };
         let finished = judged(true, &accepting);
         assert_eq!(finished.verdict, Verdict::Hazard);
@@ -606,6 +613,9 @@ mod tests {
         assert!(finished.violations.is_empty());
         let cut_short = judged(false, &accepting);
         assert_eq!(cut_short.verdict, Verdict::Liveness);
-        assert_eq!(judged(true, &Decidable::default()).verdict, Verdict::Violated);
+        assert_eq!(
+            judged(true, &Decidable::default()).verdict,
+            Verdict::Violated
+        );
     }
 }
