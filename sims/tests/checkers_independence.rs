@@ -381,6 +381,19 @@ fn s9_judges_a_peer_no_more_after_its_own_first_fault() {
 /// the other peer's latest frame accepted meanwhile.
 #[test]
 fn s9_detects_a_healthy_peer_held_behind_another_peers_backlog() {
+    let (log, enqueued, arrived, latest) = held_behind_a_backlog();
+    assert_violates(
+        &log,
+        &context(),
+        Contract::S9,
+        &[&enqueued, &arrived, &latest],
+    );
+}
+
+/// The healthy peer's frame read 1 s after its enqueue, with no fault,
+/// behind 8 more of peer 0's frames accepted meanwhile (the latest one
+/// returned last).
+fn held_behind_a_backlog() -> (Vec<Record>, Record, Record, Record) {
     let (mut log, enqueued, arrived) = healthy_frame_read_after(1_000);
     log.retain(|r| !matches!(r.event, Event::Fault { .. }));
     let mut latest = None;
@@ -390,10 +403,21 @@ fn s9_detects_a_healthy_peer_held_behind_another_peers_backlog() {
             data(40 + seq, FAULTY, seq, DataOutcome::Queued),
         ));
     }
+    (log, enqueued, arrived, latest.unwrap())
+}
+
+/// The bound's `F` counts the other peers faulty by the time a wait is
+/// judged, not those that become faulty later: the same late read, with
+/// peer 0 wedged only after it, is allowed no write deadline for that
+/// wedge.
+#[test]
+fn s9_counts_only_the_faults_before_a_wait_is_judged() {
+    let (mut log, enqueued, arrived, latest) = held_behind_a_backlog();
+    insert_in_time(&mut log, wedge(1_500));
     assert_violates(
         &log,
         &context(),
         Contract::S9,
-        &[&enqueued, &arrived, &latest.unwrap()],
+        &[&enqueued, &arrived, &latest],
     );
 }
