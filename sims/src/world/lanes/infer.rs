@@ -12,7 +12,9 @@
 //! - when that task ends: `LaneClosed`, as `Panicked` when a handler
 //!   panicked in the poll the task ended in, as `Closed` once the router
 //!   was dropped, and as `Reaped` otherwise (it ended of itself while the
-//!   router lived: a reap, whatever the target calls it);
+//!   router lived: a reap, whatever the target calls it). A reap the lane
+//!   decides after the drop cannot be told from the drop's close from
+//!   outside, and is logged `Closed` (its items are still judged by L2);
 //! - the inference holds for a run when every handler ran on a lane so
 //!   inferred, of its own key, and no route spawned two tasks. Otherwise
 //!   (lanes spawned by another task, a pool of workers, a helper task beside
@@ -21,9 +23,9 @@
 //!   the reason ([`Inference::Failed`]). Real mode has no explorer to tell
 //!   it, and infers nothing.
 //!
-//! Pinned by `an_inferred_lifecycle_decides_l5_for_a_router_that_reports_none`
-//! and `l5_detects_a_reap_holding_work_of_a_router_that_reports_no_lanes`
-//! (sims/tests/targets.rs).
+//! Pinned by `the_lifecycle_inferred_from_lanesims_router_is_the_one_it_reports`,
+//! `l5_detects_a_reap_holding_work_of_a_router_that_reports_no_lanes` and
+//! the routers with tasks that are not lanes (sims/tests/inferred_lanes.rs).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
