@@ -138,9 +138,11 @@ for id in "${IDS[@]}"; do
       build="ok"
       ( cd "$dst" && timeout -k 10 "$TIMEOUT" nice -n 19 "$BIN" run scenarios --jobs 1 ) > "$LOGS/$id.run.log" 2>&1
       code=$?
-      seen="$(grep -oE '^ +[A-Za-z][A-Za-z0-9-]* violated:' "$LOGS/$id.run.log" | awk '{print $1}' | sort -u | paste -sd, -)"
-      failing="$(grep -E '^[a-z0-9_]+ \(.*\): seeds .*: [0-9]+/[0-9]+ pass$' "$LOGS/$id.run.log" \
-                 | awk '{split($(NF-1),c,"/"); if (c[1]!=c[2]) print $1"("c[1]"/"c[2]")"}' | paste -sd' ' -)"
+      # `    DC-1 (send or down) violated: ...` and
+      # `FAIL  sender_late_down   seeds 0..32   0/32 pass, 32 violated`.
+      seen="$(grep -oE '^ +[A-Za-z][A-Za-z0-9-]* (\([^)]*\) )?violated:' "$LOGS/$id.run.log" | awk '{print $1}' | sort -u | paste -sd, -)"
+      failing="$(grep -E '^FAIL +[a-z0-9_]+ ' "$LOGS/$id.run.log" \
+                 | awk '{for (i = 3; i < NF; i++) if ($(i+1) ~ /^pass/) print $2"("$i")"}' | paste -sd' ' -)"
       case "$code" in
         0) if [ "$id" = "_baseline" ]; then verdict="pass"; else verdict="missed"; fi ;;
         1|3) verdict="caught" ;;
@@ -216,7 +218,7 @@ awk -F'\t' 'NR>1 && $1!="_baseline" {
     if ($13=="caught") h++
     if ($13=="caught" && $6!="caught") ho++
     if ($15 ~ /^FAIL/) { m++; if ($6!="caught") mo++ }
-    if ($16 ~ /^FAIL/) { s++; if ($6!="caught" && $6!="mark-miss") so++ }
+    if ($16 ~ /^FAIL/) { st++; if ($6!="caught" && $6!="mark-miss") so++ }
     if ($16 != "-" && $16 != "") sran++
     if ($6!="caught" && $6!="mark-miss" && $6!="not-started" && ($16 == "pass" || $16 == "-" || $16 == "") && $9 != "FAIL" && $15 !~ /^FAIL/ && $13 != "caught") none++
     t[$2]++
@@ -227,7 +229,7 @@ awk -F'\t' 'NR>1 && $1!="_baseline" {
     for (s in t) printf "  sim_visible=%-8s caught %d of %d\n", s, c[s]+0, t[s]
     printf "hunt: caught %d (of which %d not caught by the scenarios)\n", h+0, ho+0
     printf "models (loom, shuttle): caught %d (of which %d not caught by the scenarios)\n", m+0, mo+0
-    if (sran) printf "testbed tests (--sims-tests): failed for %d (of which %d not caught by the scenarios, exit 1, 3 or 5)\n", s+0, so+0
+    if (sran) printf "testbed tests (--sims-tests): failed for %d (of which %d not caught by the scenarios, exit 1, 3 or 5)\n", st+0, so+0
     printf "caught by nothing run: %d\n", none+0
   }' "$RESULTS"
 awk -F'\t' 'NR>1 && $1=="_baseline" && $6!="pass" {print "WARNING: baseline verdict " $6 " (exit " $5 ")"}' "$RESULTS"
