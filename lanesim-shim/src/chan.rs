@@ -1,15 +1,23 @@
-//! Channels: flume's unbounded channel normally; under a model checker one
-//! checker mutex around a queue, with the same names and semantics.
+//! Channels: flume's, bounded and unbounded, normally; under a model
+//! checker one checker mutex around a queue, with the same names and
+//! semantics.
 //!
-//! Only `send`, `try_send`, `try_recv` and `recv_async` are offered. flume's
-//! `Selector` is not (it draws from fastrand and would break seeded
-//! replay).
+//! Offered: `unbounded`, `bounded`, `send` (which, on a full bounded
+//! channel, waits for room: flume blocks the thread, the model yields to
+//! the checker until a receive makes room), `send_async`, `try_send`,
+//! `try_recv` and `recv_async`. flume's `Selector` is not (it draws from
+//! fastrand and would break seeded replay). Pinned under shuttle by
+//! `tests/shuttle_chan.rs`.
 
 #[cfg(not(any(loom, shuttle)))]
-pub use flume::{unbounded, Receiver, Sender, TrySendError};
+pub use flume::{
+    bounded, unbounded, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError,
+};
 
 #[cfg(any(loom, shuttle))]
-pub use loom_chan::{unbounded, Receiver, Sender, TrySendError};
+pub use loom_chan::{
+    bounded, unbounded, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError,
+};
 
 /// A checker-visible channel (loom or shuttle): one checker mutex around
 /// the queue, an explicit sender count and receiver flag for disconnects, and
@@ -32,6 +40,8 @@ mod loom_chan {
         receiver: bool,
         /// The receiver's waker while it waits.
         waker: Option<Waker>,
+        /// Senders waiting for room in a full bounded channel.
+        blocked: Vec<Waker>,
     }
 
     pub struct Sender<T>(Arc<Mutex<State<T>>>);
@@ -49,7 +59,9 @@ mod loom_chan {
 
     /// Every sender is gone and the queue is empty.
     #[derive(Debug)]
-    pub struct RecvError;
+    pub enum RecvError {
+        Disconnected,
+    }
 
     /// Nothing to receive now.
     #[derive(Debug)]
@@ -65,12 +77,20 @@ mod loom_chan {
             senders: 1,
             receiver: true,
             waker: None,
+            blocked: Vec::new(),
         }));
         (Sender(Arc::clone(&state)), Receiver(state))
     }
 
     pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
         channel(None)
+    }
+
+    /// A channel that holds at most `capacity` items. Unlike flume, a
+    /// capacity of 0 is not a rendezvous: it is refused.
+    pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
+        assert!(capacity > 0, "a model channel of capacity 0 is not offered");
+        channel(Some(capacity))
     }
 
     /// Wakes outside the lock: a waker may run checker code.
@@ -81,12 +101,26 @@ mod loom_chan {
     }
 
     impl<T> Sender<T> {
-        pub fn send(&self, item: T) -> Result<(), SendError<T>> {
-            match self.try_send(item) {
-                Ok(()) => Ok(()),
-                Err(TrySendError::Full(item) | TrySendError::Disconnected(item)) => {
-                    Err(SendError(item))
+        /// Sends, waiting for room in a full bounded channel (yielding to
+        /// the checker until a receive makes some).
+        pub fn send(&self, mut item: T) -> Result<(), SendError<T>> {
+            loop {
+                match self.try_send(item) {
+                    Ok(()) => return Ok(()),
+                    Err(TrySendError::Disconnected(returned)) => return Err(SendError(returned)),
+                    Err(TrySendError::Full(returned)) => {
+                        item = returned;
+                        crate::model::yield_now();
+                    }
                 }
+            }
+        }
+
+        /// Sends, waiting (as a future) for room in a full bounded channel.
+        pub fn send_async(&self, item: T) -> SendFut<'_, T> {
+            SendFut {
+                sender: self,
+                item: Some(item),
             }
         }
 
@@ -132,14 +166,25 @@ mod loom_chan {
         }
     }
 
+    /// Wakes every sender waiting for room (outside the lock).
+    fn unblock(blocked: Vec<Waker>) {
+        for waker in blocked {
+            waker.wake();
+        }
+    }
+
     impl<T> Receiver<T> {
         pub fn try_recv(&self) -> Result<T, TryRecvError> {
-            let mut state = self.0.lock().unwrap();
-            match state.queue.pop_front() {
-                Some(item) => Ok(item),
-                None if state.senders == 0 => Err(TryRecvError::Disconnected),
-                None => Err(TryRecvError::Empty),
-            }
+            let (got, blocked) = {
+                let mut state = self.0.lock().unwrap();
+                match state.queue.pop_front() {
+                    Some(item) => (Ok(item), std::mem::take(&mut state.blocked)),
+                    None if state.senders == 0 => (Err(TryRecvError::Disconnected), Vec::new()),
+                    None => (Err(TryRecvError::Empty), Vec::new()),
+                }
+            };
+            unblock(blocked);
+            got
         }
 
         pub fn recv_async(&self) -> RecvFut<'_, T> {
@@ -149,9 +194,54 @@ mod loom_chan {
 
     impl<T> Drop for Receiver<T> {
         fn drop(&mut self) {
-            let mut state = self.0.lock().unwrap();
-            state.receiver = false;
-            state.queue.clear();
+            let (queue, blocked) = {
+                let mut state = self.0.lock().unwrap();
+                state.receiver = false;
+                (
+                    std::mem::take(&mut state.queue),
+                    std::mem::take(&mut state.blocked),
+                )
+            };
+            // The items' destructors and the wakers run outside the lock.
+            drop(queue);
+            unblock(blocked);
+        }
+    }
+
+    /// [`Sender::send_async`]'s future.
+    pub struct SendFut<'a, T> {
+        sender: &'a Sender<T>,
+        item: Option<T>,
+    }
+
+    impl<T> Unpin for SendFut<'_, T> {}
+
+    impl<T> Future for SendFut<'_, T> {
+        type Output = Result<(), SendError<T>>;
+
+        /// Tries and registers under the one lock, so no receive can slip
+        /// between them.
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            let item = self.item.take().expect("polled after it finished");
+            let waker = {
+                let mut state = self.sender.0.lock().unwrap();
+                if !state.receiver {
+                    return Poll::Ready(Err(SendError(item)));
+                }
+                if state
+                    .capacity
+                    .is_some_and(|capacity| state.queue.len() >= capacity)
+                {
+                    state.blocked.push(cx.waker().clone());
+                    drop(state);
+                    self.item = Some(item);
+                    return Poll::Pending;
+                }
+                state.queue.push_back(item);
+                state.waker.take()
+            };
+            wake(waker);
+            Poll::Ready(Ok(()))
         }
     }
 
@@ -165,10 +255,13 @@ mod loom_chan {
         fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
             let mut state = self.0 .0.lock().unwrap();
             if let Some(item) = state.queue.pop_front() {
+                let blocked = std::mem::take(&mut state.blocked);
+                drop(state);
+                unblock(blocked);
                 return Poll::Ready(Ok(item));
             }
             if state.senders == 0 {
-                return Poll::Ready(Err(RecvError));
+                return Poll::Ready(Err(RecvError::Disconnected));
             }
             state.waker = Some(cx.waker().clone());
             Poll::Pending

@@ -9,10 +9,11 @@
 //!   [`map::ShardedMap`]), flume's channels, `tokio::time`;
 //! - under `--cfg loom` or `--cfg shuttle`, the model checker's: its mutex
 //!   and atomics, a sharded map of checker mutexes, a checker-visible
-//!   channel, time that never moves (a timeout elapses whenever its future
-//!   is not ready at once: the most eager timer, so every interleaving a
-//!   real timer allows is explored), and [`model::spawn`] for a detached
-//!   task the checker schedules.
+//!   channel (bounded or not), modelled time (under shuttle a timer fires
+//!   where the checker chooses, so a race against an idle timer is explored
+//!   on both sides; under loom, which has no choices, the most eager timer:
+//!   [`time`]), and `model::spawn` for a detached task the checker
+//!   schedules.
 //!
 //! lanesim's own router and sender are written against it (their crate's
 //! `src/shim/` adds what is theirs: the transport seam, runtimes, entropy,
@@ -26,8 +27,8 @@
 //! |---|---|---|
 //! | [`sync`] | std `Arc`/`Weak`/atomics, a non-poisoning `Mutex`, tokio's `Mutex` and `Notify` | the checker's |
 //! | [`map`] | dashmap with a caller-chosen hasher and shard count | shards of checker mutexes |
-//! | [`chan`] | flume's unbounded channel | one checker mutex around a queue |
-//! | [`time`] | `tokio::time` | a clock that never moves; eager timeouts |
+//! | [`chan`] | flume's channels, bounded and unbounded | one checker mutex around a queue |
+//! | [`time`] | `tokio::time` | a clock that never moves; timers fire where shuttle chooses (eagerly under loom) |
 //! | `model` | absent | spawn a detached task, yield |
 
 pub mod chan;

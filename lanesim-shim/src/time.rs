@@ -1,11 +1,22 @@
 //! Time, always through `tokio::time`: turmoil virtualises it per simulated
 //! host and a paused runtime jumps it, so nothing here may read a wall clock.
 //!
-//! Under a model checker (loom, shuttle) there is no time: a timeout "elapses" exactly when its future
-//! is not ready at once. That is the most eager timer possible (an idle lane
-//! may reap at every point it waits; a blocked write always hits its
-//! deadline), so every interleaving a real timer allows is among those loom
-//! explores.
+//! Under a model checker there is no clock; a timer fires where the checker
+//! lets it:
+//!
+//! - under shuttle, the checker chooses: each time a timeout's future is
+//!   polled and not ready, shuttle's scheduler draws (from its own seeded,
+//!   replayed choices) whether the deadline has passed now, and if not, the
+//!   task yields and asks again at its next turn. A [`sleep`] ends the same
+//!   way. So a timer may fire at any point between two steps of other
+//!   tasks, as early as its first wait or after they all ran on: a race
+//!   against an idle timer is explored on both sides (pinned by
+//!   `a_timeout_fires_on_either_side_of_a_racing_send`, tests/shuttle_time.rs);
+//! - under loom, which has no choices but thread order, a timeout elapses
+//!   exactly when its future is not ready at once: the most eager timer (an
+//!   idle lane may reap at every point it waits; a blocked write always hits
+//!   its deadline), and a [`sleep`] never ends (loom's models run with
+//!   heartbeats off, the only periodic timers there are).
 
 pub use std::time::Duration;
 
@@ -48,9 +59,36 @@ mod loom_time {
 
     use super::Duration;
 
-    /// A timer that never fires on its own: the models run with
-    /// heartbeats off, the only periodic timers there are.
+    /// Whether the deadline passes at this wait: the checker's choice
+    /// under shuttle; under loom, always (the most eager timer).
+    fn deadline_passes() -> bool {
+        #[cfg(shuttle)]
+        {
+            use shuttle::rand::Rng;
+            shuttle::rand::thread_rng().gen::<bool>()
+        }
+        #[cfg(not(shuttle))]
+        {
+            true
+        }
+    }
+
+    /// Ends where the checker lets it (shuttle); never under loom.
     pub async fn sleep(_after: Duration) {
+        #[cfg(shuttle)]
+        {
+            std::future::poll_fn(|cx| {
+                if deadline_passes() {
+                    Poll::Ready(())
+                } else {
+                    // Asks again at this task's next turn.
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                }
+            })
+            .await;
+        }
+        #[cfg(not(shuttle))]
         std::future::pending::<()>().await;
     }
 
@@ -68,16 +106,25 @@ mod loom_time {
         }
     }
 
-    /// The future did not finish "in time" (it was not ready).
+    /// The future did not finish in time.
     #[derive(Debug)]
     pub struct Elapsed;
 
+    /// `future`'s output if it is ready before the deadline passes; the
+    /// future is polled first at every wait, as tokio's timeout does, so an
+    /// output ready when the deadline passes wins.
     pub async fn timeout<F: Future>(_after: Duration, future: F) -> Result<F::Output, Elapsed> {
         let mut future = pin!(future);
-        let first = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
-        match first {
-            Poll::Ready(output) => Ok(output),
-            Poll::Pending => Err(Elapsed),
-        }
+        std::future::poll_fn(|cx| match future.as_mut().poll(cx) {
+            Poll::Ready(output) => Poll::Ready(Ok(output)),
+            Poll::Pending if deadline_passes() => Poll::Ready(Err(Elapsed)),
+            Poll::Pending => {
+                // Not yet: asks again at this task's next turn (the future
+                // also wakes it when it can go on).
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        })
+        .await
     }
 }
