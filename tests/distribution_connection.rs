@@ -63,11 +63,15 @@ async fn a_live_incumbent_is_kept_and_the_new_stream_dropped() {
 fn racing_mark_down_calls_fire_the_hook_once() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     for _ in 0..50 {
-        let (manager, connection, downs) = runtime.block_on(async {
+        // The peer's end stays open through the race: dropped, its end of
+        // stream would let the read loop mark the connection down
+        // (`PeerClosed`) on the runtime's thread, a fifth racer whose hook
+        // may still be running when the four below have returned.
+        let (manager, connection, downs, _peer) = runtime.block_on(async {
             let manager = manager();
             let downs = record_downs(&manager);
-            let (connection, _peer) = loopback(&manager, "peer@test").await;
-            (manager, connection, downs)
+            let (connection, peer) = loopback(&manager, "peer@test").await;
+            (manager, connection, downs, peer)
         });
         let reasons = [
             DownReason::WriteTimeout,
