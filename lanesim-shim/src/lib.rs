@@ -21,13 +21,15 @@
 //! dependency graph (CI checks it).
 //!
 //! Start here: [`sync`] for shared state, [`map`] for a keyed table whose
-//! entry and removal run under one lock, [`chan`] for queues, [`time`].
+//! entry and removal run under one lock, [`chan`] for queues, [`task`] for
+//! spawning, [`time`].
 //!
 //! | module | normally | under a model checker |
 //! |---|---|---|
 //! | [`sync`] | std `Arc`/`Weak`/atomics, a non-poisoning `Mutex`, tokio's `Mutex` and `Notify` | the checker's |
 //! | [`map`] | dashmap with a caller-chosen hasher and shard count | shards of checker mutexes |
 //! | [`chan`] | flume's channels, bounded and unbounded | one checker mutex around a queue |
+//! | [`task`] | tokio's `spawn`, `yield_now`, `JoinHandle`, runtime `Handle` | a task the checker schedules; a dropped handle detaches it |
 //! | [`time`] | `tokio::time` | a clock that never moves; timers fire where shuttle chooses (eagerly under loom) |
 //! | `model` | absent | spawn a detached task, yield |
 
@@ -36,4 +38,5 @@ pub mod map;
 #[cfg(any(loom, shuttle))]
 pub mod model;
 pub mod sync;
+pub mod task;
 pub mod time;
