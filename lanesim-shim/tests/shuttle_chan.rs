@@ -86,3 +86,34 @@ fn a_waiting_sender_gets_its_item_back_when_the_receiver_goes() {
         300,
     );
 }
+
+/// A receiver that only polls (`try_recv`) still makes room for a sender
+/// waiting in `send_async`: every take wakes the waiting senders.
+#[test]
+fn a_try_recv_wakes_a_sender_waiting_for_room() {
+    shuttle::check_random(
+        || {
+            let (tx, rx) = chan::bounded::<u32>(1);
+            let sender = shuttle::thread::spawn(move || {
+                shuttle::future::block_on(async {
+                    for item in 0..3 {
+                        tx.send_async(item).await.unwrap();
+                    }
+                });
+            });
+            let mut got = Vec::new();
+            // A sender left waiting would never send again: the bound turns
+            // that into a failure instead of a spin.
+            for _ in 0..10_000 {
+                match rx.try_recv() {
+                    Ok(item) => got.push(item),
+                    Err(_) if got.len() == 3 => break,
+                    Err(_) => shuttle::thread::yield_now(),
+                }
+            }
+            assert_eq!(got, [0, 1, 2], "a sender waiting for room was not woken");
+            sender.join().unwrap();
+        },
+        200,
+    );
+}

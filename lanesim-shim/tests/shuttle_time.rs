@@ -96,3 +96,31 @@ fn a_sleep_ends_before_or_after_another_tasks_step() {
     let [before, after] = *tally.lock().unwrap();
     assert!(before > 0 && after > 0, "{before} before, {after} after");
 }
+
+/// A timeout on a future that never ends always fires, at its first wait
+/// in some schedules and only after waiting again in others: the checker
+/// chooses at every wait, not once (a choice made once would either fire
+/// at once or never; a bound of 10,000 steps per run turns never into a
+/// failure).
+#[test]
+fn a_timeout_on_a_future_that_never_ends_fires_at_its_first_wait_or_later() {
+    let tally = Tally::default();
+    let seen = Arc::clone(&tally);
+    let mut config = shuttle::Config::new();
+    config.max_steps = shuttle::MaxSteps::FailAfter(10_000);
+    let scheduler = shuttle::scheduler::RandomScheduler::new_from_seed(0x71_3e, 300);
+    shuttle::Runner::new(scheduler, config).run(move || {
+        let mut waits = 0u32;
+        let got = shuttle::future::block_on(time::timeout(
+            Duration::from_millis(1),
+            std::future::poll_fn(|_| {
+                waits += 1;
+                std::task::Poll::<()>::Pending
+            }),
+        ));
+        assert!(got.is_err());
+        seen.lock().unwrap()[usize::from(waits > 1)] += 1;
+    });
+    let [first, later] = *tally.lock().unwrap();
+    assert!(first > 0 && later > 0, "{first} at the first wait, {later} later");
+}
