@@ -74,3 +74,119 @@ fn a_spawned_task_interleaves_with_its_spawner() {
     let [after, before] = *tally.lock().unwrap();
     assert!(after > 0 && before > 0, "{after} after, {before} before");
 }
+
+/// Once `abort` has returned, an aborted task takes at most the step under
+/// way (as on tokio's multi-thread runtime, a poll in progress finishes):
+/// its next poll ends it without running its future. The task counts its
+/// steps in a plain std counter, each step ending at a yield.
+#[test]
+fn an_aborted_task_finishes_at_most_the_step_under_way() {
+    shuttle::check_random(
+        || {
+            let steps = Arc::new(std::sync::atomic::AtomicU32::new(0));
+            let counted = Arc::clone(&steps);
+            let handle = task::spawn(async move {
+                for _ in 0..5 {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    task::yield_now().await;
+                }
+            });
+            task::Handle::current().spawn(async {}); // another task to run
+            handle.abort();
+            let at_abort = steps.load(std::sync::atomic::Ordering::SeqCst);
+            let _ = shuttle::future::block_on(handle);
+            let after = steps.load(std::sync::atomic::Ordering::SeqCst) - at_abort;
+            assert!(after <= 1, "{after} steps after the abort returned");
+        },
+        500,
+    );
+}
+
+/// A task parked when it is aborted is woken and ended without its future
+/// being polled again. The future counts its polls and marks itself parked
+/// right before it returns `Pending` (with nothing after it in the poll
+/// where the checker could switch): once the spawner sees the mark, the
+/// poll is over, and only the abort wakes the task.
+#[test]
+fn a_parked_task_is_aborted_without_another_poll() {
+    shuttle::check_random(
+        || {
+            let polls = Arc::new(std::sync::atomic::AtomicU32::new(0));
+            let parked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (counted, marked) = (Arc::clone(&polls), Arc::clone(&parked));
+            let handle = task::spawn(std::future::poll_fn(move |_| {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                marked.store(true, std::sync::atomic::Ordering::SeqCst);
+                std::task::Poll::<()>::Pending
+            }));
+            while !parked.load(std::sync::atomic::Ordering::SeqCst) {
+                shuttle::thread::yield_now();
+            }
+            let before = polls.load(std::sync::atomic::Ordering::SeqCst);
+            handle.abort();
+            let joined = shuttle::future::block_on(handle);
+            assert!(joined.is_err_and(|e| e.is_cancelled()));
+            assert_eq!(
+                polls.load(std::sync::atomic::Ordering::SeqCst),
+                before,
+                "the aborted task's future was polled again"
+            );
+        },
+        300,
+    );
+}
+
+/// Tasks whose handles were dropped ran to their end by the end of each
+/// run (a detached task keeps the model running, as a task keeps a
+/// runtime busy): shuttle's own handle, dropped, would detach it from the
+/// run too, and the run would end without it.
+#[test]
+fn a_detached_task_runs_to_its_end_within_the_run() {
+    static ENDED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    const RUNS: usize = 100;
+    shuttle::check_random(
+        || {
+            drop(task::spawn(async {
+                for _ in 0..3 {
+                    task::yield_now().await;
+                }
+                ENDED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }));
+        },
+        RUNS,
+    );
+    assert_eq!(ENDED.load(std::sync::atomic::Ordering::SeqCst), RUNS);
+}
+
+/// `yield_now` is a point where the checker may run another task: between
+/// two steps with nothing else in them that the checker sees (plain std
+/// atomics), another task observes the first step without the second in
+/// some schedules.
+#[test]
+fn yield_now_lets_another_task_run_between_two_steps() {
+    let tally = Arc::new(Mutex::new(0u32));
+    let seen = Arc::clone(&tally);
+    shuttle::check_random(
+        move || {
+            let step = Arc::new(std::sync::atomic::AtomicU8::new(0));
+            let (a, b) = (Arc::clone(&step), Arc::clone(&step));
+            let stepper = task::spawn(async move {
+                a.store(1, std::sync::atomic::Ordering::SeqCst);
+                task::yield_now().await;
+                a.store(2, std::sync::atomic::Ordering::SeqCst);
+            });
+            let seen = Arc::clone(&seen);
+            let observer = task::spawn(async move {
+                if b.load(std::sync::atomic::Ordering::SeqCst) == 1 {
+                    *seen.lock().unwrap() += 1;
+                }
+            });
+            shuttle::future::block_on(async {
+                stepper.await.unwrap();
+                observer.await.unwrap();
+            });
+        },
+        300,
+    );
+    assert!(*tally.lock().unwrap() > 0, "never seen between the steps");
+}

@@ -122,5 +122,8 @@ fn a_timeout_on_a_future_that_never_ends_fires_at_its_first_wait_or_later() {
         seen.lock().unwrap()[usize::from(waits > 1)] += 1;
     });
     let [first, later] = *tally.lock().unwrap();
-    assert!(first > 0 && later > 0, "{first} at the first wait, {later} later");
+    assert!(
+        first > 0 && later > 0,
+        "{first} at the first wait, {later} later"
+    );
 }
