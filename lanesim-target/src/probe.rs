@@ -356,6 +356,16 @@ mod imp {
     /// Whether marks and points do anything in this build.
     pub const ENABLED: bool = false;
 
+    /// Nothing to uninstall in this build.
+    #[must_use = "the probe is uninstalled when this is dropped"]
+    pub struct Installed(());
+
+    /// Installs nothing in this build (no marks or points fire): a testbed
+    /// built under a model checker still compiles its worlds.
+    pub fn install(_probe: std::sync::Arc<dyn super::Probe>) -> Installed {
+        Installed(())
+    }
+
     /// Nothing to inherit in this build.
     #[inline(always)]
     #[must_use]
@@ -372,6 +382,4 @@ mod imp {
     pub async fn preempt_point(_name: &'static str) {}
 }
 
-#[cfg(all(feature = "testbed", not(any(loom, shuttle))))]
-pub use imp::{install, Installed};
-pub use imp::{mark, preempt_point, worker_start_hook, ENABLED};
+pub use imp::{install, mark, preempt_point, worker_start_hook, Installed, ENABLED};
