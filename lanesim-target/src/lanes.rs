@@ -197,8 +197,10 @@ impl fmt::Debug for LaneReports {
 #[derive(Debug)]
 pub struct LanesSetup {
     /// Spawn every lane task here (the world's paused runtime in
-    /// simulation, a real multi-thread runtime in real mode).
-    pub runtime: tokio::runtime::Handle,
+    /// simulation, a real multi-thread runtime in real mode). It is
+    /// `tokio::runtime::Handle` itself (`lanesim_shim::task` re-exports it);
+    /// in a build under a model checker it is the checker's scheduler.
+    pub runtime: lanesim_shim::task::Handle,
     /// Reap a lane idle this long (`None`: never reap).
     pub idle_ttl: Option<Duration>,
     /// How items are admitted and panics treated.

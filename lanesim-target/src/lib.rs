@@ -27,6 +27,7 @@
 //! | [`probe`] | `mark`, `preempt_point`, the `Probe` the testbed installs, `Sites` a target declares |
 //! | [`net`] | `Transport`, `Listener`, `Connected`: the sockets a world hands a node |
 //! | [`hazard`] | `Hazard`: a contract a target breaks knowingly, and why |
+//! | [`shim`] | the `lanesim-shim` crate: maps, channels, locks, atomics, tasks and time that are the real crates normally and the model checker's under `--cfg shuttle` / `--cfg loom` |
 //!
 //! The protocol has one home: [`wire`], [`handshake`] and
 //! [`node::DownReason`] are what lanesim's own node (`lanesim::distribution`)
@@ -41,6 +42,10 @@ pub mod net;
 pub mod node;
 pub mod probe;
 pub mod wire;
+
+/// The public shim (the `lanesim-shim` crate): name your primitives through
+/// it, and the same code runs on the real crates and under a model checker.
+pub use lanesim_shim as shim;
 
 /// The implementations one run of the testbed tests: at most one of each
 /// component. A world whose component the target lacks does not run; its

@@ -346,7 +346,7 @@ impl fmt::Debug for NodeReports {
 #[derive(Clone, Debug)]
 pub enum Runtime {
     /// On this runtime (the world's host runtime in simulation).
-    World(tokio::runtime::Handle),
+    World(lanesim_shim::task::Handle),
     /// On a runtime of the node's own, as production runs it (real mode):
     /// name its worker threads this, and pass
     /// [`crate::probe::worker_start_hook`] to its `on_thread_start`. Only
@@ -356,7 +356,7 @@ pub enum Runtime {
         /// Name for its worker threads.
         thread_name: String,
         /// The world's runtime (for what the node does not move).
-        world: tokio::runtime::Handle,
+        world: lanesim_shim::task::Handle,
     },
 }
 

@@ -18,7 +18,8 @@ use std::io;
 
 #[cfg(not(any(loom, shuttle)))]
 use tokio::runtime::Builder;
-use tokio::runtime::Handle;
+// tokio's own normally; the checker's scheduler under a model checker.
+use lanesim_shim::task::Handle;
 /// A spawned background task; `abort` stops it.
 #[cfg(not(any(loom, shuttle)))]
 pub use tokio::task::JoinHandle;

@@ -290,7 +290,7 @@ impl Target {
         };
         let handler_world = Arc::clone(world);
         let built = lanes.build(LanesSetup {
-            runtime: tokio::runtime::Handle::current(),
+            runtime: lanesim_target::shim::task::Handle::current(),
             idle_ttl: params.idle_ttl,
             mode,
             handler: Handler::new(move |lane, item| handle(&handler_world, lane, item)),

@@ -292,7 +292,7 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
             .start(NodeSetup {
                 name: host.clone(),
                 transport: transport.clone(),
-                runtime: Runtime::World(tokio::runtime::Handle::current()),
+                runtime: Runtime::World(lanesim_target::shim::task::Handle::current()),
                 connect_timeout: p.connect_timeout,
                 write_timeout: p.heartbeat * 2,
                 heartbeat: Some(p.heartbeat),

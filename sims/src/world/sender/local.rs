@@ -130,7 +130,7 @@ impl Local {
             };
             tap_log.record(LOCAL, event);
         });
-        let world = tokio::runtime::Handle::current();
+        let world = lanesim_target::shim::task::Handle::current();
         let (transport, runtime): (Arc<dyn Transport>, _) = match net {
             LocalNet::Sim => (
                 Arc::new(TurmoilTcp {
