@@ -217,14 +217,23 @@ async fn many_producers_on_one_key_never_see_two_live_lanes_and_lose_nothing() {
         )
         .unwrap(),
     );
+    // Every 100 items all producers pause together for 20 ms, long past the
+    // TTL, so the lane is reaped and rebuilt as the next burst races in
+    // however loaded the machine is (staggered 1 ms naps alone left the
+    // lane never idle for a whole TTL under load: no churn at all).
+    let pause = Arc::new(tokio::sync::Barrier::new(PRODUCERS as usize));
     let mut producers = Vec::new();
     for producer in 0..PRODUCERS {
-        let router = Arc::clone(&router);
+        let (router, pause) = (Arc::clone(&router), Arc::clone(&pause));
         producers.push(tokio::spawn(async move {
             for i in 0..PER_PRODUCER {
                 router.route(1, producer * PER_PRODUCER + i, None).unwrap();
                 if i % 32 == 0 {
                     tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                if i % 100 == 99 {
+                    pause.wait().await;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
                 }
             }
         }));
