@@ -7,17 +7,9 @@ use std::path::Path;
 use lanesim_sims::run::execute;
 use lanesim_sims::scenario::Scenario;
 use lanesim_sims::targets::Subject;
+use support::shipped;
 
-fn shipped() -> Vec<Scenario> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|ext| ext == "toml"))
-        .collect();
-    paths.sort();
-    paths.iter().map(|p| Scenario::load(p).unwrap()).collect()
-}
+mod support;
 
 /// A generated case gets the virtual time its workload needs: the hunt
 /// once reported "liveness" for this case (shrunk), which was still

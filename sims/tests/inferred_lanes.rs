@@ -19,29 +19,17 @@ use std::time::Duration;
 use lanesim_sims::coverage::{CoverMark, WorldMark};
 use lanesim_sims::event::{Event, Exit, Record};
 use lanesim_sims::run::execute;
-use lanesim_sims::run::sweep::{sweep, Plan, Shard, Unwatched};
 use lanesim_sims::scenario::{Contract, Scenario, SeedRange};
+use lanesim_sims::targets::decide::NotDecided;
 use lanesim_sims::targets::Subject;
 use lanesim_target::lanes::{
     Handler, Item, Lanes, LanesCapabilities, LanesFixed, LanesSetup, LanesTarget, ModeKind,
 };
 use lanesim_target::probe::Sites;
 use lanesim_target::Targets;
+use support::{shipped, shipped_named, sweep_whole};
 
-fn shipped() -> Vec<Scenario> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    paths.sort();
-    paths.iter().map(|p| Scenario::load(p).unwrap()).collect()
-}
-
-fn scenario(name: &str) -> Scenario {
-    shipped().into_iter().find(|s| s.name == name).unwrap()
-}
+mod support;
 
 /// `lanes_raw_panics` with the router dropped mid-run: a lane may die of
 /// a handler's panic after the drop, and lanes the drop ends are closed.
@@ -282,40 +270,31 @@ fn a_router_whose_lanes_are_not_tasks_its_routes_spawned_leaves_l5_undecided() {
     }
 
     let subject = Subject::user(Arc::new(PoolTargets));
-    let scenario = scenario("lanes_order");
+    let scenario = shipped_named("lanes_order");
     assert!(scenario.file.checks.contains(&Contract::L5));
     for seed in 0..4 {
         let result = execute(&scenario, seed, &subject);
-        let why = result
-            .undecided
-            .iter()
-            .find(|n| n.what == Contract::L5)
-            .map(|n| n.why.clone())
-            .unwrap_or_else(|| panic!("seed {seed}: L5 decided: {:?}", result.undecided));
+        let why = why_l5_undecided(&result.undecided, &format!("seed {seed}"));
         assert!(why.contains("no route spawned"), "{why}");
         assert!(result.violations.iter().all(|v| v.contract != Contract::L5));
     }
     // The scenario's tally lists it too: a sweep of runs that each left L5
     // undecided has not decided L5.
     let scenarios = [scenario];
-    let plan = Plan {
-        scenarios: &scenarios,
-        seeds: Some(SeedRange::new(0, 3).unwrap()),
-        shard: Shard::ALL,
-        wall: None,
-        jobs: 2,
-        subject,
-        accept_undecided: false,
-    };
-    let report = sweep(&plan, &mut Unwatched);
+    let report = sweep_whole(&scenarios, SeedRange::new(0, 3).unwrap(), subject);
     let tally = &report.scenarios[0];
-    let why = tally
-        .undecided
+    let why = why_l5_undecided(&tally.undecided, "the tally");
+    assert!(why.contains("no route spawned"), "{why}");
+}
+
+/// Why L5 was not decided, from a list of what was not: panics, saying
+/// `where`, if L5 is not in it.
+fn why_l5_undecided(undecided: &[NotDecided<Contract>], place: &str) -> String {
+    undecided
         .iter()
         .find(|n| n.what == Contract::L5)
         .map(|n| n.why.clone())
-        .unwrap_or_else(|| panic!("the tally has L5 decided: {:?}", tally.undecided));
-    assert!(why.contains("no route spawned"), "{why}");
+        .unwrap_or_else(|| panic!("{place}: L5 decided: {undecided:?}"))
 }
 
 /// A task a router spawns that is not a lane: where, if anywhere.
@@ -483,7 +462,7 @@ fn per_key(extra: Extra) -> Subject {
 #[test]
 fn tasks_spawned_outside_a_route_are_not_lanes() {
     for name in ["lanes_order", "lanes_drop_midflight"] {
-        let scenario = scenario(name);
+        let scenario = shipped_named(name);
         for extra in [Extra::Nothing, Extra::TaskWhenALaneEnds] {
             for seed in 0..6 {
                 let result = execute(&scenario, seed, &per_key(extra));
@@ -512,15 +491,10 @@ fn tasks_spawned_outside_a_route_are_not_lanes() {
 /// run, with the reason, and no lifecycle is judged.
 #[test]
 fn a_route_that_spawns_a_helper_beside_its_lane_leaves_l5_undecided() {
-    let scenario = scenario("lanes_order");
+    let scenario = shipped_named("lanes_order");
     for seed in 0..4 {
         let result = execute(&scenario, seed, &per_key(Extra::HelperBesideEachLane));
-        let why = result
-            .undecided
-            .iter()
-            .find(|n| n.what == Contract::L5)
-            .map(|n| n.why.clone())
-            .unwrap_or_else(|| panic!("seed {seed}: L5 decided: {:?}", result.undecided));
+        let why = why_l5_undecided(&result.undecided, &format!("seed {seed}"));
         assert!(why.contains("more than one task"), "{why}");
         assert!(result.violations.is_empty(), "{:?}", result.violations);
     }
@@ -532,22 +506,13 @@ fn a_route_that_spawns_a_helper_beside_its_lane_leaves_l5_undecided() {
 /// no lanes.
 #[test]
 fn the_lane_rebuilt_marks_are_decided_for_a_router_that_reports_no_lanes() {
-    let scenarios = vec![scenario("lanes_reap_race")];
+    let scenarios = vec![shipped_named("lanes_reap_race")];
     let rebuilt = CoverMark::World(WorldMark::LaneRebuiltAfterReap);
     assert!(scenarios[0].reaches.iter().any(|r| r.mark == rebuilt));
     let subject = Subject::default().outside();
     assert!(subject.decidable(&scenarios[0]).reaches(rebuilt));
     {
-        let plan = Plan {
-            scenarios: &scenarios,
-            seeds: Some(SeedRange::new(0, 15).unwrap()),
-            shard: Shard::ALL,
-            wall: None,
-            jobs: 2,
-            subject,
-            accept_undecided: false,
-        };
-        let report = sweep(&plan, &mut Unwatched);
+        let report = sweep_whole(&scenarios, SeedRange::new(0, 15).unwrap(), subject);
         let tally = &report.scenarios[0];
         assert!(
             tally.unreachable.iter().all(|n| n.what != rebuilt),

@@ -2,12 +2,13 @@
 //! failures stay fixed, and (with `planted-bugs`) every planted bug a
 //! simulated world can see is caught.
 
-use std::path::Path;
-
 use lanesim_sims::run::sweep::{merge, sweep, Plan, Shard, SweepReport, Unwatched};
 use lanesim_sims::run::{execute, Verdict};
 use lanesim_sims::scenario::{Scenario, SeedRange};
 use lanesim_sims::targets::Subject;
+use support::load_dir;
+
+mod support;
 
 /// Sweeps `scenarios` over `seeds` on `jobs` threads, one shard of it.
 fn sweep_of(scenarios: &[Scenario], seeds: &str, jobs: usize, shard: Shard) -> SweepReport {
@@ -31,20 +32,6 @@ fn scenarios() -> Vec<Scenario> {
 /// The shrunk cases hunts found (`scenarios/regressions/*.toml`).
 fn regressions() -> Vec<Scenario> {
     load_dir("../scenarios/regressions")
-}
-
-fn load_dir(dir: &str) -> Vec<Scenario> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|ext| ext == "toml"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| Scenario::load(p).expect("every shipped scenario loads"))
-        .collect()
 }
 
 fn scenario(name: &str) -> Scenario {

@@ -3,22 +3,12 @@
 //! where they can be (L5 on lanes inferred from the router's tasks), raise no false alarm there, and still have their
 //! planted bugs caught by the contracts decided from outside.
 
-use std::path::Path;
-
 use lanesim_sims::run::sweep::{sweep, Plan, Shard, Unwatched};
 use lanesim_sims::scenario::{Contract, Scenario, SeedRange};
 use lanesim_sims::targets::Subject;
+use support::{shipped, sweep_whole};
 
-fn shipped() -> Vec<Scenario> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    paths.sort();
-    paths.iter().map(|p| Scenario::load(p).unwrap()).collect()
-}
+mod support;
 
 /// Seen from outside, every shipped scenario runs, what needs a report is
 /// not decided (S2 and S4 without the drain's account; L5 is decided on the
@@ -27,16 +17,11 @@ fn shipped() -> Vec<Scenario> {
 #[test]
 fn outside_lanesim_passes_what_it_decides_on_every_shipped_scenario() {
     let scenarios = shipped();
-    let plan = Plan {
-        scenarios: &scenarios,
-        seeds: Some(SeedRange::new(0, 7).unwrap()),
-        shard: Shard::ALL,
-        wall: None,
-        jobs: 2,
-        subject: Subject::default().outside(),
-        accept_undecided: false,
-    };
-    let report = sweep(&plan, &mut Unwatched);
+    let report = sweep_whole(
+        &scenarios,
+        SeedRange::new(0, 7).unwrap(),
+        Subject::default().outside(),
+    );
     let mut undecided = std::collections::BTreeSet::new();
     for tally in &report.scenarios {
         assert_eq!(tally.refused, None, "{}", tally.scenario);
@@ -317,16 +302,7 @@ fn a_sender_alone_runs_over_lanesims_connection_layer() {
             ["sender_fifo", "sender_wedged_peer", "sender_dead_peer"].contains(&s.name.as_str())
         })
         .collect();
-    let plan = Plan {
-        scenarios: &scenarios,
-        seeds: Some(SeedRange::new(0, 7).unwrap()),
-        shard: Shard::ALL,
-        wall: None,
-        jobs: 2,
-        subject,
-        accept_undecided: false,
-    };
-    let report = sweep(&plan, &mut Unwatched);
+    let report = sweep_whole(&scenarios, SeedRange::new(0, 7).unwrap(), subject);
     for tally in &report.scenarios {
         assert!(
             tally.failures.is_empty(),

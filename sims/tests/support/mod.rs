@@ -1,4 +1,6 @@
-//! What the checker tests share (`checkers_*.rs`, each `mod support;`).
+//! What the testbed's tests share (each `mod support;`): the checker
+//! tests' fixtures and verdicts below, and the shipped scenarios and a
+//! whole sweep of them for the tests that run worlds.
 //!
 //! Fixtures. A test takes a hand-made log and plants its breach in it: every
 //! record it inserts, replaces, edits or removes is located by its event
@@ -14,13 +16,59 @@
 //! records, a test names the whole evidence ([`assert_violates_exactly`]).
 
 // Each test binary uses some of these.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros, unused_imports)]
 
+use std::path::Path;
 use std::time::Duration;
 
 use lanesim_sims::check::{check, CheckContext, Violation};
 use lanesim_sims::event::{Event, Record};
-use lanesim_sims::scenario::Contract;
+use lanesim_sims::run::sweep::{sweep, Plan, Shard, SweepReport, Unwatched};
+use lanesim_sims::scenario::{Contract, Scenario, SeedRange};
+use lanesim_sims::targets::Subject;
+
+/// Every scenario file in `dir` (relative to the sims package), in path
+/// order.
+pub fn load_dir(dir: &str) -> Vec<Scenario> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|ext| ext == "toml"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| Scenario::load(p).expect("every shipped scenario loads"))
+        .collect()
+}
+
+/// The shipped scenarios (`scenarios/*.toml`).
+pub fn shipped() -> Vec<Scenario> {
+    load_dir("../scenarios")
+}
+
+/// The shipped scenario called `name`.
+pub fn shipped_named(name: &str) -> Scenario {
+    shipped()
+        .into_iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no shipped scenario {name}"))
+}
+
+/// A whole sweep of `scenarios` over `seeds` on two threads, for `subject`.
+pub fn sweep_whole(scenarios: &[Scenario], seeds: SeedRange, subject: Subject) -> SweepReport {
+    let plan = Plan {
+        scenarios,
+        seeds: Some(seeds),
+        shard: Shard::ALL,
+        wall: None,
+        jobs: 2,
+        subject,
+        accept_undecided: false,
+    };
+    sweep(&plan, &mut Unwatched)
+}
 
 /// A predicate on an event, from a pattern: `is!(Event::RunEnd { .. })`.
 macro_rules! is {
