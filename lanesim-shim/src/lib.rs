@@ -27,6 +27,7 @@
 //! | module | normally | under a model checker |
 //! |---|---|---|
 //! | [`sync`] | std `Arc`/`Weak`/atomics, a non-poisoning `Mutex`, tokio's `Mutex` and `Notify` | the checker's |
+//! | [`dashmap`] | dashmap's `DashMap`, `Entry`, `Ref`, `RefMut` | shards of checker mutexes, same names and methods (a subset), fixed hash |
 //! | [`map`] | dashmap with a caller-chosen hasher and shard count | shards of checker mutexes |
 //! | [`chan`] | flume's channels, bounded and unbounded | one checker mutex around a queue |
 //! | [`task`] | tokio's `spawn`, `yield_now`, `JoinHandle`, runtime `Handle` | a task the checker schedules; a dropped handle detaches it |
@@ -34,6 +35,7 @@
 //! | `model` | absent | spawn a detached task, yield |
 
 pub mod chan;
+pub mod dashmap;
 pub mod map;
 #[cfg(any(loom, shuttle))]
 pub mod model;

@@ -17,6 +17,10 @@ fn the_production_shim_is_the_real_crates() {
     assert!(same::<task::JoinHandle<u8>, tokio::task::JoinHandle<u8>>());
     assert!(same::<task::JoinError, tokio::task::JoinError>());
     assert!(same::<chan::Sender<u8>, flume::Sender<u8>>());
+    assert!(same::<
+        lanesim_shim::dashmap::DashMap<u8, u8>,
+        dashmap::DashMap<u8, u8>,
+    >());
     assert!(same::<chan::Receiver<u8>, flume::Receiver<u8>>());
     assert!(same::<sync::Arc<u8>, std::sync::Arc<u8>>());
     assert!(same::<sync::AtomicUsize, std::sync::atomic::AtomicUsize>());
