@@ -107,3 +107,70 @@ fn a_ref_holds_its_keys_shard() {
         300,
     );
 }
+
+/// Alone, the model map is a map: with 32 keys over its shards, an insert
+/// replaces, a new key's entry holds only that key's value, a remove
+/// returns the key it was asked for, and `len` counts every shard.
+#[test]
+fn the_model_map_is_a_map() {
+    shuttle::check_random(
+        || {
+            let map = DashMap::<u64, u64>::new();
+            for key in 0..32 {
+                assert_eq!(map.insert(key, key * 10), None);
+            }
+            assert_eq!(map.insert(3, 31), Some(30));
+            map.insert(3, 30);
+            for key in 0..32 {
+                *map.entry(100 + key).or_insert(0) += 1;
+            }
+            for key in 0..32 {
+                assert_eq!(map.get(&key).map(|v| *v), Some(key * 10), "key {key}");
+                assert_eq!(
+                    map.get(&(100 + key)).map(|v| *v),
+                    Some(1),
+                    "key {}",
+                    100 + key
+                );
+            }
+            assert_eq!(map.len(), 64);
+            for key in (0..32).step_by(2) {
+                assert_eq!(map.remove(&key), Some((key, key * 10)));
+            }
+            for key in (1..32).step_by(2) {
+                assert_eq!(map.get(&key).map(|v| *v), Some(key * 10), "key {key}");
+            }
+            assert_eq!(map.len(), 48);
+        },
+        5,
+    );
+}
+
+/// A lookup racing removals of other keys of its shard finds its own key:
+/// the reference it returns is the entry it found, under the lock it found
+/// it with.
+#[test]
+fn a_get_racing_removals_finds_its_own_key() {
+    shuttle::check_random(
+        || {
+            let map = Arc::new(DashMap::<u64, u64>::new());
+            for key in 0..32 {
+                map.insert(key, key * 10);
+            }
+            let remover = {
+                let map = Arc::clone(&map);
+                task::spawn(async move {
+                    for key in (0..32).step_by(2) {
+                        map.remove(&key);
+                    }
+                })
+            };
+            for key in (1..32).step_by(2) {
+                let found = map.get(&key).expect("an odd key is never removed");
+                assert_eq!((*found.key(), *found), (key, key * 10));
+            }
+            shuttle::future::block_on(remover).unwrap();
+        },
+        300,
+    );
+}
