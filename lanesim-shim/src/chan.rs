@@ -125,6 +125,13 @@ mod loom_chan {
         }
 
         pub fn try_send(&self, item: T) -> Result<(), TrySendError<T>> {
+            self.offer(item, None)
+        }
+
+        /// Queues `item` if there is room; if full, registers `waiting` (a
+        /// sender that will wait for room) under the same lock, so no
+        /// receive can slip between the look and the registration.
+        fn offer(&self, item: T, waiting: Option<&Waker>) -> Result<(), TrySendError<T>> {
             let waker = {
                 let mut state = self.0.lock().unwrap();
                 if !state.receiver {
@@ -134,6 +141,7 @@ mod loom_chan {
                     .capacity
                     .is_some_and(|capacity| state.queue.len() >= capacity)
                 {
+                    state.blocked.extend(waiting.cloned());
                     return Err(TrySendError::Full(item));
                 }
                 state.queue.push_back(item);
@@ -175,12 +183,25 @@ mod loom_chan {
 
     impl<T> Receiver<T> {
         pub fn try_recv(&self) -> Result<T, TryRecvError> {
+            self.take(None)
+        }
+
+        /// Takes the oldest item, waking the senders waiting for room; if
+        /// there is none and senders remain, registers `waiting` (a
+        /// receiver that will wait) under the same lock, so no send can
+        /// slip between the look and the registration.
+        fn take(&self, waiting: Option<&Waker>) -> Result<T, TryRecvError> {
             let (got, blocked) = {
                 let mut state = self.0.lock().unwrap();
                 match state.queue.pop_front() {
                     Some(item) => (Ok(item), std::mem::take(&mut state.blocked)),
                     None if state.senders == 0 => (Err(TryRecvError::Disconnected), Vec::new()),
-                    None => (Err(TryRecvError::Empty), Vec::new()),
+                    None => {
+                        if let Some(waker) = waiting {
+                            state.waker = Some(waker.clone());
+                        }
+                        (Err(TryRecvError::Empty), Vec::new())
+                    }
                 }
             };
             unblock(blocked);
@@ -219,29 +240,16 @@ mod loom_chan {
     impl<T> Future for SendFut<'_, T> {
         type Output = Result<(), SendError<T>>;
 
-        /// Tries and registers under the one lock, so no receive can slip
-        /// between them.
         fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
             let item = self.item.take().expect("polled after it finished");
-            let waker = {
-                let mut state = self.sender.0.lock().unwrap();
-                if !state.receiver {
-                    return Poll::Ready(Err(SendError(item)));
-                }
-                if state
-                    .capacity
-                    .is_some_and(|capacity| state.queue.len() >= capacity)
-                {
-                    state.blocked.push(cx.waker().clone());
-                    drop(state);
+            match self.sender.offer(item, Some(cx.waker())) {
+                Ok(()) => Poll::Ready(Ok(())),
+                Err(TrySendError::Disconnected(item)) => Poll::Ready(Err(SendError(item))),
+                Err(TrySendError::Full(item)) => {
                     self.item = Some(item);
-                    return Poll::Pending;
+                    Poll::Pending
                 }
-                state.queue.push_back(item);
-                state.waker.take()
-            };
-            wake(waker);
-            Poll::Ready(Ok(()))
+            }
         }
     }
 
@@ -250,21 +258,12 @@ mod loom_chan {
     impl<T> Future for RecvFut<'_, T> {
         type Output = Result<T, RecvError>;
 
-        /// Looks and registers under the one lock, so no send can slip
-        /// between them.
         fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-            let mut state = self.0 .0.lock().unwrap();
-            if let Some(item) = state.queue.pop_front() {
-                let blocked = std::mem::take(&mut state.blocked);
-                drop(state);
-                unblock(blocked);
-                return Poll::Ready(Ok(item));
+            match self.0.take(Some(cx.waker())) {
+                Ok(item) => Poll::Ready(Ok(item)),
+                Err(TryRecvError::Disconnected) => Poll::Ready(Err(RecvError::Disconnected)),
+                Err(TryRecvError::Empty) => Poll::Pending,
             }
-            if state.senders == 0 {
-                return Poll::Ready(Err(RecvError::Disconnected));
-            }
-            state.waker = Some(cx.waker().clone());
-            Poll::Pending
         }
     }
 }
