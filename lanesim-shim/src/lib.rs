@@ -32,10 +32,12 @@
 //! | [`chan`] | flume's channels, bounded and unbounded | one checker mutex around a queue |
 //! | [`task`] | tokio's `spawn`, `yield_now`, `JoinHandle`, runtime `Handle` | a task the checker schedules; a dropped handle detaches it |
 //! | [`time`] | `tokio::time` | a clock that never moves; timers fire where shuttle chooses (eagerly under loom) |
+//! | [`explore`] | answers "no checker in this build" | runs a body under shuttle's PCT or random scheduler, judged after each execution |
 //! | `model` | absent | spawn a detached task, yield |
 
 pub mod chan;
 pub mod dashmap;
+pub mod explore;
 pub mod map;
 #[cfg(any(loom, shuttle))]
 pub mod model;

@@ -48,6 +48,12 @@ mod imp {
 
     pub type MutexGuard<'a, T> = crate::model::MutexGuard<'a, T>;
 
+    impl<T: Default> Default for Mutex<T> {
+        fn default() -> Self {
+            Self::new(T::default())
+        }
+    }
+
     impl<T> Mutex<T> {
         pub fn new(value: T) -> Self {
             Self(crate::model::Mutex::new(value))

@@ -31,6 +31,21 @@ pub use tokio::task::{spawn, yield_now, JoinError, JoinHandle};
 #[cfg(any(loom, shuttle))]
 pub use model_task::{spawn, yield_now, Handle, JoinError, JoinHandle};
 
+/// The model checker's number for the task running now: shuttle's task id
+/// under `--cfg shuttle` (ids grow in spawn order), `None` in any other
+/// build (tokio's task ids are opaque; the worlds number tasks themselves).
+#[must_use]
+pub fn current_id() -> Option<u64> {
+    #[cfg(shuttle)]
+    {
+        Some(usize::from(shuttle::current::me()) as u64)
+    }
+    #[cfg(not(shuttle))]
+    {
+        None
+    }
+}
+
 #[cfg(any(loom, shuttle))]
 mod model_task {
     use std::future::Future;
@@ -93,7 +108,16 @@ mod model_task {
                 }
                 switch.1 = Some(cx.waker().clone());
             }
-            self.future.as_mut().poll(cx).map(Ok)
+            // A panic ends the task with a `JoinError`, as tokio's does,
+            // instead of failing the whole model: a panicking lane is a
+            // case the model explores, not a checker failure.
+            let future = &mut self.future;
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                future.as_mut().poll(cx)
+            })) {
+                Ok(poll) => poll.map(Ok),
+                Err(_) => Poll::Ready(Err(JoinError { cancelled: false })),
+            }
         }
     }
 

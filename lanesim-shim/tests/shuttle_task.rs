@@ -190,3 +190,39 @@ fn yield_now_lets_another_task_run_between_two_steps() {
     );
     assert!(*tally.lock().unwrap() > 0, "never seen between the steps");
 }
+
+/// A task that panics ends with a panic `JoinError`, as under tokio, and
+/// the model goes on (the checker does not fail the execution).
+#[test]
+fn a_panicking_task_ends_with_a_panic_error_and_the_model_goes_on() {
+    shuttle::check_random(
+        || {
+            let handle = task::spawn(async {
+                task::yield_now().await;
+                if true {
+                    panic!("on purpose");
+                }
+                5
+            });
+            let error = shuttle::future::block_on(handle).expect_err("it panicked");
+            assert!(error.is_panic() && !error.is_cancelled());
+        },
+        20,
+    );
+}
+
+/// Under shuttle every task has the checker's number, growing in spawn
+/// order.
+#[test]
+fn tasks_are_numbered_in_spawn_order() {
+    shuttle::check_random(
+        || {
+            let main = task::current_id().expect("a number under shuttle");
+            let child = shuttle::future::block_on(task::spawn(async { task::current_id() }))
+                .unwrap()
+                .expect("a number");
+            assert!(child > main);
+        },
+        5,
+    );
+}

@@ -27,6 +27,7 @@
 //! | [`check`] | L1–L6, DC-1/DC-2/DC-5/S2–S4/S6–S9/E2E and M1–M9 over a log, one evidence collector; `check::sender` and `check::mesh` each a model (`model.rs`) and its contract groups |
 //! | [`run`] | one run; the ordered parallel engine (`run::stream`); streamed sweeps in bounded memory, shards and their merge (`run::sweep`); audit, selftest (planted bugs), bench; reports (human, JSON, JSON lines, JUnit) |
 //! | [`hunt`] | bug hunting: proptest strategies for whole cases, a coverage-guided corpus, shrinking to exact scenario files, the detection benchmark |
+//! | [`model`] | the model world: a lanes target's own code under shuttle (PCT, random), small racing workloads, each execution decided by the lanes checkers, a find replayed from `(strategy, seed, executions)` |
 //! | [`chase`] | a failure only real mode saw, chased into the simulation: its parameters with scheduling exploration on, a bounded number of seeds, a find shrunk to a file |
 //! | [`real`] | real mode: a seed on a real runtime and loopback TCP, judged by the same checkers; its clock and lateness; `fidelity` |
 //! | [`report`] | everything shown: the typed outcome of each subcommand, the one printer, sweeps as human text, JSON, JSON lines and JUnit, the one exit code type |
@@ -55,6 +56,7 @@ pub mod fired;
 pub mod guide;
 pub mod hunt;
 pub mod input;
+pub mod model;
 pub mod real;
 pub mod report;
 pub mod rng;

@@ -231,12 +231,17 @@ mod loom_rt {
             let Some(future) = self.future.as_mut() else {
                 return Poll::Ready(());
             };
-            match future.as_mut().poll(cx) {
-                Poll::Ready(_) => {
+            // A panic ends the task, as tokio's does (its drop code runs
+            // as it unwinds), instead of failing the whole model: a lane
+            // whose handler panics is a case the model world explores.
+            let polled =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| future.as_mut().poll(cx)));
+            match polled {
+                Ok(Poll::Ready(_)) | Err(_) => {
                     self.future = None;
                     Poll::Ready(())
                 }
-                Poll::Pending => Poll::Pending,
+                Ok(Poll::Pending) => Poll::Pending,
             }
         }
     }

@@ -70,6 +70,9 @@ struct Lane {
     closed: Option<usize>,
     created: usize,
     stuck: bool,
+    /// Items whose end is logged that the lane may not have acknowledged
+    /// yet ([`CheckContext::late_acks`]): since its last start.
+    unacked: u64,
 }
 
 struct Item {
@@ -456,6 +459,9 @@ impl Replay<'_> {
         };
         let lane = &self.lanes[&lane_id];
         let outstanding = lane.outstanding.len() as u64;
+        // What the target may still count: ends logged but not yet
+        // acknowledged by the lane (`CheckContext::late_acks`).
+        let counted = outstanding + lane.unacked;
         let (open, created, closed) = (lane.open, lane.created, lane.closed);
         match depth {
             Some(depth) => {
@@ -466,7 +472,7 @@ impl Replay<'_> {
                         &[created, closed.unwrap_or(created), index],
                     );
                 }
-                if depth != outstanding {
+                if depth < outstanding || depth > counted {
                     self.violate(
                         Contract::L4,
                         format!("key {key}: route reported depth {depth} for item {item}, but lane {lane_id} held {outstanding} unhandled"),
@@ -506,7 +512,7 @@ impl Replay<'_> {
             }
             None => {
                 match capacity {
-                    Some(capacity) if outstanding < capacity && open => {
+                    Some(capacity) if counted < capacity && open => {
                         self.violate(
                             Contract::L4,
                             format!("key {key}: item {item} refused below capacity {capacity} (lane {lane_id} held {outstanding} unhandled)"),
@@ -591,6 +597,11 @@ impl Replay<'_> {
         // L6: ready since it was routed and its lane's previous item ended.
         let routed_at = self.records[routed].at;
         let own = if self.inferred() { admitted_lane } else { lane };
+        // The lane starts its next item only once it has acknowledged the
+        // previous one.
+        if let Some(l) = self.lanes.get_mut(&own) {
+            l.unacked = 0;
+        }
         let previous_end = self.lanes.get(&own).and_then(|l| l.last_end);
         let ready = previous_end.map_or(routed_at, |end| end.max(routed_at));
         let waited = at.saturating_sub(ready);
@@ -625,6 +636,11 @@ impl Replay<'_> {
                 .is_some_and(|(running_item, _)| *running_item == item)
             {
                 running.remove(&lane);
+            }
+        }
+        if self.context.late_acks {
+            if let Some(l) = self.lanes.get_mut(&admitted_lane) {
+                l.unacked += 1;
             }
         }
         for id in [admitted_lane, lane] {
@@ -682,6 +698,7 @@ impl Replay<'_> {
         lane.open = false;
         lane.closed = Some(index);
         lane.idle_since = None;
+        lane.unacked = 0;
         let outstanding: Vec<u64> = lane.outstanding.iter().copied().collect();
         let created = lane.created;
         if outstanding.is_empty() {

@@ -200,6 +200,14 @@ pub struct CheckContext {
     pub race_window: Duration,
     /// What the target reports.
     pub reported: Reported,
+    /// A lane acknowledges an item (drops it from the count `route`
+    /// reports and admits by) only after its handler returns, and the log
+    /// may hold the item's end before that: until the lane starts its next
+    /// item (or ends), `route` may still count it. False where a record
+    /// and its step are one (simulation, real mode's ordering lock keeps
+    /// them together); true in the model world, whose tasks interleave
+    /// between a handler's end and the lane's acknowledgement.
+    pub late_acks: bool,
 }
 
 impl CheckContext {

@@ -241,6 +241,49 @@ pub(super) enum Command {
         #[arg(long)]
         bug: Option<String>,
     },
+    /// Run the lanes target under a model checker (shuttle): small
+    /// workloads of racing producers, every interleaving of their and the
+    /// lanes' steps explored by a seeded scheduler, each execution decided
+    /// by the lanes checkers (L1-L5); the first broken one is printed with
+    /// the command that replays it. Rebuilds itself with `--cfg shuttle` in
+    /// a target directory of its own (`target/model`) when this build has
+    /// no checker.
+    #[command(after_help = "Examples:
+  lanesim model                                         every workload, PCT (depth 3) then random, 1000 executions each
+  lanesim model --workload route-then-drop --strategy random --executions 20000
+  lanesim model --workload two-keys --strategy pct:2 --seed 7 --executions 31 -v   replay execution 30, with its log
+  cargo run --release --features planted-bugs -- model --bug reap-ignores-pending")]
+    Model {
+        /// Workloads to run (default: all; `lanesim model --list` names them).
+        #[arg(long = "workload", value_name = "NAME")]
+        workloads: Vec<String>,
+        /// List the workloads and what each sets up, and exit.
+        #[arg(long)]
+        list: bool,
+        /// `pct:DEPTH` (DEPTH 1 to 16) or `random` (default: `pct:3`, then
+        /// `random`).
+        #[arg(long, value_parser = parse_strategy)]
+        strategy: Option<lanesim_target::shim::explore::Strategy>,
+        /// The schedulers' seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Executions per workload and strategy (1 to 10^8).
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        executions: u64,
+        /// Scheduling steps one execution may take before it counts as
+        /// never ending (100 to 10^8).
+        #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(100..=100_000_000))]
+        max_steps: u64,
+        /// `-v`: print the log of a broken execution.
+        #[arg(short, long, action = clap::ArgAction::Count)]
+        verbose: u8,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Plant this bug (needs a `--features planted-bugs` build).
+        #[arg(long)]
+        bug: Option<String>,
+    },
     /// Shrink a failing seed of a scenario to a small exact scenario file
     /// that fails the same way.
     #[command(after_help = "Examples:
@@ -304,6 +347,22 @@ const MAX_WALL: Duration = Duration::from_secs(7 * 24 * 3600);
 
 fn jobs_parser() -> clap::builder::RangedI64ValueParser<u16> {
     clap::value_parser!(u16).range(1..=256)
+}
+
+/// A model checker's strategy: `pct:DEPTH` or `random`.
+fn parse_strategy(text: &str) -> Result<lanesim_target::shim::explore::Strategy, String> {
+    use lanesim_target::shim::explore::Strategy;
+    if text == "random" {
+        return Ok(Strategy::Random);
+    }
+    let depth = text
+        .strip_prefix("pct:")
+        .and_then(|depth| depth.parse::<usize>().ok())
+        .filter(|depth| (1..=16).contains(depth))
+        .ok_or_else(|| {
+            format!("expected `random` or `pct:DEPTH` with DEPTH 1 to 16; got \"{text}\"")
+        })?;
+    Ok(Strategy::Pct { depth })
 }
 
 /// A hunt's wall time: a number and a unit (`ms`, `s`, `m`, `h`).

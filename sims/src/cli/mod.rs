@@ -20,6 +20,7 @@
 //! | `replay` | `replay` (one seed, its events, log and trace file), `shrink` |
 //! | `hunt` | `hunt` (its regressions file, its progress), `bench --detection` |
 //! | `testbed` | `selftest`, `audit`, `fidelity`, `bench`, `list` |
+//! | `model` | `model` (the lanes target under shuttle), rebuilding itself with the checker when this build has none |
 //! | `inputs` | scenarios under the given paths ([`load_all`]), bounded reads, scenarios real mode refuses |
 //! | `setup` | the subject a subcommand tests (`--bug`), tracing |
 //!
@@ -40,6 +41,7 @@ use crate::workdir;
 mod args;
 mod hunt;
 mod inputs;
+mod model;
 mod output;
 mod replay;
 mod run;
@@ -209,6 +211,30 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
                 no_shrink,
                 out: out.map(one),
                 regressions: regressions.map(one),
+                format,
+                bug,
+            },
+            base,
+        ),
+        Command::Model {
+            workloads,
+            list,
+            strategy,
+            seed,
+            executions,
+            max_steps,
+            verbose,
+            format,
+            bug,
+        } => model::model(
+            &model::ModelArgs {
+                workloads,
+                list,
+                strategy,
+                seed,
+                executions: usize::try_from(executions).unwrap_or(usize::MAX),
+                max_steps: usize::try_from(max_steps).unwrap_or(usize::MAX),
+                verbose: verbose > 0,
                 format,
                 bug,
             },

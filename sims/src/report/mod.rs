@@ -7,6 +7,7 @@
 //! Dependencies: `cli` → `report` → `hunt`, `run`; nothing below calls
 //! back up.
 
+mod model;
 pub mod sweep;
 mod text;
 pub mod trace;
@@ -106,6 +107,31 @@ impl Exit {
         Self::Escaped,
         Self::ClosedStdout,
     ];
+
+    /// The exit code of a model world's report: a broken contract or a
+    /// target that could not run, 1; an execution the checker failed (a
+    /// deadlock, the step bound), 3; nothing decided, 5.
+    #[must_use]
+    pub fn of_model(report: &crate::model::ModelReport) -> Self {
+        use crate::model::{ModelBreak, Ran};
+        let finds: Vec<&ModelBreak> = report.finds().map(|(_, find)| &find.broke).collect();
+        if finds
+            .iter()
+            .any(|b| matches!(b, ModelBreak::Violated(_) | ModelBreak::Crashed(_)))
+        {
+            Self::Violated
+        } else if !finds.is_empty() {
+            Self::Liveness
+        } else if report
+            .runs
+            .iter()
+            .all(|run| matches!(run.ran, Ran::NotDecided(_)))
+        {
+            Self::NotReached
+        } else {
+            Self::Pass
+        }
+    }
 
     /// The exit code of a run's verdict.
     #[must_use]
@@ -214,6 +240,20 @@ pub enum Outcome {
         /// What the text shows.
         shown: Shown,
     },
+    /// `model --list`.
+    ModelList(&'static [crate::model::workload::Workload]),
+    /// `model`.
+    Model {
+        /// What it explored and found.
+        report: crate::model::ModelReport,
+        /// Print a find's log.
+        verbose: bool,
+        /// How to print.
+        format: Format,
+    },
+    /// `model` in a build without the checker: the build with it ran the
+    /// command and printed everything; its exit code.
+    Delegated(Exit),
     /// `replay`.
     Replay {
         /// The run.
@@ -280,7 +320,9 @@ impl Outcome {
     #[must_use]
     pub fn exit(&self) -> Exit {
         match self {
-            Self::List(_) | Self::Bench(_) | Self::Detection(..) => Exit::Pass,
+            Self::List(_) | Self::ModelList(_) | Self::Bench(_) | Self::Detection(..) => Exit::Pass,
+            Self::Model { report, .. } => Exit::of_model(report),
+            Self::Delegated(exit) => *exit,
             Self::Run { report, .. } => Exit::of_sweep(report),
             Self::Replay { result, .. } => Exit::of(result.verdict),
             Self::Selftest { reports, .. } => {
@@ -349,6 +391,16 @@ pub fn announce(format: Format, line: &str) {
     }
 }
 
+/// `model` is about to rebuild this binary with the model checker and run
+/// the same command there.
+pub fn model_build(rustflags: &str, dir: &std::path::Path, words: &[String]) {
+    eprintln!(
+        "model: this build has no model checker; building one: RUSTFLAGS=\"{rustflags}\" CARGO_TARGET_DIR={} {} ...",
+        dir.display(),
+        words.join(" ")
+    );
+}
+
 /// A subcommand that could not run: bad input or usage (exit 2).
 pub fn error(message: &str) {
     eprintln!("error: {message}");
@@ -400,6 +452,16 @@ pub fn chased(chase: &crate::chase::Chase, subject: &Subject) {
 pub fn print(outcome: &Outcome) {
     match outcome {
         Outcome::List(scenarios) => out!("{}", listing(scenarios)),
+        Outcome::ModelList(workloads) => out!("{}", model::listing(workloads)),
+        Outcome::Model {
+            report,
+            verbose,
+            format: Format::Human,
+        } => out!("{}", model::human(report, *verbose)),
+        Outcome::Model { report, .. } => {
+            outln!("{}", model::json(report, Exit::of_model(report) as u8));
+        }
+        Outcome::Delegated(_) => {}
         Outcome::Run {
             report,
             format: Format::Human,

@@ -1,0 +1,126 @@
+//! Exploration finds a race with no await in it, replays it from
+//! `(strategy, seed, execution)`, and reports the checker's own failures
+//! (a deadlock) as found, without taking the process down.
+//!
+//! Run: `RUSTFLAGS="--cfg shuttle" cargo test --release -p lanesim-shim --test shuttle_explore`
+#![cfg(shuttle)]
+
+use std::sync::{Arc, Mutex};
+
+use lanesim_shim::explore::{explore, Broke, Plan, Strategy};
+use lanesim_shim::sync::{AtomicU64, Ordering};
+use lanesim_shim::{chan, task};
+
+/// Two tasks each add one by a load and a store: an update is lost in
+/// some interleavings. The body records the final count; the judge reads it.
+fn lost_update(plan: &Plan) -> lanesim_shim::explore::Explored {
+    let seen = Arc::new(Mutex::new(None::<u64>));
+    let record = Arc::clone(&seen);
+    explore(
+        plan,
+        move || {
+            let count = Arc::new(AtomicU64::new(0));
+            let record = Arc::clone(&record);
+            let (done_tx, done_rx) = chan::unbounded::<()>();
+            for _ in 0..2 {
+                let count = Arc::clone(&count);
+                let done = done_tx.clone();
+                drop(task::spawn(async move {
+                    let now = count.load(Ordering::SeqCst);
+                    count.store(now + 1, Ordering::SeqCst);
+                    done.send(()).unwrap();
+                }));
+            }
+            drop(done_tx);
+            drop(task::spawn(async move {
+                while done_rx.recv_async().await.is_ok() {}
+                *record.lock().unwrap() = Some(count.load(Ordering::SeqCst));
+            }));
+        },
+        move |_| match seen.lock().unwrap().take() {
+            Some(2) => None,
+            Some(n) => Some(format!("count is {n}, not 2")),
+            None => Some("the body recorded nothing".to_owned()),
+        },
+    )
+    .expect("a shuttle build")
+}
+
+#[test]
+fn a_lost_update_is_found_and_replays_from_its_execution() {
+    for strategy in [Strategy::Random, Strategy::Pct { depth: 2 }] {
+        let plan = Plan {
+            strategy,
+            seed: 7,
+            executions: 200,
+            max_steps: 10_000,
+            quiet: "",
+        };
+        let explored = lost_update(&plan);
+        let found = explored.found.expect("the lost update is found");
+        assert_eq!(found.broke, Broke::Judged("count is 1, not 2".to_owned()));
+        assert_eq!(explored.executions, found.execution + 1);
+        let replay = lost_update(&Plan {
+            executions: found.execution + 1,
+            ..plan
+        });
+        assert_eq!(replay.found, Some(found), "{strategy}");
+    }
+}
+
+#[test]
+fn a_correct_body_runs_every_execution_and_finds_nothing() {
+    let explored = explore(
+        &Plan {
+            strategy: Strategy::Random,
+            seed: 1,
+            executions: 50,
+            max_steps: 10_000,
+            quiet: "",
+        },
+        || {
+            let count = Arc::new(AtomicU64::new(0));
+            for _ in 0..2 {
+                let count = Arc::clone(&count);
+                drop(task::spawn(async move {
+                    count.fetch_add(1, Ordering::SeqCst);
+                }));
+            }
+        },
+        |_| None,
+    )
+    .expect("a shuttle build");
+    assert_eq!(explored.executions, 50);
+    assert!(explored.found.is_none());
+    assert!(explored.max_steps_seen > 2);
+}
+
+/// A task that waits for ever on a channel whose sender is kept alive is a
+/// deadlock: the checker fails the execution, and the process goes on.
+#[test]
+fn a_deadlock_is_found_as_the_checkers_failure() {
+    let explored = explore(
+        &Plan {
+            strategy: Strategy::Random,
+            seed: 3,
+            executions: 10,
+            max_steps: 10_000,
+            quiet: "",
+        },
+        || {
+            let (tx, rx) = chan::unbounded::<()>();
+            drop(task::spawn(async move {
+                let _ = rx.recv_async().await;
+            }));
+            std::mem::forget(tx);
+        },
+        |_| None,
+    )
+    .expect("a shuttle build");
+    let found = explored.found.expect("the deadlock is found");
+    assert_eq!(found.execution, 0);
+    assert!(
+        matches!(&found.broke, Broke::Checker(words) if words.contains("deadlock")),
+        "{found:?}"
+    );
+}

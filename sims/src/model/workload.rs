@@ -1,0 +1,128 @@
+//! The model world's workloads: a handful of producers, one or two keys, a
+//! few items each, every one set up for a race between threads. Small on
+//! purpose: the model checker explores the interleavings of every step, so
+//! each added step multiplies what there is to explore.
+//!
+//! Items are numbered `producer * 100 + step`, so an item's number says
+//! who routed it. The router is shared by the producers and dropped by
+//! whichever finishes last, so its drop races the lanes' work on what was
+//! just routed; with a TTL every idle wait of a lane may time out at any
+//! point (`lanesim_shim::time` under shuttle), so reaps race routes.
+
+/// One step of a producer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Route the next item of this key.
+    Route(u64),
+    /// Let the other tasks run (`task::yield_now`).
+    Yield,
+}
+
+/// How items are admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// A plain router, no capacity: a panicking handler unwinds through
+    /// its lane.
+    Router,
+    /// A plain router that admits at most this many unhandled items per
+    /// key.
+    Capacity(usize),
+    /// A dispatcher that refuses past this limit and catches panics.
+    Reject(usize),
+}
+
+/// A workload of the model world.
+#[derive(Debug)]
+pub struct Workload {
+    /// Its name, as `lanesim model --workload` takes it.
+    pub name: &'static str,
+    /// The race it sets up.
+    pub about: &'static str,
+    /// How items are admitted.
+    pub admit: Admit,
+    /// Lanes reap when idle (the timer fires where the checker chooses).
+    pub ttl: bool,
+    /// Each producer's steps, run on a task of its own.
+    pub producers: &'static [&'static [Step]],
+    /// Items whose handler panics (after its end is logged). Only where
+    /// the dispatcher catches panics: shuttle models a panic as the end of
+    /// an execution (a checker lock released while unwinding is closed to
+    /// its waiters, as if poisoned), so a plain router's lane that unwinds
+    /// through its own locks cannot be explored; the simulated worlds
+    /// decide that case.
+    pub panics: &'static [u64],
+}
+
+use Step::{Route, Yield};
+
+/// Every workload, in the order `lanesim model` runs them.
+pub const WORKLOADS: &[Workload] = &[
+    Workload {
+        name: "route-then-drop",
+        about: "one producer routes, lets the lane go idle (its timer may fire), routes again and drops the router: a reap racing the last route and the drop",
+        admit: Admit::Router,
+        ttl: true,
+        producers: &[&[Route(0), Yield, Route(0)]],
+        panics: &[],
+    },
+    Workload {
+        name: "reap-racing-routes",
+        about: "two producers route one key around idle gaps while its lane may reap at any wait: a reap racing a route from another thread",
+        admit: Admit::Router,
+        ttl: true,
+        producers: &[&[Route(0), Yield, Route(0)], &[Yield, Route(0)]],
+        panics: &[],
+    },
+    Workload {
+        name: "two-keys",
+        about: "two producers route two keys in opposite orders, lanes reaping: per-key order and one live lane per key across keys",
+        admit: Admit::Router,
+        ttl: true,
+        producers: &[&[Route(0), Route(1)], &[Route(1), Route(0)]],
+        panics: &[],
+    },
+    Workload {
+        name: "drop-racing-work",
+        about: "two producers route one key with no TTL; the last to finish drops the router while the lane still works: every admitted item handled, every lane ends",
+        admit: Admit::Router,
+        ttl: false,
+        producers: &[&[Route(0), Route(0)], &[Route(0)]],
+        panics: &[],
+    },
+    Workload {
+        name: "panic",
+        about: "the first item's handler panics while another producer routes the key; the dispatcher catches it (limit 8, never reached): the lane lives on, nothing admitted is lost",
+        admit: Admit::Reject(8),
+        ttl: false,
+        producers: &[&[Route(0), Route(0)], &[Yield, Route(0)]],
+        panics: &[0],
+    },
+    Workload {
+        name: "capacity-edge",
+        about: "two producers route one key into a lane of capacity 1: admissions and refusals at the edge, and the depth each route reports",
+        admit: Admit::Capacity(1),
+        ttl: false,
+        producers: &[&[Route(0), Route(0)], &[Route(0)]],
+        panics: &[],
+    },
+    Workload {
+        name: "reject-edge",
+        about: "a dispatcher with limit 1 refuses past it and catches a panicking handler while two producers route one key",
+        admit: Admit::Reject(1),
+        ttl: true,
+        producers: &[&[Route(0), Route(0)], &[Route(0)]],
+        panics: &[0],
+    },
+];
+
+/// The workload named `name`.
+#[must_use]
+pub fn named(name: &str) -> Option<&'static Workload> {
+    WORKLOADS.iter().find(|w| w.name == name)
+}
+
+/// The item a producer's step routes.
+#[must_use]
+pub fn item(producer: usize, step: usize) -> u64 {
+    producer as u64 * 100 + step as u64
+}
