@@ -31,8 +31,6 @@ use std::future::Future;
 use std::hash::Hash;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -41,6 +39,13 @@ use lanesim_target::lanes::{
     LanesSetup, LanesTarget, Mode, ModeKind,
 };
 use lanesim_target::probe::Sites;
+// Ported to lanesim's shim by these lines alone: std's locks and atomics,
+// tokio's runtime handle and timers, as they are in production and the
+// model checker's under `--cfg shuttle` (`lanesim model`).
+use lanesim_target::shim::std_sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use lanesim_target::shim::std_sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use lanesim_target::shim::task::Handle;
+use lanesim_target::shim::time::sleep;
 use tokio::sync::mpsc;
 
 // ---------------------------------------------------------------------------
@@ -152,7 +157,7 @@ fn lock<K, T>(map: &Map<K, T>) -> MutexGuard<'_, HashMap<K, LaneHandle<T>>> {
 pub struct IdleRouter<K, T> {
     lanes: Arc<Map<K, T>>,
     shared: Arc<Shared<K, T>>,
-    runtime: tokio::runtime::Handle,
+    runtime: Handle,
     next_id: AtomicU64,
 }
 
@@ -162,13 +167,13 @@ where
     T: Send + 'static,
 {
     /// A router spawning its lanes on `runtime`.
-    pub fn new(runtime: tokio::runtime::Handle, config: Config, consumer: Consumer<T>) -> Self {
+    pub fn new(runtime: Handle, config: Config, consumer: Consumer<T>) -> Self {
         Self::with_observer(runtime, config, consumer, None)
     }
 
     /// A router reporting its lanes to `observer`.
     pub fn with_observer(
-        runtime: tokio::runtime::Handle,
+        runtime: Handle,
         config: Config,
         consumer: Consumer<T>,
         observer: Option<Arc<dyn LaneObserver<K>>>,
@@ -387,7 +392,7 @@ impl<K: Hash + Eq, T> Drop for Lane<K, T> {
 /// The idle timer: the TTL, or never.
 async fn idle(ttl: Option<Duration>) {
     match ttl {
-        Some(ttl) => tokio::time::sleep(ttl).await,
+        Some(ttl) => sleep(ttl).await,
         None => std::future::pending().await,
     }
 }

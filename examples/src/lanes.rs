@@ -129,7 +129,7 @@ struct Counters {
 struct Shared {
     lanes: Mutex<HashMap<u64, LaneEntry, FixedState>>,
     next_lane: AtomicU64,
-    runtime: tokio::runtime::Handle,
+    runtime: lanesim_target::shim::task::Handle,
     idle_ttl: Option<Duration>,
     mode: Mode,
     handler: Handler,

@@ -95,9 +95,9 @@ use lanesim_target::node::{
     Runtime, SenderLane, SenderStats, WriteOutcome,
 };
 use lanesim_target::probe::{self, Role, Sites};
-use tokio::runtime::Handle;
+use lanesim_target::shim::task::Handle;
+use lanesim_target::shim::task::JoinHandle;
 use tokio::sync::{watch, Notify};
-use tokio::task::JoinHandle;
 
 /// The marks this module makes.
 const MARK_WRITE_TIMED_OUT: &str = "layer_sender_write_timed_out";
@@ -454,7 +454,7 @@ fn own_runtime(thread_name: &str) -> Result<(Handle, StartThread), String> {
                     return;
                 }
             };
-            if handle_tx.send(Ok(runtime.handle().clone())).is_err() {
+            if handle_tx.send(Ok(runtime.handle().clone().into())).is_err() {
                 return;
             }
             // Without a future to run (the sender failed to start), the

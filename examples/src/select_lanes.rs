@@ -98,7 +98,7 @@ use lanesim_target::lanes::{
     LanesFixed, LanesSetup, LanesTarget, Mode, ModeKind,
 };
 use lanesim_target::probe::Sites;
-use tokio::runtime::Handle;
+use lanesim_target::shim::task::Handle;
 use tokio::sync::mpsc;
 
 /// SipHash with fixed keys: the map's layout is the same on every run.

@@ -30,6 +30,11 @@
 //! runtime build). Without the patch nothing asks: [`patched`] tells a
 //! runner which it has, so it can refuse to claim exploration it cannot do.
 //!
+//! Outside any runtime (a model checker runs tasks on threads of its own),
+//! an un-`biased` `select!` asks a [`Chooser`] set on the thread, if one
+//! is, for its branch order ([`choose`]): the model world sets the model
+//! checker's own choice there, so both orders are explored and replayed.
+//!
 //! This crate has no dependencies because tokio depends on it.
 
 use std::cell::RefCell;
@@ -133,4 +138,39 @@ pub fn for_new_runtime() -> Option<Arc<dyn Explorer>> {
 #[must_use]
 pub fn patched() -> bool {
     ASKED.load(Ordering::Relaxed)
+}
+
+/// Where a `select!` outside any runtime draws its branch order: the first
+/// branch it polls, below `n`.
+pub type Chooser = fn(u32) -> u32;
+
+thread_local! {
+    static CHOOSER: std::cell::Cell<Option<Chooser>> = const { std::cell::Cell::new(None) };
+}
+
+/// The chooser set on this thread until it is dropped (then the previous
+/// one is back).
+#[must_use = "the chooser is unset when this is dropped"]
+pub struct Chosen(Option<Chooser>);
+
+impl Drop for Chosen {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CHOOSER.with(|slot| slot.set(previous));
+    }
+}
+
+/// Sets `chooser` on this thread.
+pub fn set_chooser(chooser: Chooser) -> Chosen {
+    Chosen(CHOOSER.with(|slot| slot.replace(Some(chooser))))
+}
+
+/// For the patched tokio's `select!`: the first branch to poll, below `n`,
+/// if a chooser is set on this thread.
+#[doc(hidden)]
+#[must_use]
+pub fn choose(n: u32) -> Option<u32> {
+    CHOOSER
+        .with(std::cell::Cell::get)
+        .map(|chooser| chooser(n) % n.max(1))
 }

@@ -322,6 +322,12 @@ mod checker {
         QUIET.with(|cell| cell.set(quiet));
     }
 
+    /// A choice below `n`, the checker's (inside an execution only).
+    fn checker_choice(n: u32) -> u32 {
+        use shuttle::rand::Rng;
+        shuttle::rand::thread_rng().gen_range(0..n.max(1))
+    }
+
     pub(super) fn explore<B>(plan: &Plan, body: B, judge: Judge) -> Explored
     where
         B: Fn() + Send + Sync + 'static,
@@ -348,6 +354,9 @@ mod checker {
         config.max_steps = shuttle::MaxSteps::FailAfter(plan.max_steps);
         config.silence_warnings = true;
         quiet_hook(plan.quiet);
+        // An un-`biased` select! (with lanesim's tokio) draws its branch
+        // order from the checker: explored, and replayed.
+        let _chosen = lanesim_sched::set_chooser(checker_choice);
         let runner = shuttle::Runner::new(scheduler, config);
         match catch_unwind(AssertUnwindSafe(|| runner.run(body))) {
             Ok(_) => judge_last(&judge, &progress),

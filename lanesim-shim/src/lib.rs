@@ -26,6 +26,8 @@
 //!
 //! | module | normally | under a model checker |
 //! |---|---|---|
+//! | [`std_sync`] | std's `Mutex`, `RwLock`, `Condvar`, atomics, `Arc`, `Weak` | the checker's locks and atomics under std's names and signatures |
+//! | `select!` | tokio's | tokio's, its branch order the checker's choice (with lanesim's tokio) |
 //! | [`sync`] | std `Arc`/`Weak`/atomics, a non-poisoning `Mutex`, tokio's `Mutex` and `Notify` | the checker's |
 //! | [`dashmap`] | dashmap's `DashMap`, `Entry`, `Ref`, `RefMut` | shards of checker mutexes, same names and methods (a subset), fixed hash |
 //! | [`map`] | dashmap with a caller-chosen hasher and shard count | shards of checker mutexes |
@@ -41,6 +43,13 @@ pub mod explore;
 pub mod map;
 #[cfg(any(loom, shuttle))]
 pub mod model;
+pub mod std_sync;
 pub mod sync;
 pub mod task;
 pub mod time;
+
+/// tokio's `select!`. With lanesim's tokio (its `[patch.crates-io]` line)
+/// and under the model checker ([`explore`]), an un-`biased` one takes its
+/// branch order from the checker's choices: both orders are explored, and
+/// replayed. Elsewhere it is tokio's as it is.
+pub use tokio::select;

@@ -26,10 +26,10 @@
 #[cfg(not(any(loom, shuttle)))]
 pub use tokio::runtime::Handle;
 #[cfg(not(any(loom, shuttle)))]
-pub use tokio::task::{spawn, yield_now, JoinError, JoinHandle};
+pub use tokio::task::{spawn, yield_now, AbortHandle, JoinError, JoinHandle};
 
 #[cfg(any(loom, shuttle))]
-pub use model_task::{spawn, yield_now, Handle, JoinError, JoinHandle};
+pub use model_task::{spawn, yield_now, AbortHandle, Handle, JoinError, JoinHandle};
 
 /// The model checker's number for the task running now: shuttle's task id
 /// under `--cfg shuttle` (ids grow in spawn order), `None` in any other
@@ -87,7 +87,13 @@ mod model_task {
 
     /// A task's abort switch: set, and the task woken to see it.
     #[derive(Default)]
-    struct Abort(crate::model::Mutex<(bool, Option<std::task::Waker>)>);
+    struct Abort(
+        crate::model::Mutex<(bool, Option<std::task::Waker>)>,
+        /// The task has ended (its output is ready, or it was cancelled or
+        /// panicked): what `is_finished` reads. Std's: the checker runs one
+        /// task at a time and nothing waits on it.
+        std::sync::atomic::AtomicBool,
+    );
 
     /// A task's future behind its abort switch.
     struct Abortable<F> {
@@ -101,23 +107,33 @@ mod model_task {
         /// Looks at the switch and registers under one lock, so an abort
         /// between them still wakes the task.
         fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-            {
+            let polled = {
                 let mut switch = self.abort.0.lock().unwrap();
                 if switch.0 {
-                    return Poll::Ready(Err(JoinError { cancelled: true }));
+                    Some(Poll::Ready(Err(JoinError { cancelled: true })))
+                } else {
+                    switch.1 = Some(cx.waker().clone());
+                    None
                 }
-                switch.1 = Some(cx.waker().clone());
-            }
+            };
             // A panic ends the task with a `JoinError`, as tokio's does,
             // instead of failing the whole model: a panicking lane is a
             // case the model explores, not a checker failure.
-            let future = &mut self.future;
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                future.as_mut().poll(cx)
-            })) {
-                Ok(poll) => poll.map(Ok),
-                Err(_) => Poll::Ready(Err(JoinError { cancelled: false })),
+            let polled = polled.unwrap_or_else(|| {
+                let future = &mut self.future;
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    future.as_mut().poll(cx)
+                })) {
+                    Ok(poll) => poll.map(Ok),
+                    Err(_) => Poll::Ready(Err(JoinError { cancelled: false })),
+                }
+            });
+            if polled.is_ready() {
+                self.abort
+                    .1
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
             }
+            polled
         }
     }
 
@@ -131,17 +147,56 @@ mod model_task {
         abort: Arc<Abort>,
     }
 
+    /// Aborts a task without owning its handle ([`JoinHandle::abort_handle`]).
+    #[derive(Clone)]
+    pub struct AbortHandle {
+        abort: Arc<Abort>,
+    }
+
+    impl AbortHandle {
+        /// As [`JoinHandle::abort`].
+        pub fn abort(&self) {
+            abort(&self.abort);
+        }
+
+        /// As [`JoinHandle::is_finished`].
+        #[must_use]
+        pub fn is_finished(&self) -> bool {
+            self.abort.1.load(std::sync::atomic::Ordering::Relaxed)
+        }
+    }
+
+    /// Cancels the task behind `switch`: at its next poll (it is woken for
+    /// it) its future is dropped.
+    fn abort(switch: &Abort) {
+        let waker = {
+            let mut switch = switch.0.lock().unwrap();
+            switch.0 = true;
+            switch.1.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
     impl<T> JoinHandle<T> {
         /// Cancels the task: at its next poll (it is woken for it) its
         /// future is dropped.
         pub fn abort(&self) {
-            let waker = {
-                let mut switch = self.abort.0.lock().unwrap();
-                switch.0 = true;
-                switch.1.take()
-            };
-            if let Some(waker) = waker {
-                waker.wake();
+            abort(&self.abort);
+        }
+
+        /// Whether the task has ended (finished, cancelled or panicked).
+        #[must_use]
+        pub fn is_finished(&self) -> bool {
+            self.abort.1.load(std::sync::atomic::Ordering::Relaxed)
+        }
+
+        /// A handle that aborts the task, as tokio's.
+        #[must_use]
+        pub fn abort_handle(&self) -> AbortHandle {
+            AbortHandle {
+                abort: Arc::clone(&self.abort),
             }
         }
     }
@@ -231,6 +286,17 @@ mod model_task {
             F::Output: Send + 'static,
         {
             spawn(future)
+        }
+    }
+
+    /// A runtime of the code's own (a dedicated thread's) is, under a
+    /// model checker, the checker's scheduler too: the checker must see
+    /// and schedule every task. Normally `Handle` is tokio's, and this is
+    /// the identity conversion, so code that builds a runtime of its own
+    /// writes `runtime.handle().clone().into()` on both sides.
+    impl From<tokio::runtime::Handle> for Handle {
+        fn from(_runtime: tokio::runtime::Handle) -> Self {
+            Self(())
         }
     }
 }

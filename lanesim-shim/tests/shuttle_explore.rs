@@ -124,3 +124,42 @@ fn a_deadlock_is_found_as_the_checkers_failure() {
         "{found:?}"
     );
 }
+
+/// An un-`biased` `select!` between two ready branches takes either, as
+/// the checker chooses (lanesim's tokio asks it), and a plan's executions
+/// choose the same way every time it runs.
+#[test]
+fn an_unbiased_select_explores_both_branches_and_replays() {
+    let picks = || {
+        let seen = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let record = Arc::clone(&seen);
+        let explored = explore(
+            &Plan {
+                strategy: Strategy::Random,
+                seed: 11,
+                executions: 40,
+                max_steps: 1_000,
+                quiet: "",
+            },
+            move || {
+                let record = Arc::clone(&record);
+                drop(task::spawn(async move {
+                    let won = lanesim_shim::select! {
+                        () = std::future::ready(()) => 0,
+                        () = std::future::ready(()) => 1,
+                    };
+                    record.lock().unwrap().push(won);
+                }));
+            },
+            |_| None,
+        )
+        .expect("a shuttle build");
+        assert_eq!(explored.executions, 40);
+        let picks = seen.lock().unwrap().clone();
+        picks
+    };
+    let first = picks();
+    assert_eq!(first.len(), 40);
+    assert!(first.contains(&0) && first.contains(&1), "{first:?}");
+    assert_eq!(picks(), first);
+}

@@ -12,8 +12,8 @@ use std::time::Duration;
 use lanesim_target::handshake::Nonces;
 use lanesim_target::net::Transport;
 use lanesim_target::node::{NodeReports, NodeSetup, Runtime};
-use tokio::runtime::Handle;
-use tokio::task::AbortHandle;
+use lanesim_target::shim::task::AbortHandle;
+use lanesim_target::shim::task::Handle;
 
 use super::queue::Queues;
 use super::stats::Counters;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use lanesim_target::handshake::Nonces;
 use lanesim_target::net::Transport;
 use lanesim_target::node::{NodeReports, NodeSetup, Runtime, SenderLane, SenderStats};
-use tokio::runtime::Handle;
+use lanesim_target::shim::task::Handle;
 use tokio::sync::watch;
 
 use super::link::Link;

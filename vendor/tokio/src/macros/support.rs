@@ -7,6 +7,12 @@ cfg_macros! {
 
     #[doc(hidden)]
     pub fn thread_rng_n(n: u32) -> u32 {
+        // lanesim patch: a model checker's choice, where one is set on this
+        // thread (lanesim_sched::set_chooser), so an un-`biased` select!
+        // run under it is explored and replays.
+        if let Some(chosen) = lanesim_sched::choose(n) {
+            return chosen;
+        }
         crate::runtime::context::thread_rng_n(n)
     }
 
