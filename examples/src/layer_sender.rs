@@ -454,7 +454,11 @@ fn own_runtime(thread_name: &str) -> Result<(Handle, StartThread), String> {
                     return;
                 }
             };
-            if handle_tx.send(Ok(runtime.handle().clone().into())).is_err() {
+            // The identity normally; under a model checker its scheduler
+            // (`lanesim_target::shim::task::Handle`).
+            #[allow(clippy::useless_conversion)]
+            let handle = runtime.handle().clone().into();
+            if handle_tx.send(Ok(handle)).is_err() {
                 return;
             }
             // Without a future to run (the sender failed to start), the
