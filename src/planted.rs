@@ -134,11 +134,19 @@ pub enum PlantedBug {
     /// writes are slow holds every frame enqueued behind it for the whole
     /// burst, past one write per other peer. Caught by S9 (sender world).
     TurnsInArrivalOrder,
+    /// #23: an idle lane reads its pending count before it takes the shard
+    /// lock producers admit under, and decides its reap on that reading
+    /// (the identity is still checked under the lock). Symptom: an item
+    /// routed between the read and the removal is admitted to a lane that
+    /// then reaps itself holding it: the item is never handled. There is
+    /// no await between the read and the removal, so no simulated world
+    /// reaches it; the model world does. Caught by L2/L5 (model world).
+    ReapReadsPendingOutsideLock,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 23] = [
+    pub const ALL: [PlantedBug; 24] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -162,6 +170,7 @@ impl PlantedBug {
         Self::DownCheckedBeforeLock,
         Self::LaneDepthSharedAcrossNodes,
         Self::TurnsInArrivalOrder,
+        Self::ReapReadsPendingOutsideLock,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -191,6 +200,7 @@ impl PlantedBug {
             Self::DownCheckedBeforeLock => "down-checked-before-lock",
             Self::LaneDepthSharedAcrossNodes => "lane-depth-shared-across-nodes",
             Self::TurnsInArrivalOrder => "turns-in-arrival-order",
+            Self::ReapReadsPendingOutsideLock => "reap-reads-pending-outside-lock",
         }
     }
 
@@ -221,6 +231,7 @@ impl PlantedBug {
             Self::DownCheckedBeforeLock => "20",
             Self::LaneDepthSharedAcrossNodes => "21",
             Self::TurnsInArrivalOrder => "22",
+            Self::ReapReadsPendingOutsideLock => "23",
         }
     }
 

@@ -210,8 +210,14 @@ impl<K: Eq + Hash, T, S: BuildHasher + Clone> ExitGuard<K, T, S> {
             mark(Mark::ReapAfterRouterGone);
             return self.ctx.planted.has(PlantedBug::IdleSelectUnbiased);
         };
+        let early = self
+            .ctx
+            .planted
+            .has(PlantedBug::ReapReadsPendingOutsideLock)
+            .then(|| self.state.pending.load(Ordering::Acquire));
         let reaped = lanes.remove_if(&self.key, |lane| {
-            self.owns(lane) && lane.state().pending.load(Ordering::Acquire) == 0
+            let pending = early.unwrap_or_else(|| lane.state().pending.load(Ordering::Acquire));
+            self.owns(lane) && pending == 0
         });
         mark(if reaped {
             Mark::ReapWon

@@ -252,7 +252,8 @@ pub(super) enum Command {
   lanesim model                                         every workload, PCT (depth 3) then random, 1000 executions each
   lanesim model --workload route-then-drop --strategy random --executions 20000
   lanesim model --workload two-keys --strategy pct:2 --seed 7 --executions 31 -v   replay execution 30, with its log
-  cargo run --release --features planted-bugs -- model --bug reap-ignores-pending")]
+  cargo run --release --features planted-bugs -- model --bug reap-reads-pending-outside-lock
+  cargo run --release --features planted-bugs -- model --selftest   every bug of the model layer, caught or escaped")]
     Model {
         /// Workloads to run (default: all; `lanesim model --list` names them).
         #[arg(long = "workload", value_name = "NAME")]
@@ -260,6 +261,11 @@ pub(super) enum Command {
         /// List the workloads and what each sets up, and exit.
         #[arg(long)]
         list: bool,
+        /// Plant each bug the model world must catch in lanesim's router in
+        /// turn, and report which workloads catch it (needs a
+        /// `--features planted-bugs` build; exit 7 if one escapes).
+        #[arg(long, conflicts_with_all = ["bug", "workloads"])]
+        selftest: bool,
         /// `pct:DEPTH` (DEPTH 1 to 16) or `random` (default: `pct:3`, then
         /// `random`).
         #[arg(long, value_parser = parse_strategy)]

@@ -219,6 +219,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
         Command::Model {
             workloads,
             list,
+            selftest,
             strategy,
             seed,
             executions,
@@ -230,6 +231,7 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             &model::ModelArgs {
                 workloads,
                 list,
+                selftest,
                 strategy,
                 seed,
                 executions: usize::try_from(executions).unwrap_or(usize::MAX),

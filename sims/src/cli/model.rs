@@ -16,13 +16,14 @@ use lanesim_target::shim::explore::{self, Plan, Strategy};
 use super::setup::subject;
 use crate::model::{self, workload, ModelReport};
 use crate::report::{self, Exit, Format, Outcome};
-use crate::run::Profile;
+use crate::run::{Profile, Rerun};
 use crate::targets::Subject;
 
 /// `model`'s arguments.
 pub(super) struct ModelArgs {
     pub(super) workloads: Vec<String>,
     pub(super) list: bool,
+    pub(super) selftest: bool,
     pub(super) strategy: Option<Strategy>,
     pub(super) seed: u64,
     pub(super) executions: usize,
@@ -59,6 +60,9 @@ pub(super) fn model(args: &ModelArgs, base: &Subject) -> Result<Outcome, String>
     } else {
         workloads
     };
+    if args.selftest {
+        return selftest(args, base);
+    }
     if subject.lanes().is_none() {
         return Err(format!(
             "model: the target `{}` has no lanes router",
@@ -66,7 +70,7 @@ pub(super) fn model(args: &ModelArgs, base: &Subject) -> Result<Outcome, String>
         ));
     }
     if !explore::available() {
-        return delegate(&subject);
+        return delegate(subject.rerun());
     }
     let strategies = args
         .strategy
@@ -93,6 +97,33 @@ pub(super) fn model(args: &ModelArgs, base: &Subject) -> Result<Outcome, String>
     })
 }
 
+/// `model --selftest`: every bug of `selftest::MODEL_LAYER` planted in
+/// turn, every workload run with it.
+fn selftest(args: &ModelArgs, base: &Subject) -> Result<Outcome, String> {
+    if lanesim::planted::CATALOGUE.is_empty() || !base.is_builtin() {
+        return Err("model --selftest plants bugs in lanesim's own router: use `cargo run --release --features planted-bugs -- model --selftest`".into());
+    }
+    if !explore::available() {
+        return delegate(base.rerun());
+    }
+    let strategies = args
+        .strategy
+        .map_or_else(|| model::STRATEGIES.to_vec(), |strategy| vec![strategy]);
+    let plan = Plan {
+        strategy: strategies[0],
+        seed: args.seed,
+        executions: args.executions,
+        max_steps: args.max_steps,
+        quiet: model::QUIET,
+    };
+    let reports = model::selftest(&crate::run::selftest::MODEL_LAYER, &strategies, plan)
+        .map_err(|e| e.to_string())?;
+    Ok(Outcome::ModelSelftest {
+        reports,
+        repro: Rerun::Lanesim { planted: true }.words(Some(&Profile::Release)),
+    })
+}
+
 /// The words that run this binary's `model` again, up to `model`.
 fn repro_words(subject: &Subject) -> Vec<String> {
     let mut words = subject.rerun().words(Some(&Profile::Release));
@@ -114,7 +145,7 @@ fn target_dir(exe: &Path) -> Option<PathBuf> {
 
 /// Builds this binary with the model checker and runs the same command in
 /// it; its exit code is the outcome's.
-fn delegate(subject: &Subject) -> Result<Outcome, String> {
+fn delegate(rerun: &Rerun) -> Result<Outcome, String> {
     let how =
         "build it yourself with RUSTFLAGS=\"--cfg shuttle\" and a target directory of its own";
     if std::env::var_os(DELEGATED).is_some() {
@@ -130,7 +161,15 @@ fn delegate(subject: &Subject) -> Result<Outcome, String> {
             exe.display()
         )
     })?;
-    let words = subject.rerun().words(Some(&Profile::Release));
+    // A build that can plant bugs builds its model twin with them too (a
+    // `--bug` or `--selftest` needs them; the catalogue is only switches).
+    let rerun = match rerun {
+        Rerun::Lanesim { .. } if !lanesim::planted::CATALOGUE.is_empty() => {
+            Rerun::Lanesim { planted: true }
+        }
+        other => other.clone(),
+    };
+    let words = rerun.words(Some(&Profile::Release));
     if words.first().map(String::as_str) != Some("cargo") {
         return Err(format!(
             "model: this runner is run by a command of its own ({}), which cannot be rebuilt with the model checker; {how}",

@@ -340,3 +340,74 @@ impl ModelReport {
         })
     }
 }
+
+/// How the model world fared against one planted bug.
+#[derive(Debug)]
+pub struct ModelBugReport {
+    /// The bug.
+    pub bug: lanesim::planted::PlantedBug,
+    /// Each workload and strategy run with it planted.
+    pub runs: Vec<WorkloadRun>,
+    /// The contracts that count as catching it.
+    pub contracts: &'static [Contract],
+}
+
+impl ModelBugReport {
+    /// The runs that caught it: a find that breaks a catalogue contract.
+    pub fn catches(&self) -> impl Iterator<Item = (&WorkloadRun, &ModelFind)> {
+        self.runs.iter().filter_map(|run| match &run.ran {
+            Ran::Explored {
+                found: Some(find), ..
+            } => match &find.broke {
+                ModelBreak::Violated(violations)
+                    if violations
+                        .iter()
+                        .any(|v| self.contracts.contains(&v.contract)) =>
+                {
+                    Some((run, find.as_ref()))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
+    /// No workload caught it.
+    #[must_use]
+    pub fn escaped(&self) -> bool {
+        self.catches().next().is_none()
+    }
+}
+
+/// Plants each of `bugs` in lanesim's router in turn and runs every
+/// workload under every strategy of `strategies` with it.
+///
+/// # Errors
+/// [`Unavailable`] in a build without a model checker.
+pub fn selftest(
+    bugs: &[lanesim::planted::PlantedBug],
+    strategies: &[Strategy],
+    plan: Plan,
+) -> Result<Vec<ModelBugReport>, Unavailable> {
+    let mut reports = Vec::new();
+    for &bug in bugs {
+        let planted = lanesim::planted::Planted::select(bug).unwrap_or_default();
+        let subject = Subject::lanesim(planted);
+        let mut runs = Vec::new();
+        for workload in workload::WORKLOADS {
+            for &strategy in strategies {
+                runs.push(explore_workload(
+                    &subject,
+                    workload,
+                    Plan { strategy, ..plan },
+                )?);
+            }
+        }
+        reports.push(ModelBugReport {
+            bug,
+            runs,
+            contracts: crate::run::selftest::catalogue_contracts(bug),
+        });
+    }
+    Ok(reports)
+}

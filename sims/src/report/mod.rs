@@ -251,6 +251,13 @@ pub enum Outcome {
         /// How to print.
         format: Format,
     },
+    /// `model --selftest`: per bug, each workload's run with it planted.
+    ModelSelftest {
+        /// Per bug.
+        reports: Vec<crate::model::ModelBugReport>,
+        /// The words that run `model` again, up to `--`.
+        repro: Vec<String>,
+    },
     /// `model` in a build without the checker: the build with it ran the
     /// command and printed everything; its exit code.
     Delegated(Exit),
@@ -323,6 +330,13 @@ impl Outcome {
             Self::List(_) | Self::ModelList(_) | Self::Bench(_) | Self::Detection(..) => Exit::Pass,
             Self::Model { report, .. } => Exit::of_model(report),
             Self::Delegated(exit) => *exit,
+            Self::ModelSelftest { reports, .. } => {
+                if reports.iter().any(crate::model::ModelBugReport::escaped) {
+                    Exit::Escaped
+                } else {
+                    Exit::Pass
+                }
+            }
             Self::Run { report, .. } => Exit::of_sweep(report),
             Self::Replay { result, .. } => Exit::of(result.verdict),
             Self::Selftest { reports, .. } => {
@@ -462,6 +476,7 @@ pub fn print(outcome: &Outcome) {
             outln!("{}", model::json(report, Exit::of_model(report) as u8));
         }
         Outcome::Delegated(_) => {}
+        Outcome::ModelSelftest { reports, repro } => out!("{}", model::selftest(reports, repro)),
         Outcome::Run {
             report,
             format: Format::Human,

@@ -172,3 +172,54 @@ pub(super) fn json(report: &ModelReport, exit: u8) -> Value {
         "exit": exit,
     })
 }
+
+/// `model --selftest`: per bug, the workloads that caught it (with the
+/// first execution and the replay) or that it escaped.
+pub(super) fn selftest(reports: &[crate::model::ModelBugReport], repro: &[String]) -> String {
+    let mut text = String::new();
+    for report in reports {
+        let catches: Vec<_> = report.catches().collect();
+        let runs = report.runs.len();
+        let _ = writeln!(
+            text,
+            "{} #{} {}: caught by {} of {runs} workload run(s)",
+            if catches.is_empty() {
+                "ESCAPED"
+            } else {
+                "caught "
+            },
+            report.bug.catalogue_id(),
+            report.bug.name(),
+            catches.len(),
+        );
+        for (run, find) in catches {
+            let mut contracts: Vec<&str> = match &find.broke {
+                ModelBreak::Violated(v) => v.iter().map(|v| v.contract.id()).collect(),
+                ModelBreak::Crashed(_) | ModelBreak::Checker(_) => Vec::new(),
+            };
+            contracts.sort_unstable();
+            contracts.dedup();
+            let _ = writeln!(
+                text,
+                "    {:<20} {:<8} execution {:>5}  {}   replay: {} model --bug {} --workload {} --strategy {} --seed {} --executions {} -v",
+                run.workload.name,
+                run.plan.strategy.to_string(),
+                find.execution,
+                contracts.join(" "),
+                repro.join(" "),
+                report.bug.name(),
+                run.workload.name,
+                run.plan.strategy,
+                run.plan.seed,
+                find.execution + 1
+            );
+        }
+    }
+    let escaped = reports.iter().filter(|r| r.escaped()).count();
+    let _ = writeln!(
+        text,
+        "model selftest: {} bug(s), {escaped} escaped",
+        reports.len()
+    );
+    text
+}

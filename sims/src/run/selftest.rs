@@ -41,6 +41,17 @@ pub const TURMOIL_LAYER: [PlantedBug; 19] = [
     PlantedBug::TurnsInArrivalOrder,
 ];
 
+/// The bugs the model world must catch (`lanesim model --selftest`): each
+/// a race between threads with no await in its window, in lanesim's router.
+/// #1 and #5a are the loom models' too; #19 the exploring lanes world's
+/// too; #23 only the model world's.
+pub const MODEL_LAYER: [PlantedBug; 4] = [
+    PlantedBug::RouteSendsAfterUnlock,
+    PlantedBug::CapacityCheckedOutsideGuard,
+    PlantedBug::IdleSelectUnbiased,
+    PlantedBug::ReapReadsPendingOutsideLock,
+];
+
 /// The contracts the catalogue says catch `bug`: only a violation of one
 /// of these counts as catching it.
 #[must_use]
@@ -70,6 +81,7 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         PlantedBug::IdleSelectUnbiased => &[Contract::L2],
         PlantedBug::DownCheckedBeforeLock => &[Contract::Dc2, Contract::S2],
         PlantedBug::LaneDepthSharedAcrossNodes | PlantedBug::TurnsInArrivalOrder => &[Contract::S9],
+        PlantedBug::ReapReadsPendingOutsideLock => &[Contract::L2, Contract::L5],
     }
 }
 
