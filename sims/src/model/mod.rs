@@ -28,6 +28,7 @@
 //! rebuilds itself so, in a target directory of its own, and runs there
 //! (`cli::model`). A production build has no checker in it.
 
+pub mod reach;
 pub mod workload;
 mod world;
 
@@ -109,6 +110,15 @@ pub struct WorkloadRun {
     pub ran: Ran,
 }
 
+impl WorkloadRun {
+    /// It ran to its end without a find, and reached a required state in
+    /// less than its share of executions.
+    #[must_use]
+    pub fn fell_short(&self) -> bool {
+        matches!(&self.ran, Ran::Explored { found: None, reaches, .. } if reaches.iter().any(reach::ReachTally::fell_short))
+    }
+}
+
 /// What came of a workload.
 #[derive(Debug)]
 pub enum Ran {
@@ -124,6 +134,8 @@ pub enum Ran {
         elapsed: Duration,
         /// The first broken execution.
         found: Option<Box<ModelFind>>,
+        /// The workload's required states, as its executions reached them.
+        reaches: Vec<reach::ReachTally>,
     },
 }
 
@@ -154,11 +166,14 @@ pub enum ModelBreak {
     Checker(String),
 }
 
-/// Everything one execution's judge needs, and what it leaves.
+/// What the judge leaves.
 #[derive(Default)]
 struct Verdicts {
     /// The last judged execution's violations and log, when it broke.
     found: Option<(ModelBreak, Vec<Record>)>,
+    /// Executions judged, and how many reached each state.
+    judged: usize,
+    reached: std::collections::BTreeMap<reach::Reach, usize>,
 }
 
 /// The check context of the model world for a target with `caps`.
@@ -220,6 +235,13 @@ pub fn explore_workload(
         move |_| {
             let execution = judge_slot.lock().unwrap().take()?;
             let records = execution.log.take();
+            {
+                let mut verdicts = judge_verdicts.lock().unwrap();
+                verdicts.judged += 1;
+                for state in reach::reached(&records) {
+                    *verdicts.reached.entry(state).or_default() += 1;
+                }
+            }
             let crashed = execution.crashed.lock().unwrap().take();
             if let Some(why) = crashed {
                 judge_verdicts.lock().unwrap().found =
@@ -259,6 +281,8 @@ pub fn explore_workload(
             records,
         })
     });
+    let verdicts = verdicts.lock().unwrap();
+    let reaches = reach::tallies(workload, &verdicts.reached, verdicts.judged, caps.lifecycle);
     Ok(WorkloadRun {
         workload,
         plan,
@@ -267,6 +291,7 @@ pub fn explore_workload(
             max_steps_seen: explored.max_steps_seen,
             elapsed: explored.elapsed,
             found,
+            reaches,
         },
     })
 }
@@ -328,6 +353,13 @@ impl ModelReport {
             "-v".into(),
         ]);
         words.join(" ")
+    }
+
+    /// Whether a run without a find fell short of a state its workload
+    /// must reach.
+    #[must_use]
+    pub fn fell_short(&self) -> bool {
+        self.runs.iter().any(WorkloadRun::fell_short)
     }
 
     /// The finds, with their runs.

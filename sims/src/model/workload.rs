@@ -44,6 +44,11 @@ pub struct Workload {
     pub ttl: bool,
     /// Each producer's steps, run on a task of its own.
     pub producers: &'static [&'static [Step]],
+    /// The states it must reach, each in at least this share of its
+    /// executions under each default strategy: half the smaller of the
+    /// shares PCT (depth 3) and random reached on lanesim's router over
+    /// 10,000 executions of seed 0 (docs/model-world.md).
+    pub reaches: &'static [(Reach, f64)],
     /// Items whose handler panics (after its end is logged). Only where
     /// the dispatcher catches panics: shuttle models a panic as the end of
     /// an execution (a checker lock released while unwinding is closed to
@@ -53,6 +58,7 @@ pub struct Workload {
     pub panics: &'static [u64],
 }
 
+use super::reach::Reach;
 use Step::{Route, Yield};
 
 /// Every workload, in the order `lanesim model` runs them.
@@ -62,7 +68,8 @@ pub const WORKLOADS: &[Workload] = &[
         about: "one producer routes, lets the lane go idle (its timer may fire), routes again and drops the router: a reap racing the last route and the drop",
         admit: Admit::Router,
         ttl: true,
-        producers: &[&[Route(0), Yield, Route(0)]],
+        producers: &[&[Route(0), Yield, Yield, Yield, Route(0)]],
+        reaches: &[(Reach::Reaped, 0.10), (Reach::DroppedWithWork, 0.025)],
         panics: &[],
     },
     Workload {
@@ -70,7 +77,12 @@ pub const WORKLOADS: &[Workload] = &[
         about: "two producers route one key around idle gaps while its lane may reap at any wait: a reap racing a route from another thread",
         admit: Admit::Router,
         ttl: true,
-        producers: &[&[Route(0), Yield, Route(0)], &[Yield, Route(0)]],
+        producers: &[&[Route(0), Yield, Yield, Yield, Route(0)], &[Yield, Yield, Route(0)]],
+        reaches: &[
+            (Reach::Reaped, 0.003),
+            (Reach::RebuiltAfterReap, 0.001),
+            (Reach::QueuedBehind, 0.35),
+        ],
         panics: &[],
     },
     Workload {
@@ -79,6 +91,11 @@ pub const WORKLOADS: &[Workload] = &[
         admit: Admit::Router,
         ttl: true,
         producers: &[&[Route(0), Route(1)], &[Route(1), Route(0)]],
+        reaches: &[
+            (Reach::TwoLanesLive, 0.5),
+            (Reach::Reaped, 0.045),
+            (Reach::RebuiltAfterReap, 0.025),
+        ],
         panics: &[],
     },
     Workload {
@@ -87,6 +104,7 @@ pub const WORKLOADS: &[Workload] = &[
         admit: Admit::Router,
         ttl: false,
         producers: &[&[Route(0), Route(0)], &[Route(0)]],
+        reaches: &[(Reach::DroppedWithWork, 0.49), (Reach::QueuedBehind, 0.49)],
         panics: &[],
     },
     Workload {
@@ -95,6 +113,7 @@ pub const WORKLOADS: &[Workload] = &[
         admit: Admit::Reject(8),
         ttl: false,
         producers: &[&[Route(0), Route(0)], &[Yield, Route(0)]],
+        reaches: &[(Reach::HandledAfterPanic, 0.5), (Reach::QueuedBehind, 0.5)],
         panics: &[0],
     },
     Workload {
@@ -103,6 +122,7 @@ pub const WORKLOADS: &[Workload] = &[
         admit: Admit::Capacity(1),
         ttl: false,
         producers: &[&[Route(0), Route(0)], &[Route(0)]],
+        reaches: &[(Reach::Refused, 0.49), (Reach::DroppedWithWork, 0.06)],
         panics: &[],
     },
     Workload {
@@ -111,6 +131,11 @@ pub const WORKLOADS: &[Workload] = &[
         admit: Admit::Reject(1),
         ttl: true,
         producers: &[&[Route(0), Route(0)], &[Route(0)]],
+        reaches: &[
+            (Reach::Refused, 0.49),
+            (Reach::Reaped, 0.024),
+            (Reach::HandledAfterPanic, 0.007),
+        ],
         panics: &[0],
     },
 ];

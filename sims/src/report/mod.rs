@@ -110,7 +110,8 @@ impl Exit {
 
     /// The exit code of a model world's report: a broken contract or a
     /// target that could not run, 1; an execution the checker failed (a
-    /// deadlock, the step bound), 3; nothing decided, 5.
+    /// deadlock, the step bound), 3; a required state not reached in its
+    /// share of executions, or nothing decided, 5.
     #[must_use]
     pub fn of_model(report: &crate::model::ModelReport) -> Self {
         use crate::model::{ModelBreak, Ran};
@@ -122,6 +123,8 @@ impl Exit {
             Self::Violated
         } else if !finds.is_empty() {
             Self::Liveness
+        } else if report.fell_short() {
+            Self::NotReached
         } else if report
             .runs
             .iter()

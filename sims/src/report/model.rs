@@ -69,8 +69,10 @@ pub(super) fn human(report: &ModelReport, verbose: bool) -> String {
                 max_steps_seen,
                 elapsed,
                 found,
+                reaches,
             } => {
                 let result = match found {
+                    None if run.fell_short() => "SHORT of a required state".to_owned(),
                     None => "pass".to_owned(),
                     Some(find) => format!("FAIL at execution {}", find.execution),
                 };
@@ -83,6 +85,22 @@ pub(super) fn human(report: &ModelReport, verbose: bool) -> String {
                     max_steps_seen,
                     elapsed.as_secs_f64()
                 );
+                let shares: Vec<String> = reaches
+                    .iter()
+                    .map(|tally| match tally.undecided {
+                        Some(_) => format!("{} not decided", tally.reach.name()),
+                        None => format!(
+                            "{} {:.1}% (>= {:.1}%){}",
+                            tally.reach.name(),
+                            100.0 * tally.count as f64 / tally.of.max(1) as f64,
+                            100.0 * tally.required,
+                            if tally.fell_short() { " SHORT" } else { "" }
+                        ),
+                    })
+                    .collect();
+                if !shares.is_empty() {
+                    let _ = writeln!(text, "{:<29} reached: {}", "", shares.join(", "));
+                }
             }
         }
     }
@@ -134,7 +152,12 @@ fn run_json(report: &ModelReport, run: &WorkloadRun) -> Value {
             max_steps_seen,
             elapsed,
             found,
+            reaches,
         } => {
+            value["reaches"] = reaches
+                .iter()
+                .map(|t| json!({"state": t.reach.name(), "count": t.count, "of": t.of, "required": t.required, "decided": t.undecided.is_none(), "fell_short": t.fell_short()}))
+                .collect();
             value["executions"] = json!(executions);
             value["max_steps"] = json!(max_steps_seen);
             value["seconds"] = json!(elapsed.as_secs_f64());
