@@ -34,8 +34,6 @@ use std::future::Future;
 use std::hash::BuildHasherDefault;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -44,6 +42,11 @@ use lanesim_target::lanes::{
     LanesFixed, LanesSetup, LanesTarget, Mode, ModeKind,
 };
 use lanesim_target::probe::{self, Role, Sites};
+// lanesim's shim: std's locks and atomics, tokio's runtime handle and
+// timers in production; the model checker's under `--cfg shuttle`.
+use lanesim_target::shim::std_sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use lanesim_target::shim::std_sync::{Arc, Mutex, MutexGuard, PoisonError};
+use lanesim_target::shim::time::timeout;
 use tokio::sync::mpsc;
 
 /// Marks this router's code makes.
@@ -242,7 +245,7 @@ impl Lane {
             let next = match ttl {
                 None => self.rx.recv().await,
                 // `recv` is cancel-safe: a timeout loses nothing.
-                Some(ttl) => match tokio::time::timeout(ttl, self.rx.recv()).await {
+                Some(ttl) => match timeout(ttl, self.rx.recv()).await {
                     Ok(next) => next,
                     Err(_elapsed) => {
                         if self.try_reap().await {

@@ -22,9 +22,15 @@
 //!   data and a control queue drained by one task; a reader and a
 //!   keepalive task per generation ([`CheckedNodeTargets`]).
 //!
+//! - [`blind_lanes`]: a per-key router written blind against the public
+//!   API and the shim (`lanesim_target::shim`), for the model world: a map
+//!   behind one lock, a channel and a pending count per lane, idle lanes
+//!   reaping themselves after a `timeout` ([`blind_lanes::BlindTargets`]).
+//!
 //! Nothing is planted in them: what the testbed finds in them is the
 //! result (docs/examples.md).
 
+pub mod blind_lanes;
 pub mod checked_node;
 mod handshake;
 pub mod idle_lanes;

@@ -88,8 +88,6 @@ use std::future::Future;
 use std::hash::BuildHasherDefault;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -98,6 +96,11 @@ use lanesim_target::lanes::{
     LanesFixed, LanesSetup, LanesTarget, Mode, ModeKind,
 };
 use lanesim_target::probe::Sites;
+// lanesim's shim: std's locks and atomics, tokio's runtime handle and
+// timers in production; the model checker's under `--cfg shuttle`.
+use lanesim_target::shim::std_sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use lanesim_target::shim::std_sync::{Arc, Mutex, MutexGuard, PoisonError};
+use lanesim_target::shim::time::sleep;
 use lanesim_target::shim::task::Handle;
 use tokio::sync::mpsc;
 
@@ -406,7 +409,7 @@ impl Lane {
         loop {
             tokio::select! {
                 next = self.rx.recv() => return next.map_or(Next::Closed, Next::Item),
-                () = tokio::time::sleep(ttl) => {
+                () = sleep(ttl) => {
                     if self.try_reap() {
                         return Next::Reaped;
                     }

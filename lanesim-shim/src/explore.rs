@@ -116,6 +116,41 @@ impl fmt::Display for Unavailable {
 
 impl std::error::Error for Unavailable {}
 
+thread_local! {
+    /// Panics caught in tasks of the running execution (the checker runs
+    /// every task of a model on one thread), but for the quiet ones.
+    static TASK_PANICS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The prefix of the panics not to keep ([`Plan::quiet`]).
+    static QUIET_PREFIX: std::cell::Cell<&'static str> = const { std::cell::Cell::new("") };
+}
+
+/// A task of the model panicked and the panic was caught (as tokio catches
+/// a task's panic): the shim's tasks and lanesim's own report it here, so
+/// a judge can tell a panic nobody injected (a target that took tokio's
+/// runtime directly panics "there is no reactor running") from the model's
+/// findings. Does nothing outside a model.
+pub fn task_panicked(payload: &(dyn std::any::Any + Send)) {
+    if !available() {
+        return;
+    }
+    let words = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "a panic without a message".to_owned());
+    let quiet = QUIET_PREFIX.with(std::cell::Cell::get);
+    if quiet.is_empty() || !words.starts_with(quiet) {
+        TASK_PANICS.with(|panics| panics.borrow_mut().push(words));
+    }
+}
+
+/// The panics caught in tasks since the last call (on this thread: call it
+/// from the judge), but for the quiet ones.
+#[must_use]
+pub fn take_task_panics() -> Vec<String> {
+    TASK_PANICS.with(|panics| std::mem::take(&mut *panics.borrow_mut()))
+}
+
 /// Whether this build can explore (it was built with `--cfg shuttle`).
 #[must_use]
 pub fn available() -> bool {
@@ -354,6 +389,8 @@ mod checker {
         config.max_steps = shuttle::MaxSteps::FailAfter(plan.max_steps);
         config.silence_warnings = true;
         quiet_hook(plan.quiet);
+        super::QUIET_PREFIX.with(|cell| cell.set(plan.quiet));
+        drop(super::take_task_panics());
         // An un-`biased` select! (with lanesim's tokio) draws its branch
         // order from the checker: explored, and replayed.
         let _chosen = lanesim_sched::set_chooser(checker_choice);

@@ -125,7 +125,10 @@ mod model_task {
                     future.as_mut().poll(cx)
                 })) {
                     Ok(poll) => poll.map(Ok),
-                    Err(_) => Poll::Ready(Err(JoinError { cancelled: false })),
+                    Err(payload) => {
+                        crate::explore::task_panicked(payload.as_ref());
+                        Poll::Ready(Err(JoinError { cancelled: false }))
+                    }
                 }
             });
             if polled.is_ready() {

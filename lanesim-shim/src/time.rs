@@ -76,20 +76,22 @@ mod loom_time {
     /// Ends where the checker lets it (shuttle); never under loom.
     pub async fn sleep(_after: Duration) {
         #[cfg(shuttle)]
-        {
-            std::future::poll_fn(|cx| {
-                if deadline_passes() {
-                    Poll::Ready(())
-                } else {
-                    // Asks again at this task's next turn.
-                    cx.waker().wake_by_ref();
-                    Poll::Pending
-                }
-            })
-            .await;
+        while !deadline_passes() {
+            not_yet().await;
         }
         #[cfg(not(shuttle))]
         std::future::pending::<()>().await;
+    }
+
+    /// A timer that has not fired gives the other tasks their turn as a
+    /// yield (shuttle's `yield_now`), not merely by waking itself: a
+    /// task that is always ready to look at its timer again would
+    /// otherwise keep PCT's highest priority and starve the rest (a lane
+    /// idling after the router's drop spun to the step bound while its
+    /// producer never ran, `an_idle_timer_does_not_starve_a_ready_task`).
+    #[cfg(shuttle)]
+    async fn not_yet() {
+        shuttle::future::yield_now().await;
     }
 
     /// A clock that never moves.
@@ -115,16 +117,18 @@ mod loom_time {
     /// output ready when the deadline passes wins.
     pub async fn timeout<F: Future>(_after: Duration, future: F) -> Result<F::Output, Elapsed> {
         let mut future = pin!(future);
-        std::future::poll_fn(|cx| match future.as_mut().poll(cx) {
-            Poll::Ready(output) => Poll::Ready(Ok(output)),
-            Poll::Pending if deadline_passes() => Poll::Ready(Err(Elapsed)),
-            Poll::Pending => {
-                // Not yet: asks again at this task's next turn (the future
-                // also wakes it when it can go on).
-                cx.waker().wake_by_ref();
-                Poll::Pending
+        loop {
+            let polled = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
+            if let Poll::Ready(output) = polled {
+                return Ok(output);
             }
-        })
-        .await
+            if deadline_passes() {
+                return Err(Elapsed);
+            }
+            // Not yet: the other tasks' turn, then look again (the future
+            // also wakes this task when it can go on).
+            #[cfg(shuttle)]
+            not_yet().await;
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lanesim_shim::{chan, time};
+use lanesim_shim::{chan, task, time};
 
 /// Counts across a checker's iterations (outside the model: a std mutex).
 type Tally = Arc<Mutex<[u32; 2]>>;
@@ -126,4 +126,43 @@ fn a_timeout_on_a_future_that_never_ends_fires_at_its_first_wait_or_later() {
         first > 0 && later > 0,
         "{first} at the first wait, {later} later"
     );
+}
+
+/// A task waiting on a timer is always ready to look at it again; under
+/// PCT it must still give the other tasks their turn, or the one that
+/// would wake it never runs and the execution spins to its step bound.
+#[test]
+fn an_idle_timer_does_not_starve_a_ready_task() {
+    use lanesim_shim::explore::{explore, Plan, Strategy};
+    for strategy in [Strategy::Pct { depth: 3 }, Strategy::Random] {
+        let explored = explore(
+            &Plan {
+                strategy,
+                seed: 0,
+                executions: 300,
+                max_steps: 2_000,
+                quiet: "",
+            },
+            || {
+                let (tx, rx) = chan::unbounded::<u32>();
+                drop(task::spawn(async move {
+                    loop {
+                        match time::timeout(Duration::from_millis(5), rx.recv_async()).await {
+                            Ok(_) => break,
+                            Err(_) => continue,
+                        }
+                    }
+                }));
+                drop(task::spawn(async move {
+                    task::yield_now().await;
+                    tx.send(1).unwrap();
+                    std::mem::forget(tx);
+                }));
+            },
+            |_| None,
+        )
+        .expect("a shuttle build");
+        assert!(explored.found.is_none(), "{strategy}: {:?}", explored.found);
+        assert_eq!(explored.executions, 300);
+    }
 }

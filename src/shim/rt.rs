@@ -236,6 +236,9 @@ mod loom_rt {
             // whose handler panics is a case the model world explores.
             let polled =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| future.as_mut().poll(cx)));
+            if let Err(payload) = &polled {
+                lanesim_shim::explore::task_panicked(payload.as_ref());
+            }
             match polled {
                 Ok(Poll::Ready(_)) | Err(_) => {
                     self.future = None;

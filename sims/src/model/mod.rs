@@ -176,6 +176,17 @@ struct Verdicts {
     reached: std::collections::BTreeMap<reach::Reach, usize>,
 }
 
+/// What a panic nobody injected, caught in one of the target's tasks,
+/// says about the target (`count` such panics in the execution).
+fn task_panic(first: &str, count: usize) -> String {
+    let hint = if first.contains("no reactor running") || first.contains("Tokio 1.x runtime") {
+        ": the target used tokio's runtime directly (tokio::time, tokio::spawn, a tokio Handle), which is not there under the model checker; take them from lanesim_target::shim (docs/your-implementation.md, \"Port by use lines\")"
+    } else {
+        ""
+    };
+    format!("a task of the target panicked ({count} in this execution): {first}{hint}")
+}
+
 /// The check context of the model world for a target with `caps`.
 fn context(caps: &LanesCapabilities, workload: &Workload) -> CheckContext {
     CheckContext {
@@ -242,7 +253,10 @@ pub fn explore_workload(
                     *verdicts.reached.entry(state).or_default() += 1;
                 }
             }
-            let crashed = execution.crashed.lock().unwrap().take();
+            let crashed = execution.crashed.lock().unwrap().take().or_else(|| {
+                let panics = lanesim_target::shim::explore::take_task_panics();
+                panics.first().map(|first| task_panic(first, panics.len()))
+            });
             if let Some(why) = crashed {
                 judge_verdicts.lock().unwrap().found =
                     Some((ModelBreak::Crashed(why.clone()), records));

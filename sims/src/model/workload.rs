@@ -93,7 +93,7 @@ pub const WORKLOADS: &[Workload] = &[
         producers: &[&[Route(0), Route(1)], &[Route(1), Route(0)]],
         reaches: &[
             (Reach::TwoLanesLive, 0.5),
-            (Reach::Reaped, 0.045),
+            (Reach::Reaped, 0.03),
             (Reach::RebuiltAfterReap, 0.025),
         ],
         panics: &[],

@@ -94,7 +94,11 @@ pub(super) fn human(report: &ModelReport, verbose: bool) -> String {
                             tally.reach.name(),
                             100.0 * tally.count as f64 / tally.of.max(1) as f64,
                             100.0 * tally.required,
-                            if tally.fell_short() { " SHORT" } else { "" }
+                            if found.is_none() && tally.fell_short() {
+                                " SHORT"
+                            } else {
+                                ""
+                            }
                         ),
                     })
                     .collect();
