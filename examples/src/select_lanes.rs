@@ -100,8 +100,8 @@ use lanesim_target::probe::Sites;
 // timers in production; the model checker's under `--cfg shuttle`.
 use lanesim_target::shim::std_sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use lanesim_target::shim::std_sync::{Arc, Mutex, MutexGuard, PoisonError};
-use lanesim_target::shim::time::sleep;
 use lanesim_target::shim::task::Handle;
+use lanesim_target::shim::time::sleep;
 use tokio::sync::mpsc;
 
 /// SipHash with fixed keys: the map's layout is the same on every run.

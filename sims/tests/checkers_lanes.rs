@@ -574,3 +574,69 @@ fn l5_allows_for_the_time_tasks_were_held() {
         &[&creation(&after, 1), &end_of(&after, 11), &reaped],
     );
 }
+
+/// In the model world a handler's end is logged before its lane
+/// acknowledges the item (`CheckContext::late_acks`): until the lane starts
+/// its next item, a route may still count it, or be refused for it. Only
+/// then: without the flag (every other world) the same depth is a breach;
+/// with it, a depth past the unacknowledged ends, or one that still
+/// counts an item after the lane's next start, is one too.
+#[test]
+fn l4_counts_an_unacknowledged_end_only_with_late_acks_and_detects_a_depth_past_it() {
+    let log = vec![
+        created(0, 1, 1),
+        routed(0, 1, 10, Some(2), Some(0)),
+        start(0, 1, 10, 1),
+        end(1, 1, 10, 1),
+        // Item 10 ended but may not be acknowledged: counted.
+        routed(1, 1, 11, Some(2), Some(1)),
+        start(2, 1, 11, 1),
+        end(3, 1, 11, 1),
+        // Capacity 1, item 11 ended, not acknowledged: a refusal is right.
+        routed(3, 1, 12, Some(1), None),
+        at(20, Event::RouterDropped),
+        closed(20, 1, 1, Exit::Closed),
+        at(30, Event::RunEnd { finished: true }),
+    ];
+    let late = CheckContext {
+        late_acks: true,
+        ..CheckContext::default()
+    };
+    assert_clean(&[Contract::L4], &log, &late);
+    // Without the flag both are breaches.
+    let strict = citing(
+        &log,
+        &CheckContext::default(),
+        Contract::L4,
+        &[&route(&log, 11)],
+    );
+    assert_eq!(strict.len(), 1, "{strict:#?}");
+    let strict = citing(
+        &log,
+        &CheckContext::default(),
+        Contract::L4,
+        &[&route(&log, 12)],
+    );
+    assert_eq!(strict.len(), 1, "{strict:#?}");
+
+    // Past the one unacknowledged end: depth 2 for item 11.
+    let mut deep = log.clone();
+    let too_deep = replace(
+        &mut deep,
+        is!(Event::Routed { item: 11, .. }),
+        routed(1, 1, 11, Some(2), Some(2)),
+    );
+    assert_violates(&deep, &late, Contract::L4, &[&too_deep]);
+
+    // The lane started item 11, so item 10 was acknowledged: a route
+    // between that start and 11's end that counts both is a breach.
+    let mut stale = log.clone();
+    let counted = insert_after(
+        &mut stale,
+        is!(Event::HandleStart { item: 11, .. }),
+        routed(2, 1, 13, Some(3), Some(2)),
+    );
+    insert_before(&mut stale, is!(Event::RouterDropped), start(4, 1, 13, 1));
+    insert_before(&mut stale, is!(Event::RouterDropped), end(5, 1, 13, 1));
+    assert_violates(&stale, &late, Contract::L4, &[&counted]);
+}
