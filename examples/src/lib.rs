@@ -26,6 +26,9 @@
 //!   API and the shim (`lanesim_target::shim`), for the model world: a map
 //!   behind one lock, a channel and a pending count per lane, idle lanes
 //!   reaping themselves after a `timeout` ([`blind_lanes::BlindTargets`]).
+//! - [`sharded_lanes`]: the same, written blind for throughput: a DashMap of
+//!   lanes, `route` under the shard's read lock only, a reap by `remove_if`
+//!   under its write lock ([`sharded_lanes::ShardedTargets`]).
 //!
 //! Nothing is planted in them: what the testbed finds in them is the
 //! result (docs/examples.md).
@@ -38,6 +41,7 @@ pub mod lanes;
 pub mod layer_sender;
 pub mod node;
 pub mod select_lanes;
+pub mod sharded_lanes;
 
 /// Both, as one target.
 #[derive(Clone, Copy, Debug, Default)]

@@ -133,6 +133,32 @@ impl Runner {
         Ok(report)
     }
 
+    /// The model world on the target's lanes router: every workload under
+    /// PCT (depth 3) and random schedules, `executions` each, from `seed`
+    /// (what `lanesim model` runs). For a test built with
+    /// `RUSTFLAGS="--cfg shuttle"` (a `#![cfg(shuttle)]` test file): in
+    /// any other build there is no model checker.
+    ///
+    /// # Errors
+    /// The build has no model checker.
+    pub fn model(&self, seed: u64, executions: usize) -> Result<crate::model::ModelReport, String> {
+        let workloads: Vec<&'static crate::model::workload::Workload> =
+            crate::model::workload::WORKLOADS.iter().collect();
+        crate::model::explore_all(
+            &self.subject,
+            &workloads,
+            &crate::model::STRATEGIES,
+            lanesim_target::shim::explore::Plan {
+                strategy: crate::model::STRATEGIES[0],
+                seed,
+                executions,
+                max_steps: 100_000,
+                quiet: crate::model::QUIET,
+            },
+        )
+        .map_err(|e| e.to_string())
+    }
+
     /// The scenarios under `paths`, loaded (for a test that runs them its
     /// own way).
     ///

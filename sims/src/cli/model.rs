@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use lanesim_target::shim::explore::{self, Plan, Strategy};
 
 use super::setup::subject;
-use crate::model::{self, workload, ModelReport};
+use crate::model::{self, workload};
 use crate::report::{self, Exit, Format, Outcome};
 use crate::run::{Profile, Rerun};
 use crate::targets::Subject;
@@ -75,23 +75,17 @@ pub(super) fn model(args: &ModelArgs, base: &Subject) -> Result<Outcome, String>
     let strategies = args
         .strategy
         .map_or_else(|| model::STRATEGIES.to_vec(), |strategy| vec![strategy]);
-    let mut runs = Vec::new();
-    for workload in workloads {
-        for &strategy in &strategies {
-            let plan = Plan {
-                strategy,
-                seed: args.seed,
-                executions: args.executions,
-                max_steps: args.max_steps,
-                quiet: model::QUIET,
-            };
-            runs.push(
-                model::explore_workload(&subject, workload, plan).map_err(|e| e.to_string())?,
-            );
-        }
-    }
+    let plan = Plan {
+        strategy: strategies[0],
+        seed: args.seed,
+        executions: args.executions,
+        max_steps: args.max_steps,
+        quiet: model::QUIET,
+    };
+    let report =
+        model::explore_all(&subject, &workloads, &strategies, plan).map_err(|e| e.to_string())?;
     Ok(Outcome::Model {
-        report: ModelReport::new(&subject, runs, repro_words(&subject)),
+        report,
         verbose: args.verbose,
         format: args.format,
     })
@@ -122,16 +116,6 @@ fn selftest(args: &ModelArgs, base: &Subject) -> Result<Outcome, String> {
         reports,
         repro: Rerun::Lanesim { planted: true }.words(Some(&Profile::Release)),
     })
-}
-
-/// The words that run this binary's `model` again, up to `model`.
-fn repro_words(subject: &Subject) -> Vec<String> {
-    let mut words = subject.rerun().words(Some(&Profile::Release));
-    words.push("model".into());
-    if let Some(bug) = subject.planted().selected() {
-        words.extend(["--bug".into(), bug.name().into()]);
-    }
-    words
 }
 
 /// The target directory the running binary was built in: the nearest

@@ -310,6 +310,35 @@ pub fn explore_workload(
     })
 }
 
+/// Explores each of `workloads` under each of `strategies` (`plan` gives
+/// the seed, the executions and the step bound) on `subject`.
+///
+/// # Errors
+/// [`Unavailable`] in a build without a model checker.
+pub fn explore_all(
+    subject: &Subject,
+    workloads: &[&'static Workload],
+    strategies: &[Strategy],
+    plan: Plan,
+) -> Result<ModelReport, Unavailable> {
+    let mut runs = Vec::new();
+    for &workload in workloads {
+        for &strategy in strategies {
+            runs.push(explore_workload(
+                subject,
+                workload,
+                Plan { strategy, ..plan },
+            )?);
+        }
+    }
+    let mut words = subject.rerun().words(Some(&crate::run::Profile::Release));
+    words.push("model".into());
+    if let Some(bug) = subject.planted().selected() {
+        words.extend(["--bug".into(), bug.name().into()]);
+    }
+    Ok(ModelReport::new(subject, runs, words))
+}
+
 /// The default strategies: PCT aimed at bugs of depth 3, then random.
 pub const STRATEGIES: [Strategy; 2] = [Strategy::Pct { depth: 3 }, Strategy::Random];
 

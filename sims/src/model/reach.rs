@@ -89,10 +89,7 @@ pub fn reached(records: &[Record]) -> BTreeSet<Reach> {
                     reaped_keys.insert(*key);
                 }
             }
-            Event::Routed {
-                item, depth: None, ..
-            } => {
-                let _ = item;
+            Event::Routed { depth: None, .. } => {
                 out.insert(Reach::Refused);
             }
             Event::Routed {
@@ -118,10 +115,8 @@ pub fn reached(records: &[Record]) -> BTreeSet<Reach> {
             } => {
                 panicked_keys.insert(*key);
             }
-            Event::RouterDropped => {
-                if admitted.iter().any(|item| !started.contains(item)) {
-                    out.insert(Reach::DroppedWithWork);
-                }
+            Event::RouterDropped if admitted.iter().any(|item| !started.contains(item)) => {
+                out.insert(Reach::DroppedWithWork);
             }
             _ => {}
         }

@@ -123,12 +123,11 @@ impl Exit {
             Self::Violated
         } else if !finds.is_empty() {
             Self::Liveness
-        } else if report.fell_short() {
-            Self::NotReached
-        } else if report
-            .runs
-            .iter()
-            .all(|run| matches!(run.ran, Ran::NotDecided(_)))
+        } else if report.fell_short()
+            || report
+                .runs
+                .iter()
+                .all(|run| matches!(run.ran, Ran::NotDecided(_)))
         {
             Self::NotReached
         } else {
