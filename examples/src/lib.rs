@@ -29,6 +29,10 @@
 //! - [`sharded_lanes`]: the same, written blind for throughput: a DashMap of
 //!   lanes, `route` under the shard's read lock only, a reap by `remove_if`
 //!   under its write lock ([`sharded_lanes::ShardedTargets`]).
+//! - [`unlocked_lanes`]: the same, written blind under the rule "no lock
+//!   across a send": a handle cloned out of the table, admission by a
+//!   compare-and-swap on the pending count, then the send; a reap retires
+//!   the lane by swapping that count from 0 ([`unlocked_lanes::UnlockedTargets`]).
 //!
 //! Nothing is planted in them: what the testbed finds in them is the
 //! result (docs/examples.md).
@@ -42,6 +46,7 @@ pub mod layer_sender;
 pub mod node;
 pub mod select_lanes;
 pub mod sharded_lanes;
+pub mod unlocked_lanes;
 
 /// Both, as one target.
 #[derive(Clone, Copy, Debug, Default)]

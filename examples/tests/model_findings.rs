@@ -1,7 +1,10 @@
 //! What the model world finds in these implementations, pinned (as
 //! `findings.rs` pins what the simulated worlds find): `idle_lanes` loses
 //! an item when its idle sleep wins the `select!` just after the router's
-//! drop, found within a few executions and replayed; the other routers,
+//! drop, found within a few executions and replayed; `unlocked_lanes`
+//! (written blind under "no lock across a send") starts an item admitted
+//! behind another before it when two routes of one key overlap (L1), a
+//! race with no await in it that no simulated run enters; the other routers,
 //! `blind_lanes` and `sharded_lanes` (written blind against the shim for
 //! this world) among them, pass every workload and reach the states each
 //! is named for.
@@ -12,6 +15,7 @@
 
 use lanesim_examples::blind_lanes::BlindTargets;
 use lanesim_examples::sharded_lanes::ShardedTargets;
+use lanesim_examples::unlocked_lanes::UnlockedTargets;
 use lanesim_examples::{ExampleTargets, IdleTargets, SelectTargets};
 use lanesim_sims::model::{ModelBreak, ModelReport};
 use lanesim_sims::scenario::Contract;
@@ -80,4 +84,32 @@ fn the_other_routers_pass_every_workload_and_reach_its_states() {
         );
         assert_eq!(report.target, name);
     }
+}
+
+/// `unlocked_lanes` admits by a compare-and-swap on the lane's pending
+/// count and sends after: a route that admits second can send first. Its
+/// author named the race; the simulated lanes scenarios pass it (408 runs).
+#[test]
+fn unlocked_lanes_starts_an_item_before_one_admitted_ahead_of_it_when_routes_overlap() {
+    let report = model(&Runner::new(UnlockedTargets));
+    let (run, find) = report
+        .finds()
+        .find(|(run, _)| run.workload.name == "overlapping-routes")
+        .expect("overlapping-routes finds it");
+    let ModelBreak::Violated(violations) = &find.broke else {
+        panic!("{:?}", find.broke)
+    };
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.contract == Contract::L1 && v.message.contains("admitted first")),
+        "{violations:?}"
+    );
+    assert!(find.execution < 1000, "{}", find.execution);
+    // Every finding is an overlapping workload's: with routes one step
+    // each, the race cannot happen.
+    for (run, _) in report.finds() {
+        assert!(run.workload.overlap, "{}", run.workload.name);
+    }
+    let _ = run;
 }

@@ -383,6 +383,10 @@ pub enum Event {
         capacity: Option<u64>,
         depth: Option<u64>,
     },
+    /// A `route` call began (the model world's overlapping routes: its
+    /// `Routed` is logged when it returns, and the item was admitted
+    /// somewhere between the two).
+    RouteBegan { key: u64, item: u64 },
     /// A lane task was spawned.
     LaneCreated { key: u64, lane: u64 },
     /// A lane task ended.

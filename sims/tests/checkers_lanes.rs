@@ -640,3 +640,67 @@ fn l4_counts_an_unacknowledged_end_only_with_late_acks_and_detects_a_depth_past_
     insert_before(&mut stale, is!(Event::RouterDropped), end(5, 1, 13, 1));
     assert_violates(&stale, &late, Contract::L4, &[&counted]);
 }
+
+/// Overlapping routes (the model world's `overlapping-*` workloads): an
+/// item that reported a larger depth started before one with a smaller
+/// depth whose route overlapped it, with no item of the lane finished in
+/// between, is an L1 breach; the same with an end in the window decides
+/// nothing (the backlog may have shrunk); an item admitted and never
+/// handled breaks L2.
+#[test]
+fn overlap_detects_an_inversion_the_depths_prove_and_a_lost_item_only() {
+    use lanesim_sims::check::overlap;
+    let began = |ms, item| at(ms, Event::RouteBegan { key: 1, item });
+    let log = vec![
+        began(0, 10),
+        began(0, 11),
+        routed(0, 1, 11, None, Some(1)),
+        routed(0, 1, 10, None, Some(0)),
+        start(1, 1, 11, 1),
+        end(2, 1, 11, 1),
+        start(2, 1, 10, 1),
+        end(3, 1, 10, 1),
+    ];
+    let found = overlap::check(&log);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].contract, Contract::L1);
+    assert!(
+        found[0].evidence.contains(&start(1, 1, 11, 1)),
+        "{found:#?}"
+    );
+
+    // In depth order: clean.
+    let mut ordered = log.clone();
+    let later = ordered.remove(4);
+    let later_end = ordered.remove(4);
+    ordered.extend([later, later_end]);
+    assert!(
+        overlap::check(&ordered).is_empty(),
+        "{:#?}",
+        overlap::check(&ordered)
+    );
+
+    // An end on the lane inside the window: the depths prove nothing.
+    let mut unproven = vec![
+        began(0, 9),
+        routed(0, 1, 9, None, Some(0)),
+        start(0, 1, 9, 1),
+    ];
+    unproven.extend(log[..2].iter().cloned());
+    unproven.push(end(0, 1, 9, 1));
+    unproven.extend(log[2..].iter().cloned());
+    assert!(
+        overlap::check(&unproven).is_empty(),
+        "{:#?}",
+        overlap::check(&unproven)
+    );
+
+    // Admitted, never handled.
+    let lost: Vec<Record> = log[..4].to_vec();
+    let found = overlap::check(&lost);
+    assert_eq!(
+        found.iter().filter(|v| v.contract == Contract::L2).count(),
+        2,
+        "{found:#?}"
+    );
+}

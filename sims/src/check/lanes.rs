@@ -260,6 +260,9 @@ impl Replay<'_> {
                 index,
                 [lanes_created, lanes_live, items_shed, handler_panics],
             ),
+            // Overlapping routes are decided apart, without a
+            // linearisation (`check::overlap`).
+            Event::RouteBegan { .. } => {}
             // The sender world's events, and the markers both worlds log.
             Event::ConnectionUp { .. }
             | Event::ConnectionDown { .. }

@@ -13,6 +13,7 @@
 pub mod holds;
 pub mod lanes;
 pub mod mesh;
+pub mod overlap;
 pub mod sender;
 
 use std::fmt;

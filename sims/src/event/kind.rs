@@ -46,6 +46,7 @@ macro_rules! kinds {
 
 kinds!(
     Routed,
+    RouteBegan,
     LaneCreated,
     LaneClosed,
     HandleStart,

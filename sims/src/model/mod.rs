@@ -262,7 +262,11 @@ pub fn explore_workload(
                     Some((ModelBreak::Crashed(why.clone()), records));
                 return Some(why);
             }
-            let mut violations = lane_checks::check(&records, &context);
+            let mut violations = if workload.overlap {
+                crate::check::overlap::check(&records)
+            } else {
+                lane_checks::check(&records, &context)
+            };
             violations.retain(|v| decided.contains(&v.contract));
             let first = violations.first()?.to_string();
             judge_verdicts.lock().unwrap().found =

@@ -30,6 +30,8 @@ pub enum Reach {
     Refused,
     /// A handler panicked and a later item of its key was handled.
     HandledAfterPanic,
+    /// A route of a key began while another route of it was under way.
+    RoutesOverlapped,
 }
 
 impl Reach {
@@ -44,6 +46,7 @@ impl Reach {
             Self::DroppedWithWork => "dropped-with-work",
             Self::Refused => "refused",
             Self::HandledAfterPanic => "handled-after-panic",
+            Self::RoutesOverlapped => "routes-overlapped",
         }
     }
 
@@ -55,7 +58,8 @@ impl Reach {
             Self::QueuedBehind
             | Self::DroppedWithWork
             | Self::Refused
-            | Self::HandledAfterPanic => false,
+            | Self::HandledAfterPanic
+            | Self::RoutesOverlapped => false,
         }
     }
 }
@@ -69,8 +73,22 @@ pub fn reached(records: &[Record]) -> BTreeSet<Reach> {
     let mut admitted: BTreeSet<u64> = BTreeSet::new();
     let mut started: BTreeSet<u64> = BTreeSet::new();
     let mut panicked_keys: BTreeSet<u64> = BTreeSet::new();
+    // Per key, routes begun and not yet returned.
+    let mut routing: BTreeMap<u64, u32> = BTreeMap::new();
     for record in records {
+        if let Event::Routed { key, .. } = &record.event {
+            if let Some(n) = routing.get_mut(key) {
+                *n = n.saturating_sub(1);
+            }
+        }
         match &record.event {
+            Event::RouteBegan { key, .. } => {
+                let under_way = routing.entry(*key).or_default();
+                if *under_way > 0 {
+                    out.insert(Reach::RoutesOverlapped);
+                }
+                *under_way += 1;
+            }
             Event::LaneCreated { key, lane } => {
                 if reaped_keys.remove(key) {
                     out.insert(Reach::RebuiltAfterReap);

@@ -42,6 +42,11 @@ pub struct Workload {
     pub admit: Admit,
     /// Lanes reap when idle (the timer fires where the checker chooses).
     pub ttl: bool,
+    /// The producers' routes may overlap: a route is not one step of the
+    /// log, its `Routed` is logged when it returns, and only L1 and L2 are
+    /// decided (`check::overlap`). Otherwise each route and its record are
+    /// one step, and every lanes contract is decided on the linearisation.
+    pub overlap: bool,
     /// Each producer's steps, run on a task of its own.
     pub producers: &'static [&'static [Step]],
     /// The states it must reach, each in at least this share of its
@@ -70,6 +75,7 @@ pub const WORKLOADS: &[Workload] = &[
         about: "one producer routes, lets the lane go idle (its timer may fire), routes again and drops the router: a reap racing the last route and the drop",
         admit: Admit::Router,
         ttl: true,
+        overlap: false,
         producers: &[&[Route(0), Yield, Yield, Yield, Route(0)]],
         reaches: &[
             (Reach::Reaped, 0.05),
@@ -82,6 +88,7 @@ pub const WORKLOADS: &[Workload] = &[
         about: "two producers route one key around idle gaps while its lane may reap at any wait: a reap racing a route from another thread",
         admit: Admit::Router,
         ttl: true,
+        overlap: false,
         producers: &[
             &[Route(0), Yield, Yield, Yield, Yield, Yield, Yield, Route(0)],
             &[Yield, Yield, Yield, Route(0)],
@@ -98,6 +105,7 @@ pub const WORKLOADS: &[Workload] = &[
         about: "two producers route two keys in opposite orders, lanes reaping: per-key order and one live lane per key across keys",
         admit: Admit::Router,
         ttl: true,
+        overlap: false,
         producers: &[&[Route(0), Route(1)], &[Route(1), Route(0)]],
         reaches: &[
             (Reach::TwoLanesLive, 0.5),
@@ -111,6 +119,7 @@ pub const WORKLOADS: &[Workload] = &[
         about: "two producers route one key with no TTL; the last to finish drops the router while the lane still works: every admitted item handled, every lane ends",
         admit: Admit::Router,
         ttl: false,
+        overlap: false,
         producers: &[&[Route(0), Route(0)], &[Route(0)]],
         reaches: &[
             (Reach::DroppedWithWork, 0.49),
@@ -123,6 +132,7 @@ pub const WORKLOADS: &[Workload] = &[
         about: "the first item's handler panics while another producer routes the key; the dispatcher catches it (limit 8, never reached): the lane lives on, nothing admitted is lost",
         admit: Admit::Reject(8),
         ttl: false,
+        overlap: false,
         producers: &[&[Route(0), Route(0)], &[Yield, Route(0)]],
         reaches: &[
             (Reach::HandledAfterPanic, 0.5),
@@ -135,6 +145,7 @@ pub const WORKLOADS: &[Workload] = &[
         about: "two producers route one key into a lane of capacity 1: admissions and refusals at the edge, and the depth each route reports",
         admit: Admit::Capacity(1),
         ttl: false,
+        overlap: false,
         producers: &[&[Route(0), Route(0)], &[Route(0)]],
         reaches: &[
             (Reach::Refused, 0.49),
@@ -147,6 +158,7 @@ pub const WORKLOADS: &[Workload] = &[
         about: "a dispatcher with limit 1 refuses past it and catches a panicking handler while two producers route one key",
         admit: Admit::Reject(1),
         ttl: true,
+        overlap: false,
         producers: &[&[Route(0), Route(0)], &[Route(0)]],
         reaches: &[
             (Reach::Refused, 0.49),
@@ -154,6 +166,29 @@ pub const WORKLOADS: &[Workload] = &[
             (Reach::HandledAfterPanic, 0.005),
         ],
         panics: &[0],
+    },
+    Workload {
+        name: "overlapping-routes",
+        about: "two producers route one key at once, their routes overlapping (only L1 and L2 decided): items admitted behind others must not start before them",
+        admit: Admit::Router,
+        ttl: false,
+        overlap: true,
+        producers: &[&[Route(0), Route(0)], &[Route(0), Route(0)]],
+        reaches: &[(Reach::RoutesOverlapped, 0.18), (Reach::QueuedBehind, 0.5)],
+        panics: &[],
+    },
+    Workload {
+        name: "overlapping-reaps",
+        about: "two producers route one key at once around idle gaps while its lane may reap (only L1 and L2 decided): overlapping routes racing a reap",
+        admit: Admit::Router,
+        ttl: true,
+        overlap: true,
+        producers: &[
+            &[Route(0), Yield, Yield, Yield, Yield, Yield, Route(0)],
+            &[Yield, Yield, Yield, Route(0), Route(0)],
+        ],
+        reaches: &[(Reach::RoutesOverlapped, 0.008), (Reach::Reaped, 0.004)],
+        panics: &[],
     },
 ];
 

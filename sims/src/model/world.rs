@@ -163,27 +163,32 @@ impl Drop for Shared {
 }
 
 impl Shared {
+    /// Routes one item and logs it: as one step of the log (the route and
+    /// its `Routed` under the log's order), or, where the workload lets
+    /// routes overlap, between a `RouteBegan` and a `Routed` logged apart.
     fn route(&self, key: u64, seq: u64) -> bool {
         let Some(router) = &self.router else {
             return false;
         };
         let execution = &self.execution;
-        execution.order.ordered(|| {
+        let overlap = execution.workload.overlap;
+        let step = || {
             let routed = catch_unwind(AssertUnwindSafe(|| {
                 router.route(Item { key, seq }, self.capacity)
             }));
             match routed {
                 Ok(answer) => {
-                    execution.log.push(
-                        Duration::ZERO,
-                        HOST,
-                        Event::Routed {
-                            key,
-                            item: seq,
-                            capacity: self.capacity.map(|c| c as u64),
-                            depth: answer.ok().map(|d| d as u64),
-                        },
-                    );
+                    let event = Event::Routed {
+                        key,
+                        item: seq,
+                        capacity: self.capacity.map(|c| c as u64),
+                        depth: answer.ok().map(|d| d as u64),
+                    };
+                    if overlap {
+                        execution.record(event);
+                    } else {
+                        execution.log.push(Duration::ZERO, HOST, event);
+                    }
                     true
                 }
                 Err(payload) => {
@@ -194,7 +199,13 @@ impl Shared {
                     false
                 }
             }
-        })
+        };
+        if overlap {
+            execution.record(Event::RouteBegan { key, item: seq });
+            step()
+        } else {
+            execution.order.ordered(step)
+        }
     }
 }
 
