@@ -26,6 +26,34 @@ fn the_production_shim_is_the_real_crates() {
     assert!(same::<sync::AtomicUsize, std::sync::atomic::AtomicUsize>());
     assert!(same::<time::Instant, tokio::time::Instant>());
     assert!(same::<time::Duration, std::time::Duration>());
+    assert!(same::<task::AbortHandle, tokio::task::AbortHandle>());
+    use lanesim_shim::std_sync;
+    assert!(same::<std_sync::Mutex<u8>, std::sync::Mutex<u8>>());
+    assert!(same::<std_sync::RwLock<u8>, std::sync::RwLock<u8>>());
+    assert!(same::<std_sync::Condvar, std::sync::Condvar>());
+    assert!(same::<std_sync::Weak<u8>, std::sync::Weak<u8>>());
+    assert!(same::<
+        std_sync::atomic::AtomicU64,
+        std::sync::atomic::AtomicU64,
+    >());
+}
+
+/// Outside a model checker the exploration entry answers that there is
+/// none, and a task's caught panic is not kept (nothing would read it).
+#[test]
+fn a_production_build_has_no_checker() {
+    use lanesim_shim::explore::{self, Plan, Strategy, Unavailable};
+    assert!(!explore::available());
+    let plan = Plan {
+        strategy: Strategy::Random,
+        seed: 0,
+        executions: 1,
+        max_steps: 100,
+        quiet: "",
+    };
+    assert_eq!(explore::explore(&plan, || {}, |_| None), Err(Unavailable));
+    explore::task_panicked(&"a panic");
+    assert!(explore::take_task_panics().is_empty());
 }
 
 /// `task::spawn` is tokio's: it runs on the current runtime.
