@@ -92,7 +92,59 @@ fn a_correct_body_runs_every_execution_and_finds_nothing() {
     .expect("a shuttle build");
     assert_eq!(explored.executions, 50);
     assert!(explored.found.is_none());
-    assert!(explored.max_steps_seen > 2);
+    // The most one execution took: more than its three tasks' first steps,
+    // far less than fifty executions' worth.
+    assert!(
+        (3..40).contains(&explored.max_steps_seen),
+        "{}",
+        explored.max_steps_seen
+    );
+}
+
+/// `std_sync`'s atomics are the checker's: a load and a store are two
+/// steps another task can come between, so the lost update is found.
+#[test]
+fn std_sync_atomics_are_scheduling_points() {
+    use lanesim_shim::std_sync::atomic::{AtomicU64 as StdNamed, Ordering as StdOrdering};
+    let seen = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let record = Arc::clone(&seen);
+    let explored = explore(
+        &Plan {
+            strategy: Strategy::Random,
+            seed: 5,
+            executions: 300,
+            max_steps: 10_000,
+            quiet: "",
+        },
+        move || {
+            let count = Arc::new(StdNamed::new(0));
+            let record = Arc::clone(&record);
+            let (done_tx, done_rx) = chan::unbounded::<()>();
+            for _ in 0..2 {
+                let count = Arc::clone(&count);
+                let done = done_tx.clone();
+                drop(task::spawn(async move {
+                    let now = count.load(StdOrdering::SeqCst);
+                    count.store(now + 1, StdOrdering::SeqCst);
+                    done.send(()).unwrap();
+                }));
+            }
+            drop(done_tx);
+            drop(task::spawn(async move {
+                while done_rx.recv_async().await.is_ok() {}
+                record.lock().unwrap().push(count.load(StdOrdering::SeqCst));
+            }));
+        },
+        |_| None,
+    )
+    .expect("a shuttle build");
+    assert_eq!(explored.executions, 300);
+    let counts = seen.lock().unwrap().clone();
+    assert!(
+        counts.contains(&1),
+        "no lost update in 300 executions: {counts:?}"
+    );
+    assert!(counts.contains(&2));
 }
 
 /// A task that waits for ever on a channel whose sender is kept alive is a

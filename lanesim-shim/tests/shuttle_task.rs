@@ -226,3 +226,56 @@ fn tasks_are_numbered_in_spawn_order() {
         5,
     );
 }
+
+/// A task that ended any way (its output, a panic, an abort) says so
+/// through its handle and its abort handle.
+#[test]
+fn a_task_that_panicked_or_was_aborted_is_finished() {
+    shuttle::check_random(
+        || {
+            let panicking = task::spawn(async {
+                if true {
+                    panic!("on purpose");
+                }
+            });
+            let watch = panicking.abort_handle();
+            let _ = shuttle::future::block_on(panicking);
+            assert!(watch.is_finished(), "a panicked task is finished");
+
+            let (tx, rx) = chan::unbounded::<u8>();
+            let parked = task::spawn(async move {
+                let _ = rx.recv_async().await;
+            });
+            let abort = parked.abort_handle();
+            abort.abort();
+            let ended = shuttle::future::block_on(parked);
+            assert!(ended.is_err_and(|e| e.is_cancelled()));
+            assert!(abort.is_finished(), "an aborted task is finished");
+            drop(tx);
+        },
+        50,
+    );
+}
+
+/// An abort through an `AbortHandle` wakes a task parked at an await: its
+/// handle resolves, cancelled (a parked task is polled only when woken).
+#[test]
+fn an_abort_handle_wakes_a_parked_task() {
+    shuttle::check_random(
+        || {
+            let (tx, rx) = chan::unbounded::<u8>();
+            let (parked_tx, parked_rx) = chan::unbounded::<()>();
+            let parked = task::spawn(async move {
+                parked_tx.send(()).unwrap();
+                let _ = rx.recv_async().await;
+            });
+            // Once it has told us it runs, it parks at the receive.
+            shuttle::future::block_on(parked_rx.recv_async()).unwrap();
+            parked.abort_handle().abort();
+            let ended = shuttle::future::block_on(parked);
+            assert!(ended.is_err_and(|e| e.is_cancelled()));
+            drop(tx);
+        },
+        50,
+    );
+}
