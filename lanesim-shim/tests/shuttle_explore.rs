@@ -215,3 +215,60 @@ fn an_unbiased_select_explores_both_branches_and_replays() {
     assert!(first.contains(&0) && first.contains(&1), "{first:?}");
     assert_eq!(picks(), first);
 }
+
+/// Two tasks take two locks in opposite orders: some interleavings
+/// deadlock. The checker's failure is reported at the execution that
+/// failed, not before it, and the plan cut there fails the same way.
+#[test]
+fn a_deadlock_in_some_interleavings_is_reported_at_its_execution_and_replays() {
+    let body = || {
+        let a = Arc::new(lanesim_shim::sync::Mutex::new(()));
+        let b = Arc::new(lanesim_shim::sync::Mutex::new(()));
+        for flip in [false, true] {
+            let (first, second) = if flip {
+                (Arc::clone(&b), Arc::clone(&a))
+            } else {
+                (Arc::clone(&a), Arc::clone(&b))
+            };
+            drop(task::spawn(async move {
+                let _one = first.lock();
+                let _two = second.lock();
+            }));
+        }
+    };
+    let plan = Plan {
+        strategy: Strategy::Random,
+        seed: 2,
+        executions: 500,
+        max_steps: 10_000,
+        quiet: "",
+    };
+    let explored = explore(&plan, body, |_| None).expect("a shuttle build");
+    let found = explored.found.expect("the lock-order deadlock is found");
+    assert!(
+        matches!(&found.broke, Broke::Checker(w) if w.contains("deadlock")),
+        "{found:?}"
+    );
+    assert_eq!(explored.executions, found.execution + 1);
+    assert!(found.execution > 0, "found at once: pick another seed");
+    let cut = explore(
+        &Plan {
+            executions: found.execution + 1,
+            ..plan
+        },
+        body,
+        |_| None,
+    )
+    .expect("a shuttle build");
+    assert_eq!(cut.found, Some(found.clone()));
+    let short = explore(
+        &Plan {
+            executions: found.execution,
+            ..plan
+        },
+        body,
+        |_| None,
+    )
+    .expect("a shuttle build");
+    assert_eq!(short.found, None, "the executions before it pass");
+}
