@@ -133,15 +133,26 @@ pub fn task_panicked(payload: &(dyn std::any::Any + Send)) {
     if !available() {
         return;
     }
-    let words = payload
+    let words = panic_words(payload);
+    if !quiet(&words) {
+        TASK_PANICS.with(|panics| panics.borrow_mut().push(words));
+    }
+}
+
+/// A panic's message.
+fn panic_words(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
         .downcast_ref::<String>()
         .cloned()
         .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_else(|| "a panic without a message".to_owned());
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+/// Whether a panic saying `words` is one of the body's own, on purpose
+/// ([`Plan::quiet`] of the exploration running on this thread).
+fn quiet(words: &str) -> bool {
     let quiet = QUIET_PREFIX.with(std::cell::Cell::get);
-    if quiet.is_empty() || !words.starts_with(quiet) {
-        TASK_PANICS.with(|panics| panics.borrow_mut().push(words));
-    }
+    !quiet.is_empty() && words.starts_with(quiet)
 }
 
 /// The panics caught in tasks since the last call (on this thread: call it
@@ -317,19 +328,6 @@ mod checker {
         }
     }
 
-    fn panic_words(payload: &(dyn std::any::Any + Send)) -> String {
-        payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-            .unwrap_or_else(|| "a panic without a message".to_owned())
-    }
-
-    thread_local! {
-        /// The prefix of panics not to print, on this thread.
-        static QUIET: std::cell::Cell<&'static str> = const { std::cell::Cell::new("") };
-    }
-
     /// Silences panics that start with `quiet` (on this thread, which runs
     /// every task of the model). Shuttle installs its own hook at its first
     /// run, printing every panic with a failure notice: ours goes on top
@@ -342,19 +340,12 @@ mod checker {
             shuttle::Runner::new(RandomScheduler::new_from_seed(0, 1), config).run(|| {});
             let previous = std::panic::take_hook();
             std::panic::set_hook(Box::new(move |info| {
-                let payload = info.payload();
-                let text = payload
-                    .downcast_ref::<&str>()
-                    .copied()
-                    .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-                    .unwrap_or("");
-                let quiet = QUIET.with(std::cell::Cell::get);
-                if quiet.is_empty() || !text.starts_with(quiet) {
+                if !super::quiet(&super::panic_words(info.payload())) {
                     previous(info);
                 }
             }));
         });
-        QUIET.with(|cell| cell.set(quiet));
+        super::QUIET_PREFIX.with(|cell| cell.set(quiet));
     }
 
     /// A choice below `n`, the checker's (inside an execution only).
@@ -389,7 +380,6 @@ mod checker {
         config.max_steps = shuttle::MaxSteps::FailAfter(plan.max_steps);
         config.silence_warnings = true;
         quiet_hook(plan.quiet);
-        super::QUIET_PREFIX.with(|cell| cell.set(plan.quiet));
         drop(super::take_task_panics());
         // An un-`biased` select! (with lanesim's tokio) draws its branch
         // order from the checker: explored, and replayed.
@@ -404,7 +394,7 @@ mod checker {
                 let steps = p.steps;
                 p.found = Some(Found {
                     execution,
-                    broke: Broke::Checker(panic_words(payload.as_ref())),
+                    broke: Broke::Checker(super::panic_words(payload.as_ref())),
                     steps,
                 });
             }

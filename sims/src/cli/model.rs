@@ -41,6 +41,9 @@ pub(super) fn model(args: &ModelArgs, base: &Subject) -> Result<Outcome, String>
     if args.list {
         return Ok(Outcome::ModelList(workload::WORKLOADS));
     }
+    if args.selftest {
+        return selftest(args, base);
+    }
     let subject = subject(base, args.bug.as_deref())?;
     let workloads = args
         .workloads
@@ -60,9 +63,6 @@ pub(super) fn model(args: &ModelArgs, base: &Subject) -> Result<Outcome, String>
     } else {
         workloads
     };
-    if args.selftest {
-        return selftest(args, base);
-    }
     if subject.lanes().is_none() {
         return Err(format!(
             "model: the target `{}` has no lanes router",
@@ -72,6 +72,19 @@ pub(super) fn model(args: &ModelArgs, base: &Subject) -> Result<Outcome, String>
     if !explore::available() {
         return delegate(subject.rerun());
     }
+    let (strategies, plan) = plan(args);
+    let report =
+        model::explore_all(&subject, &workloads, &strategies, plan).map_err(|e| e.to_string())?;
+    Ok(Outcome::Model {
+        report,
+        verbose: args.verbose,
+        format: args.format,
+    })
+}
+
+/// The strategies `args` ask for (default: PCT, then random) and the plan
+/// each runs with.
+fn plan(args: &ModelArgs) -> (Vec<Strategy>, Plan) {
     let strategies = args
         .strategy
         .map_or_else(|| model::STRATEGIES.to_vec(), |strategy| vec![strategy]);
@@ -82,13 +95,7 @@ pub(super) fn model(args: &ModelArgs, base: &Subject) -> Result<Outcome, String>
         max_steps: args.max_steps,
         quiet: model::QUIET,
     };
-    let report =
-        model::explore_all(&subject, &workloads, &strategies, plan).map_err(|e| e.to_string())?;
-    Ok(Outcome::Model {
-        report,
-        verbose: args.verbose,
-        format: args.format,
-    })
+    (strategies, plan)
 }
 
 /// `model --selftest`: every bug of `selftest::MODEL_LAYER` planted in
@@ -100,16 +107,7 @@ fn selftest(args: &ModelArgs, base: &Subject) -> Result<Outcome, String> {
     if !explore::available() {
         return delegate(base.rerun());
     }
-    let strategies = args
-        .strategy
-        .map_or_else(|| model::STRATEGIES.to_vec(), |strategy| vec![strategy]);
-    let plan = Plan {
-        strategy: strategies[0],
-        seed: args.seed,
-        executions: args.executions,
-        max_steps: args.max_steps,
-        quiet: model::QUIET,
-    };
+    let (strategies, plan) = plan(args);
     let reports = model::selftest(&crate::run::selftest::MODEL_LAYER, &strategies, plan)
         .map_err(|e| e.to_string())?;
     Ok(Outcome::ModelSelftest {
