@@ -109,7 +109,7 @@ fn unlocked_lanes_starts_an_item_before_one_admitted_ahead_of_it_when_routes_ove
     // Every finding is an overlapping workload's: with routes one step
     // each, the race cannot happen.
     for (run, _) in report.finds() {
-        assert!(run.workload.overlap, "{}", run.workload.name);
+        assert!(run.workload.overlaps(), "{}", run.workload.name);
     }
     let _ = run;
 }

@@ -63,9 +63,9 @@ pub(super) fn model(args: &ModelArgs, base: &Subject) -> Result<Outcome, String>
     } else {
         workloads
     };
-    if subject.lanes().is_none() {
+    if subject.lanes().is_none() && model::sender::capabilities(&subject).is_none() {
         return Err(format!(
-            "model: the target `{}` has no lanes router",
+            "model: the target `{}` has neither a lanes router nor a sender over lanesim's connection layer (Targets::sender)",
             subject.name()
         ));
     }

@@ -28,7 +28,9 @@
 //! rebuilds itself so, in a target directory of its own, and runs there
 //! (`cli::model`). A production build has no checker in it.
 
+mod order;
 pub mod reach;
+pub mod sender;
 pub mod workload;
 mod world;
 
@@ -44,9 +46,18 @@ use crate::event::Record;
 use crate::scenario::Contract;
 use crate::targets::decide::NotDecided;
 use crate::targets::Subject;
-use workload::{Admit, Workload};
+use workload::{Admit, LanesShape, Shape, Workload};
 
-/// The contracts the model world decides, when the target reports its
+/// What one execution leaves for the judge, whichever world ran it.
+pub(crate) trait Left: Send + Sync {
+    /// Its log.
+    fn take_log(&self) -> Vec<Record>;
+    /// Why it could not run as planned (the target could not be built or
+    /// started, or its `route` panicked), if it could not.
+    fn take_crash(&self) -> Option<String>;
+}
+
+/// The contracts the lanes workloads decide, when the target reports its
 /// lanes' lifecycle.
 pub const CONTRACTS: [Contract; 5] = [
     Contract::L1,
@@ -56,7 +67,7 @@ pub const CONTRACTS: [Contract; 5] = [
     Contract::L5,
 ];
 
-/// What the model world decides of a target, and what it does not.
+/// What the lanes workloads decide of a router, and what they do not.
 #[must_use]
 pub fn decided(caps: &LanesCapabilities) -> (Vec<Contract>, Vec<NotDecided<Contract>>) {
     let mut decided: Vec<Contract> = CONTRACTS.to_vec();
@@ -75,9 +86,10 @@ pub fn decided(caps: &LanesCapabilities) -> (Vec<Contract>, Vec<NotDecided<Contr
     (decided, not)
 }
 
-/// Why `workload` cannot run on a target with `caps`, if it cannot.
+/// Why the lanes workload `workload` cannot run on a router with `caps`,
+/// if it cannot.
 #[must_use]
-pub fn refusal(workload: &Workload, caps: &LanesCapabilities) -> Option<String> {
+pub fn refusal(workload: &LanesShape, caps: &LanesCapabilities) -> Option<String> {
     let (mode, name) = match workload.admit {
         Admit::Router | Admit::Capacity(_) => (ModeKind::Router, "router"),
         Admit::Reject(_) => (ModeKind::Reject, "reject"),
@@ -187,8 +199,8 @@ fn task_panic(first: &str, count: usize) -> String {
     format!("a task of the target panicked ({count} in this execution): {first}{hint}")
 }
 
-/// The check context of the model world for a target with `caps`.
-fn context(caps: &LanesCapabilities, workload: &Workload) -> CheckContext {
+/// The check context of the lanes workloads for a router with `caps`.
+fn context(caps: &LanesCapabilities, workload: &LanesShape) -> CheckContext {
     CheckContext {
         finished: true,
         // No clock: the TTL's timing clauses are not decided.
@@ -205,7 +217,67 @@ fn context(caps: &LanesCapabilities, workload: &Workload) -> CheckContext {
     }
 }
 
-/// Explores `workload` on `subject`'s lanes target under `plan`.
+/// How one workload is run and judged on one target.
+struct Setup {
+    /// The contracts decided.
+    decided: BTreeSet<Contract>,
+    /// Lifecycle reports: the lanes states only they show are decided.
+    lifecycle: bool,
+    /// Decides an execution's log.
+    check: Box<dyn Fn(&[Record]) -> Vec<Violation> + Send + Sync>,
+}
+
+/// How `workload` runs on `subject`, or why it cannot.
+fn setup(subject: &Subject, workload: &'static Workload) -> Result<Setup, String> {
+    match &workload.shape {
+        Shape::Lanes(lanes) => {
+            let caps = subject
+                .lanes()
+                .map(lanesim_target::lanes::LanesTarget::capabilities)
+                .ok_or("the target has no lanes router")?;
+            if let Some(why) = refusal(lanes, &caps) {
+                return Err(why);
+            }
+            let context = context(&caps, lanes);
+            let overlap = lanes.overlap;
+            Ok(Setup {
+                decided: decided(&caps).0.into_iter().collect(),
+                lifecycle: caps.lifecycle,
+                check: Box::new(move |records| {
+                    if overlap {
+                        crate::check::overlap::check(records)
+                    } else {
+                        lane_checks::check(records, &context)
+                    }
+                }),
+            })
+        }
+        Shape::Sender(shape) => {
+            let caps = sender::capabilities(subject).ok_or(
+                "the target has no sender over lanesim's connection layer (Targets::sender); a node with a connection layer of its own is not modelled: its sockets and handshake have no model here",
+            )?;
+            if let Some(why) = sender::refusal(shape, &caps) {
+                return Err(why);
+            }
+            let context = sender::context(&caps, shape);
+            Ok(Setup {
+                decided: sender::decided(&caps).0.into_iter().collect(),
+                lifecycle: false,
+                check: Box::new(move |records| crate::check::sender::check(records, &context)),
+            })
+        }
+    }
+}
+
+/// One execution's body for `workload`.
+fn body(subject: &Subject, workload: &'static Workload, slot: &Mutex<Option<Arc<dyn Left>>>) {
+    match &workload.shape {
+        Shape::Lanes(lanes) => world::body(subject, lanes, slot),
+        Shape::Sender(shape) => sender::world::body(subject, shape, slot),
+    }
+}
+
+/// Explores `workload` on `subject` under `plan`.
 ///
 /// # Errors
 /// [`Unavailable`] in a build without a model checker.
@@ -214,27 +286,22 @@ pub fn explore_workload(
     workload: &'static Workload,
     plan: Plan,
 ) -> Result<WorkloadRun, Unavailable> {
-    let caps = subject
-        .lanes()
-        .map(lanesim_target::lanes::LanesTarget::capabilities);
-    let Some(caps) = caps else {
-        return Ok(WorkloadRun {
-            workload,
-            plan,
-            ran: Ran::NotDecided("the target has no lanes router".into()),
-        });
+    let setup = match setup(subject, workload) {
+        Ok(setup) => setup,
+        Err(why) => {
+            return Ok(WorkloadRun {
+                workload,
+                plan,
+                ran: Ran::NotDecided(why),
+            })
+        }
     };
-    if let Some(why) = refusal(workload, &caps) {
-        return Ok(WorkloadRun {
-            workload,
-            plan,
-            ran: Ran::NotDecided(why),
-        });
-    }
-    let (decided, _) = decided(&caps);
-    let decided: BTreeSet<Contract> = decided.into_iter().collect();
-    let context = context(&caps, workload);
-    let slot: Arc<Mutex<Option<Arc<world::Execution>>>> = Arc::default();
+    let Setup {
+        decided,
+        lifecycle,
+        check,
+    } = setup;
+    let slot: Arc<Mutex<Option<Arc<dyn Left>>>> = Arc::default();
     let verdicts: Arc<Mutex<Verdicts>> = Arc::default();
     let body_subject = subject.clone();
     let body_slot = Arc::clone(&slot);
@@ -242,10 +309,10 @@ pub fn explore_workload(
     let judge_slot = Arc::clone(&slot);
     let explored = explore(
         &plan,
-        move || world::body(&body_subject, workload, &body_slot),
+        move || body(&body_subject, workload, &body_slot),
         move |_| {
             let execution = judge_slot.lock().unwrap().take()?;
-            let records = execution.log.take();
+            let records = execution.take_log();
             {
                 let mut verdicts = judge_verdicts.lock().unwrap();
                 verdicts.judged += 1;
@@ -253,7 +320,7 @@ pub fn explore_workload(
                     *verdicts.reached.entry(state).or_default() += 1;
                 }
             }
-            let crashed = execution.crashed.lock().unwrap().take().or_else(|| {
+            let crashed = execution.take_crash().or_else(|| {
                 let panics = lanesim_target::shim::explore::take_task_panics();
                 panics.first().map(|first| task_panic(first, panics.len()))
             });
@@ -262,11 +329,7 @@ pub fn explore_workload(
                     Some((ModelBreak::Crashed(why.clone()), records));
                 return Some(why);
             }
-            let mut violations = if workload.overlap {
-                crate::check::overlap::check(&records)
-            } else {
-                lane_checks::check(&records, &context)
-            };
+            let mut violations = check(&records);
             violations.retain(|v| decided.contains(&v.contract));
             let first = violations.first()?.to_string();
             judge_verdicts.lock().unwrap().found =
@@ -287,7 +350,7 @@ pub fn explore_workload(
                     .lock()
                     .unwrap()
                     .take()
-                    .map(|execution| execution.log.take())
+                    .map(|execution| execution.take_log())
                     .unwrap_or_default();
                 (ModelBreak::Checker(words), records)
             }
@@ -300,7 +363,7 @@ pub fn explore_workload(
         })
     });
     let verdicts = verdicts.lock().unwrap();
-    let reaches = reach::tallies(workload, &verdicts.reached, verdicts.judged, caps.lifecycle);
+    let reaches = reach::tallies(workload, &verdicts.reached, verdicts.judged, lifecycle);
     Ok(WorkloadRun {
         workload,
         plan,
@@ -369,10 +432,15 @@ impl ModelReport {
     /// The report of `runs` on `subject`.
     #[must_use]
     pub fn new(subject: &Subject, runs: Vec<WorkloadRun>, repro: Vec<String>) -> Self {
-        let (decided, not_decided) = subject
+        let (mut decided, mut not_decided) = subject
             .lanes()
             .map(|lanes| decided(&lanes.capabilities()))
             .unwrap_or_default();
+        if let Some(caps) = sender::capabilities(subject) {
+            let (theirs, not) = sender::decided(&caps);
+            decided.extend(theirs);
+            not_decided.extend(not);
+        }
         Self {
             target: subject.name().to_owned(),
             decided,

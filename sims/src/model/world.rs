@@ -20,16 +20,17 @@
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lanesim_target::lanes::{
     BoxFuture, Handler, Item, LaneEvents, LaneExit, LaneId, LaneReports, Lanes, LanesSetup, Mode,
 };
-use lanesim_target::shim::{sync as model_sync, task};
+use lanesim_target::shim::task;
 
-use super::workload::{self, Admit, Step, Workload};
+use super::order::LogOrder;
+use super::workload::{self, Admit, LanesShape, Step};
+use super::Left;
 use crate::event::{Event, EventLog, Exit};
 use crate::targets::Subject;
 use crate::world::INJECTED;
@@ -40,40 +41,27 @@ const HOST: &str = "lanes";
 /// does: the timer fires where the checker chooses).
 pub(super) const MODEL_TTL: Duration = Duration::from_millis(10);
 
-/// The log's ordering lock: reentrant on one task, the checker's mutex
-/// underneath.
-#[derive(Default)]
-struct LogOrder {
-    lock: model_sync::Mutex<()>,
-    /// The task holding it, plus one (0: none).
-    owner: AtomicU64,
-}
-
-impl LogOrder {
-    fn ordered<R>(&self, step: impl FnOnce() -> R) -> R {
-        let me = task::current_id().unwrap_or(0) + 1;
-        if self.owner.load(Ordering::Relaxed) == me {
-            return step();
-        }
-        let _held = self.lock.lock();
-        self.owner.store(me, Ordering::Relaxed);
-        let out = step();
-        self.owner.store(0, Ordering::Relaxed);
-        out
-    }
-}
-
 /// What one execution shares and leaves for the judge.
 pub(super) struct Execution {
-    pub(super) log: EventLog,
+    log: EventLog,
     order: LogOrder,
-    workload: &'static Workload,
+    workload: &'static LanesShape,
     /// For a target that reports no lanes: the lane number of each task a
     /// handler ran on, numbered as first seen.
     tasks: Mutex<BTreeMap<u64, u64>>,
     /// Why the execution could not run as planned: the target could not be
     /// built, or its `route` panicked.
-    pub(super) crashed: Mutex<Option<String>>,
+    crashed: Mutex<Option<String>>,
+}
+
+impl Left for Execution {
+    fn take_log(&self) -> Vec<crate::event::Record> {
+        self.log.take()
+    }
+
+    fn take_crash(&self) -> Option<String> {
+        self.crashed.lock().unwrap().take()
+    }
 }
 
 impl Execution {
@@ -223,8 +211,8 @@ pub(super) fn admission(admit: Admit, fixed: Option<usize>) -> (Mode, Option<usi
 /// execution is left in `slot` for the judge.
 pub(super) fn body(
     subject: &Subject,
-    workload: &'static Workload,
-    slot: &Mutex<Option<Arc<Execution>>>,
+    workload: &'static LanesShape,
+    slot: &Mutex<Option<Arc<dyn Left>>>,
 ) {
     let execution = Arc::new(Execution {
         log: EventLog::default(),
@@ -233,7 +221,7 @@ pub(super) fn body(
         tasks: Mutex::new(BTreeMap::new()),
         crashed: Mutex::new(None),
     });
-    *slot.lock().unwrap() = Some(Arc::clone(&execution));
+    *slot.lock().unwrap() = Some(Arc::clone(&execution) as Arc<dyn Left>);
     let Some(target) = subject.lanes() else {
         execution.crash("the target has no lanes router".into());
         return;

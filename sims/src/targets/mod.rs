@@ -200,6 +200,13 @@ impl Subject {
         self.targets.lanes()
     }
 
+    /// The sender the target offers alone, to run over lanesim's
+    /// connection layer (`Targets::sender`), if it does.
+    #[must_use]
+    pub fn sender(&self) -> Option<&dyn lanesim_target::layer::SenderTarget> {
+        self.targets.sender()
+    }
+
     /// The node, if the target has one: its own, or its sender over
     /// lanesim's connection layer.
     #[must_use]

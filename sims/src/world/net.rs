@@ -579,6 +579,19 @@ impl Drop for SharedWrite {
     }
 }
 
+/// `inner` as a connection's write half, capped at `mss` bytes per call and
+/// tapped (the start of each frame, each write parked for want of window):
+/// what every world's transport hands the node, the model world's
+/// in-memory sockets too.
+pub(crate) fn tapped_write<W: AsyncWrite + Send + Unpin + 'static>(
+    inner: W,
+    mss: usize,
+    socket: u16,
+    tap: Option<WriteTap>,
+) -> BoxWrite {
+    MssCapped::boxed(inner, mss, socket, tap)
+}
+
 /// A write half that accepts at most `mss` bytes per call and reports the
 /// start of each frame and each write parked for window.
 struct MssCapped<W> {

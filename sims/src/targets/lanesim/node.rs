@@ -17,7 +17,7 @@ use lanesim::planted::Planted;
 pub use lanesim::shim::probe::LAYER_SITES;
 use lanesim::shim::probe::NODE_SITES;
 use lanesim::shim::rt::{JoinHandle, RuntimeChoice};
-use lanesim_target::layer::{ConnectionLayer, LayerConn, LayerConnection};
+use lanesim_target::layer::{ConnectionLayer, LayerConn, LayerConnection, Sender, SenderSetup};
 use lanesim_target::net::Listener;
 use lanesim_target::node::{
     BoxFuture, Conn, Connection, ControlOutcome, DataOutcome, DialFailure, Down, DownReason,
@@ -163,7 +163,103 @@ impl SenderObserver for Observer {
 /// A started node: the manager, the sender over it, its accept loop.
 struct Started {
     layer: Started0,
-    sender: DistSender,
+    sender: OwnSender,
+}
+
+/// lanesim's `DistSender` as the public API's sender: what a started node
+/// enqueues through, and what the model world runs over the layer
+/// ([`Started0::own_sender`]).
+pub struct OwnSender(DistSender);
+
+impl OwnSender {
+    /// A sender over `manager` with `setup`'s depths and deadline, its
+    /// drain reported to `setup.reports`.
+    fn start(
+        manager: &ConnectionManager,
+        setup: SenderSetup,
+        planted: Planted,
+    ) -> Result<Self, String> {
+        DistSender::new(
+            manager.clone(),
+            SenderConfig {
+                data_capacity: setup.data_capacity,
+                control_capacity: setup.control_capacity,
+                write_timeout: setup.write_timeout,
+                runtime: sender_runtime(&setup.runtime),
+                observer: Some(Arc::new(Observer(setup.reports))),
+                planted,
+            },
+        )
+        .map(Self)
+        .map_err(|error| error.to_string())
+    }
+
+    /// Offers a control pinned to `pinned`, one of lanesim's generations.
+    fn enqueue_pinned(&self, pinned: Arc<DistConnection>, frame: Arc<[u8]>) -> ControlOutcome {
+        match self.0.enqueue_control(ControlOutbound {
+            connection: pinned,
+            frame,
+        }) {
+            Ok(()) => ControlOutcome::Queued,
+            Err(ControlEnqueueError::Overflow) => ControlOutcome::Overflow,
+            Err(ControlEnqueueError::Closed) => ControlOutcome::Closed,
+        }
+    }
+}
+
+/// What lanesim's own sender reports, run alone over the layer (the model
+/// world's sender workloads).
+#[must_use]
+pub fn own_sender_capabilities() -> lanesim_target::layer::SenderCapabilities {
+    lanesim_target::layer::SenderCapabilities {
+        drain: true,
+        stats: true,
+        fixed: NodeFixed::default(),
+        hazards: &[],
+        sites: NODE_SITES,
+    }
+}
+
+/// The generation behind a handle this layer handed out.
+fn own_connection(pinned: &dyn Any) -> Arc<DistConnection> {
+    pinned
+        .downcast_ref::<LanesimConn>()
+        .map(|own| Arc::clone(&own.0))
+        .expect("a connection this node handed out")
+}
+
+impl Sender for OwnSender {
+    fn enqueue(&self, node: &str, frame: Arc<[u8]>) -> DataOutcome {
+        match self.0.enqueue(NodeName::from(node), frame) {
+            Enqueued::Queued => DataOutcome::Queued,
+            Enqueued::DroppedFull => DataOutcome::DroppedFull,
+            Enqueued::DroppedClosed => DataOutcome::DroppedClosed,
+        }
+    }
+
+    fn enqueue_control(&self, pinned: &LayerConn, frame: Arc<[u8]>) -> ControlOutcome {
+        self.enqueue_pinned(own_connection(pinned.as_any()), frame)
+    }
+
+    fn shutdown(&self) {
+        self.0.shutdown();
+    }
+
+    fn stats(&self) -> Option<SenderStats> {
+        let s = self.0.stats();
+        Some(SenderStats {
+            data_queued: s.data_queued,
+            data_written: s.data_written,
+            data_failed: s.data_failed,
+            data_no_connection: s.data_no_connection,
+            data_discarded: s.data_discarded,
+            control_queued: s.control_queued,
+            control_written: s.control_written,
+            control_failed: s.control_failed,
+            control_skipped: s.control_skipped_down,
+            control_discarded: s.control_discarded,
+        })
+    }
 }
 
 /// The connection layer alone: the manager and its accept loop. What a
@@ -227,6 +323,24 @@ impl Started0 {
     pub fn slot(&self, node: &str) -> Option<(u64, bool)> {
         slot_of(&self.manager, node)
     }
+
+    /// Installs `stream` as `node`'s connection with no handshake (the
+    /// model world's in-memory sockets, whose peer the world vouches for)
+    /// and returns the node's live connection after the tie-break.
+    #[must_use]
+    pub fn adopt(&self, node: &str, stream: lanesim_target::net::Connected) -> LayerConn {
+        Arc::new(LanesimConn(
+            self.manager.register(NodeName::from(node), stream),
+        ))
+    }
+
+    /// lanesim's own sender over this layer, built with `planted`.
+    ///
+    /// # Errors
+    /// When the sender cannot start (a depth of zero).
+    pub fn own_sender(&self, setup: SenderSetup, planted: Planted) -> Result<OwnSender, String> {
+        OwnSender::start(&self.manager, setup, planted)
+    }
 }
 
 impl Drop for Started0 {
@@ -273,27 +387,12 @@ impl Node for Started {
     }
 
     fn enqueue(&self, node: &str, frame: Arc<[u8]>) -> DataOutcome {
-        match self.sender.enqueue(NodeName::from(node), frame) {
-            Enqueued::Queued => DataOutcome::Queued,
-            Enqueued::DroppedFull => DataOutcome::DroppedFull,
-            Enqueued::DroppedClosed => DataOutcome::DroppedClosed,
-        }
+        self.sender.enqueue(node, frame)
     }
 
     fn enqueue_control(&self, pinned: &Conn, frame: Arc<[u8]>) -> ControlOutcome {
-        let connection = pinned
-            .as_any()
-            .downcast_ref::<LanesimConn>()
-            .map(|own| Arc::clone(&own.0))
-            .expect("a connection this node handed out");
-        match self
-            .sender
-            .enqueue_control(ControlOutbound { connection, frame })
-        {
-            Ok(()) => ControlOutcome::Queued,
-            Err(ControlEnqueueError::Overflow) => ControlOutcome::Overflow,
-            Err(ControlEnqueueError::Closed) => ControlOutcome::Closed,
-        }
+        self.sender
+            .enqueue_pinned(own_connection(pinned.as_any()), frame)
     }
 
     fn shutdown(&self) {
@@ -301,19 +400,7 @@ impl Node for Started {
     }
 
     fn stats(&self) -> Option<SenderStats> {
-        let s = self.sender.stats();
-        Some(SenderStats {
-            data_queued: s.data_queued,
-            data_written: s.data_written,
-            data_failed: s.data_failed,
-            data_no_connection: s.data_no_connection,
-            data_discarded: s.data_discarded,
-            control_queued: s.control_queued,
-            control_written: s.control_written,
-            control_failed: s.control_failed,
-            control_skipped: s.control_skipped_down,
-            control_discarded: s.control_discarded,
-        })
+        self.sender.stats()
     }
 
     fn slot(&self, node: &str) -> Option<(u64, bool)> {
@@ -338,26 +425,27 @@ impl NodeTarget for LanesimNode {
     }
 
     fn start(&self, setup: NodeSetup) -> Result<Box<dyn Node>, String> {
-        let (sender_runtime, reports) = (sender_runtime(&setup.runtime), setup.reports.clone());
-        let (data_capacity, control_capacity, write_timeout) = (
-            setup.data_capacity,
-            setup.control_capacity,
-            setup.write_timeout,
-        );
+        let sender_setup = SenderSetup {
+            layer: Arc::new(NoLayer),
+            runtime: setup.runtime.clone(),
+            write_timeout: setup.write_timeout,
+            data_capacity: setup.data_capacity,
+            control_capacity: setup.control_capacity,
+            reports: setup.reports.clone(),
+        };
         let layer = self.start_layer(setup)?;
-        let sender = DistSender::new(
-            layer.manager.clone(),
-            SenderConfig {
-                data_capacity,
-                control_capacity,
-                write_timeout,
-                runtime: sender_runtime,
-                observer: Some(Arc::new(Observer(reports))),
-                planted: self.planted,
-            },
-        )
-        .map_err(|error| error.to_string())?;
+        let sender = layer.own_sender(sender_setup, self.planted)?;
         Ok(Box::new(Started { layer, sender }))
+    }
+}
+
+/// The layer a [`SenderSetup`] names when lanesim's own sender is built
+/// over its own manager (which it takes directly, not through the trait).
+struct NoLayer;
+
+impl ConnectionLayer for NoLayer {
+    fn get_connection(&self, _: &str) -> Option<LayerConn> {
+        None
     }
 }
 

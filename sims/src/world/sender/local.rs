@@ -14,7 +14,7 @@ use lanesim_target::node::{Conn, Node, NodeReports, NodeSetup, Runtime};
 use tokio::sync::{mpsc, Notify};
 
 use super::dialer::Dialer;
-use super::observer::Observer;
+use super::observer::{Observer, WorldHost};
 use super::{peer_index, Clock, Live, LocalNet, Shared, LOCAL, STALE_LINK};
 use crate::coverage::WorldMark;
 use crate::event::{ControlOutcome, DataOutcome, Event, Lane};
@@ -167,11 +167,11 @@ impl Local {
             );
         });
         let downs: Vec<Arc<Notify>> = (0..p.peers).map(|_| Arc::new(Notify::new())).collect();
-        let observer = Observer {
+        let observer = Observer(WorldHost {
             shared: Arc::clone(shared),
             downs: downs.clone(),
             links: links.clone(),
-        };
+        });
         let target = subject
             .node()
             .expect("checked before the run: the target has a node");

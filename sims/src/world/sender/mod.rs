@@ -43,7 +43,7 @@ use tokio::sync::{mpsc, Notify};
 mod beside;
 mod dialer;
 mod local;
-mod observer;
+pub(crate) mod observer;
 
 use super::handshake;
 use super::net::PortMap;
@@ -343,7 +343,7 @@ impl Shared {
 /// The index of a peer's node name (every node this world names is a
 /// peer); `u64::MAX` for a name the world never gave (a target that
 /// reports a node it was never told of), which no peer has.
-fn peer_index(node: &str) -> u64 {
+pub(crate) fn peer_index(node: &str) -> u64 {
     node.strip_prefix("peer")
         .and_then(|index| index.parse().ok())
         .unwrap_or(u64::MAX)
