@@ -83,8 +83,6 @@
 //! thread lives until the sender is shut down and every drain has finished.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use lanesim_target::layer::{
@@ -95,8 +93,13 @@ use lanesim_target::node::{
     Runtime, SenderLane, SenderStats, WriteOutcome,
 };
 use lanesim_target::probe::{self, Role, Sites};
+// std's and tokio's names, through the shim (`lanesim_target::shim`): the
+// real ones normally, the model checker's under `--cfg shuttle`.
+use lanesim_target::shim::std_sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use lanesim_target::shim::std_sync::{Arc, Mutex, MutexGuard, PoisonError};
 use lanesim_target::shim::task::Handle;
 use lanesim_target::shim::task::JoinHandle;
+use lanesim_target::shim::time;
 use tokio::sync::{watch, Notify};
 
 /// The marks this module makes.
@@ -641,7 +644,7 @@ impl Shared {
     async fn write(&self, conn: &LayerConn, lane: SenderLane, frame: &[u8]) {
         self.reports.write_started(generation_of(conn), lane, frame);
         let mut write = conn.write_raw(frame);
-        let outcome = match tokio::time::timeout(self.write_timeout, &mut write).await {
+        let outcome = match time::timeout(self.write_timeout, &mut write).await {
             Ok(Ok(())) => WriteOutcome::Written,
             Ok(Err(_)) => {
                 // The layer takes the generation down on an I/O error (and

@@ -16,8 +16,9 @@
 use lanesim_examples::blind_lanes::BlindTargets;
 use lanesim_examples::sharded_lanes::ShardedTargets;
 use lanesim_examples::unlocked_lanes::UnlockedTargets;
-use lanesim_examples::{ExampleTargets, IdleTargets, SelectTargets};
-use lanesim_sims::model::{ModelBreak, ModelReport};
+use lanesim_examples::{ExampleTargets, IdleTargets, LayerSenderTargets, SelectTargets};
+use lanesim_sims::model::workload::Shape;
+use lanesim_sims::model::{ModelBreak, ModelReport, Ran};
 use lanesim_sims::scenario::Contract;
 use lanesim_sims::Runner;
 
@@ -112,4 +113,33 @@ fn unlocked_lanes_starts_an_item_before_one_admitted_ahead_of_it_when_routes_ove
         assert!(run.workload.overlaps(), "{}", run.workload.name);
     }
     let _ = run;
+}
+
+/// The sender workloads run a user's sender over lanesim's connection
+/// layer: `layer_sender` (beamr's `DistSender` shape, over the layer's
+/// public trait).
+#[test]
+fn layer_sender_runs_the_sender_workloads() {
+    let report = model(&Runner::new(LayerSenderTargets));
+    let mut ran = 0;
+    for run in &report.runs {
+        match (&run.ran, &run.workload.shape) {
+            (Ran::NotDecided(why), Shape::Sender(_)) => {
+                panic!("{} not decided: {why}", run.workload.name)
+            }
+            (Ran::Explored { .. }, Shape::Sender(_)) => ran += 1,
+            (_, Shape::Lanes(_)) => {}
+        }
+    }
+    assert_eq!(ran, 10, "five sender workloads under two strategies");
+    let finds: Vec<_> = report
+        .finds()
+        .map(|(run, find)| {
+            format!(
+                "{} {}: {:?}",
+                run.workload.name, run.plan.strategy, find.broke
+            )
+        })
+        .collect();
+    println!("{finds:#?}");
 }

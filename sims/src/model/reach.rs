@@ -32,6 +32,29 @@ pub enum Reach {
     HandledAfterPanic,
     /// A route of a key began while another route of it was under way.
     RoutesOverlapped,
+    /// A frame was offered after the sender was asked to shut down.
+    EnqueuedAfterShutdown,
+    /// The sender was asked to shut down holding a frame with no fate yet.
+    ShutdownWithQueued,
+    /// A generation went down holding a control pinned to it with no fate
+    /// yet.
+    DownWithQueued,
+    /// A control was offered pinned to a generation already logged down.
+    PinnedToDown,
+    /// A peer got a second generation.
+    Reconnected,
+    /// A write's deadline took its generation down.
+    WriteTimedOut,
+    /// A control lane overflowed.
+    Overflowed,
+    /// Two causes asked for one generation's down: its write's deadline,
+    /// a disconnect or an overflow.
+    DownAskedTwice,
+    /// A data frame was refused as its lane was full.
+    DataRefused,
+    /// A generation went down while the drain was writing to it (from its
+    /// report of the write's start, before the writer lock, to its end).
+    DownMidWrite,
 }
 
 impl Reach {
@@ -47,6 +70,16 @@ impl Reach {
             Self::Refused => "refused",
             Self::HandledAfterPanic => "handled-after-panic",
             Self::RoutesOverlapped => "routes-overlapped",
+            Self::EnqueuedAfterShutdown => "enqueued-after-shutdown",
+            Self::ShutdownWithQueued => "shutdown-with-queued",
+            Self::DownWithQueued => "down-with-queued",
+            Self::PinnedToDown => "pinned-to-down",
+            Self::Reconnected => "reconnected",
+            Self::WriteTimedOut => "write-timed-out",
+            Self::Overflowed => "overflowed",
+            Self::DownAskedTwice => "down-asked-twice",
+            Self::DataRefused => "data-refused",
+            Self::DownMidWrite => "down-mid-write",
         }
     }
 
@@ -59,7 +92,17 @@ impl Reach {
             | Self::DroppedWithWork
             | Self::Refused
             | Self::HandledAfterPanic
-            | Self::RoutesOverlapped => false,
+            | Self::RoutesOverlapped
+            | Self::EnqueuedAfterShutdown
+            | Self::ShutdownWithQueued
+            | Self::DownWithQueued
+            | Self::PinnedToDown
+            | Self::Reconnected
+            | Self::WriteTimedOut
+            | Self::Overflowed
+            | Self::DownAskedTwice
+            | Self::DataRefused
+            | Self::DownMidWrite => false,
         }
     }
 }
@@ -67,7 +110,7 @@ impl Reach {
 /// The states `records` reached.
 #[must_use]
 pub fn reached(records: &[Record]) -> BTreeSet<Reach> {
-    let mut out = BTreeSet::new();
+    let mut out = super::sender::reach::reached(records);
     let mut reaped_keys: BTreeSet<u64> = BTreeSet::new();
     let mut live: BTreeMap<u64, u64> = BTreeMap::new();
     let mut admitted: BTreeSet<u64> = BTreeSet::new();

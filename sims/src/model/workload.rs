@@ -102,7 +102,7 @@ pub struct LanesShape {
 
 use super::reach::Reach;
 use super::sender::workload::{
-    Act::{self, Control, Data, Disconnect, Reconnect, Shutdown},
+    Act::{self, Control, Data, Disconnect, Keepalive, Reconnect, Shutdown},
     SenderShape,
 };
 use Step::{Route, Yield};
@@ -251,12 +251,13 @@ pub const WORKLOADS: &[Workload] = &[
     Workload {
         name: "enqueue-racing-shutdown",
         about: "two actors enqueue data and controls for one peer while a third shuts the sender down: nothing accepted is lost, nothing is accepted that the drain will never see",
-        reaches: &[],
+        reaches: &[(Reach::EnqueuedAfterShutdown, 0.033), (Reach::ShutdownWithQueued, 0.18)],
         shape: Shape::Sender(SenderShape {
             peers: 1,
             data_capacity: 4,
             control_capacity: 4,
             wedged: &[],
+            slow: false,
             actors: &[
                 &[Data(0), Data(0), Control(0)],
                 &[Control(0), Data(0)],
@@ -267,12 +268,17 @@ pub const WORKLOADS: &[Workload] = &[
     Workload {
         name: "control-racing-down",
         about: "an actor enqueues controls pinned to a peer's generation while another takes it down and reconnects: a control goes to its own generation or none, data to the live one, in order",
-        reaches: &[],
+        reaches: &[
+            (Reach::DownWithQueued, 0.16),
+            (Reach::PinnedToDown, 0.023),
+            (Reach::Reconnected, 0.5),
+        ],
         shape: Shape::Sender(SenderShape {
             peers: 1,
             data_capacity: 4,
             control_capacity: 4,
             wedged: &[],
+            slow: false,
             actors: &[
                 &[Control(0), Data(0), Control(0)],
                 &[Disconnect(0), Reconnect(0), Data(0)],
@@ -282,12 +288,18 @@ pub const WORKLOADS: &[Workload] = &[
     Workload {
         name: "deadline-racing-overflow",
         about: "a wedged peer's control lane of depth 1 overflows while the stuck write's deadline fires; another actor reconnects and enqueues: one down per generation, overflow only once down",
-        reaches: &[],
+        reaches: &[
+            (Reach::Overflowed, 0.4),
+            (Reach::WriteTimedOut, 0.065),
+            (Reach::DownAskedTwice, 0.029),
+            (Reach::PinnedToDown, 0.42),
+        ],
         shape: Shape::Sender(SenderShape {
             peers: 1,
             data_capacity: 4,
             control_capacity: 1,
             wedged: &[0],
+            slow: false,
             actors: &[
                 &[Control(0), Control(0), Control(0)],
                 &[Data(0), Act::Yield, Reconnect(0), Control(0)],
@@ -295,14 +307,49 @@ pub const WORKLOADS: &[Workload] = &[
         }),
     },
     Workload {
+        name: "disconnect-racing-deadline",
+        about: "a write to a wedged peer waits while one actor disconnects the peer and the write's deadline fires: the generation goes down once, its frames meet one fate each",
+        reaches: &[
+            (Reach::WriteTimedOut, 0.031),
+            (Reach::DownAskedTwice, 0.007),
+            (Reach::DownWithQueued, 0.45),
+        ],
+        shape: Shape::Sender(SenderShape {
+            peers: 1,
+            data_capacity: 4,
+            control_capacity: 4,
+            wedged: &[0],
+            slow: false,
+            actors: &[&[Control(0), Data(0)], &[Act::Yield, Disconnect(0)]],
+        }),
+    },
+    Workload {
+        name: "keepalive-racing-down",
+        about: "a keepalive and the drain contend for a generation's writer lock while another actor disconnects it: no frame begins on a generation after its down",
+        reaches: &[(Reach::DownMidWrite, 0.069), (Reach::DownWithQueued, 0.24)],
+        shape: Shape::Sender(SenderShape {
+            peers: 1,
+            data_capacity: 4,
+            control_capacity: 4,
+            wedged: &[],
+            slow: true,
+            actors: &[
+                &[Data(0), Control(0), Data(0)],
+                &[Keepalive(0), Keepalive(0)],
+                &[Act::Yield, Disconnect(0)],
+            ],
+        }),
+    },
+    Workload {
         name: "two-peers",
         about: "two actors enqueue for a healthy peer and a wedged one (lane depth 2): the healthy peer's frames keep their order and are never refused for the other's backlog",
-        reaches: &[],
+        reaches: &[(Reach::WriteTimedOut, 0.5), (Reach::DataRefused, 0.37)],
         shape: Shape::Sender(SenderShape {
             peers: 2,
             data_capacity: 2,
             control_capacity: 2,
             wedged: &[1],
+            slow: false,
             actors: &[
                 &[Data(0), Data(1), Data(0), Data(1)],
                 &[Data(1), Data(0), Data(1), Control(0)],

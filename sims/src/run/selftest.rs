@@ -42,12 +42,16 @@ pub const TURMOIL_LAYER: [PlantedBug; 19] = [
 ];
 
 /// The bugs the model world must catch (`lanesim model --selftest`): the
-/// router's bugs whose window it reaches. #1, #3 and #5a are races between
+/// router's and the sender's bugs whose window it reaches and whose
+/// catalogue contract it decides. #1, #3 and #5a are races between
 /// threads (the loom and shuttle models' too); #2, #5b and #19 the
 /// simulated worlds catch as well; #23 only the model world does. #4 (no
 /// exit guard) needs a panic to unwind through the lane, which shuttle
-/// cannot explore (docs/model-world.md, "Limits").
-pub const MODEL_LAYER: [PlantedBug; 7] = [
+/// cannot explore (docs/model-world.md, "Limits"). Of the sender's and
+/// the connection layer's, #6 and #20 (DC-2), #8 (DC-1) and #10 (S3); #7's
+/// contract is S2 and #21's S9, whose bounds are times a model does not
+/// have.
+pub const MODEL_LAYER: [PlantedBug; 11] = [
     PlantedBug::RouteSendsAfterUnlock,
     PlantedBug::PendingDecrementedAtDequeue,
     PlantedBug::ReapWithoutIdentityCheck,
@@ -55,6 +59,10 @@ pub const MODEL_LAYER: [PlantedBug; 7] = [
     PlantedBug::CapacitySharedAcrossKeys,
     PlantedBug::IdleSelectUnbiased,
     PlantedBug::ReapReadsPendingOutsideLock,
+    PlantedBug::ControlResolvedByNode,
+    PlantedBug::SilentControlOverflow,
+    PlantedBug::DownHookNotOnceGuarded,
+    PlantedBug::DownCheckedBeforeLock,
 ];
 
 /// The contracts the catalogue says catch `bug`: only a violation of one

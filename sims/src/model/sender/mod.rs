@@ -20,6 +20,7 @@
 //! connection layer of its own is not run here: its sockets and handshake
 //! have no model.
 
+pub mod reach;
 pub mod workload;
 
 mod socket;

@@ -33,24 +33,38 @@ struct Far {
     peer: u64,
     socket: u16,
     wedged: bool,
+    /// Each frame's first write waits a turn.
+    slow: bool,
     state: Mutex<FarState>,
 }
 
 #[derive(Default)]
 struct FarState {
     unread: BytesMut,
+    /// A slow socket let the current write wait its turn.
+    waited: bool,
     /// The peer saw the stream end (or gave up on it).
     ended: bool,
 }
 
 impl Far {
-    /// The peer reads what arrived: each whole tagged frame is logged.
+    /// Bytes reach the socket; the peer reads them at the writer's next
+    /// call (its flush, its next write, its close), so the tap's record of a
+    /// frame's first byte, made when this write returns, comes before the
+    /// peer's record of the frame.
     fn arrive(&self, bytes: &[u8]) {
+        let mut state = self.state.lock().unwrap();
+        if !state.ended {
+            state.unread.extend_from_slice(bytes);
+        }
+    }
+
+    /// The peer reads what reached it: each whole tagged frame is logged.
+    fn read(&self) {
         let mut state = self.state.lock().unwrap();
         if state.ended {
             return;
         }
-        state.unread.extend_from_slice(bytes);
         let mut codec = PeerCodec::new(MAX_INBOUND.max(1 << 20));
         loop {
             match codec.decode(&mut state.unread) {
@@ -81,6 +95,7 @@ impl Far {
 
     /// The local node closed its end.
     fn closed(&self) {
+        self.read();
         let mut state = self.state.lock().unwrap();
         if std::mem::replace(&mut state.ended, true) {
             return;
@@ -104,18 +119,29 @@ struct Write(Arc<Far>);
 impl AsyncWrite for Write {
     fn poll_write(
         self: Pin<&mut Self>,
-        _: &mut Context<'_>,
+        cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         if self.0.wedged {
             // Never woken: only the write's deadline ends it.
             return Poll::Pending;
         }
+        if self.0.slow {
+            let mut state = self.0.state.lock().unwrap();
+            state.waited = !state.waited;
+            if state.waited {
+                // Ready at the writer's next turn: the others run first.
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+        }
+        self.0.read();
         self.0.arrive(buf);
         Poll::Ready(Ok(buf.len()))
     }
 
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.0.read();
         Poll::Ready(Ok(()))
     }
 
@@ -164,18 +190,20 @@ fn tap(execution: &Arc<Execution>) -> WriteTap {
 }
 
 /// A new socket to `peer`, named `socket` in the log; `wedged`: its peer
-/// never reads.
+/// never reads; `slow`: each frame's first write waits a turn.
 pub(super) fn connect(
     execution: &Arc<Execution>,
     peer: u64,
     socket: u16,
     wedged: bool,
+    slow: bool,
 ) -> Connected {
     let far = Arc::new(Far {
         execution: Arc::clone(execution),
         peer,
         socket,
         wedged,
+        slow,
         state: Mutex::new(FarState::default()),
     });
     Connected {

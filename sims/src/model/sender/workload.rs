@@ -20,6 +20,11 @@ pub enum Act {
     /// Connect the peer again, if it has no live generation: a new
     /// generation, on a new socket.
     Reconnect(u64),
+    /// Write a keepalive to the peer's generation the world holds,
+    /// through the layer (`LayerConnection::write_raw`), as the layer's
+    /// heartbeat does: a second writer contending for the generation's
+    /// writer lock with the drain.
+    Keepalive(u64),
     /// Let the other tasks run (`task::yield_now`).
     Yield,
 }
@@ -37,6 +42,10 @@ pub struct SenderShape {
     /// write to it waits until its deadline fires, where the checker
     /// chooses.
     pub wedged: &'static [u64],
+    /// Every socket takes a frame in two steps (the first write of it
+    /// waits a turn, as a socket short of window does): a writer holds the
+    /// generation's writer lock across a step of the others.
+    pub slow: bool,
     /// Each actor's steps.
     pub actors: &'static [&'static [Act]],
 }

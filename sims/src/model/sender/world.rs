@@ -168,7 +168,7 @@ impl Run {
         let socket = self.sockets.fetch_add(1, Ordering::Relaxed) + 1;
         let wedged =
             self.shape.wedged.contains(&peer) && self.held.lock().unwrap()[peer as usize].is_none();
-        let stream = socket::connect(&self.execution, peer, socket, wedged);
+        let stream = socket::connect(&self.execution, peer, socket, wedged, self.shape.slow);
         let name = peer_name(peer);
         let execution = &self.execution;
         let connection = execution.order.ordered(|| {
@@ -272,7 +272,16 @@ impl Run {
                     self.connect(peer);
                 }
             }
-            Act::Yield => {}
+            Act::Keepalive(_) | Act::Yield => {}
+        }
+    }
+
+    /// A keepalive to `peer`'s held generation; its outcome is the
+    /// layer's (a write to a generation down is refused).
+    async fn keepalive(&self, peer: u64) {
+        let held = self.held.lock().unwrap()[peer as usize].clone();
+        if let Some(connection) = held {
+            let _ = connection.write_raw(&lanesim_target::wire::KEEPALIVE).await;
         }
     }
 
@@ -358,7 +367,12 @@ pub(in crate::model) fn body(
     *slot.lock().unwrap() = Some(Arc::clone(&execution) as Arc<dyn Left>);
     let reports = NodeReports::new(Arc::new(Observer(Host(Arc::clone(&execution)))));
     let runtime = Runtime::World(task::Handle::current());
-    let started = LanesimNode::default()
+    // The layer carries the subject's planted bug too (none for a user's
+    // sender): #10 and #20 are the layer's.
+    let layer = LanesimNode {
+        planted: subject.planted(),
+    };
+    let started = layer
         .start_layer(NodeSetup {
             name: HOST.into(),
             transport: Arc::new(NoDial),
@@ -413,10 +427,10 @@ pub(in crate::model) fn body(
         let run = Arc::clone(&run);
         drop(task::spawn(async move {
             for &act in *steps {
-                if act == Act::Yield {
-                    task::yield_now().await;
-                } else {
-                    run.step(act);
+                match act {
+                    Act::Yield => task::yield_now().await,
+                    Act::Keepalive(peer) => run.keepalive(peer).await,
+                    _ => run.step(act),
                 }
             }
             if run.actors_left.fetch_sub(1, Ordering::AcqRel) == 1 {
