@@ -38,6 +38,7 @@
 //! result (docs/examples.md).
 
 pub mod blind_lanes;
+pub mod blind_sender;
 pub mod checked_node;
 mod handshake;
 pub mod idle_lanes;

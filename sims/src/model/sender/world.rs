@@ -8,10 +8,10 @@
 //! The log is the sender world's: the same events, told by the same
 //! observer (`world::sender::observer`), so the sender world's checkers
 //! read it. As there, an enqueue and its record are one step of the log
-//! (under [`LogOrder`]), as are a connection and its `ConnectionUp`, and
-//! a write's end and its record; a disconnect is logged before it is
-//! asked for, outside the order (a down's report, which takes the order,
-//! may come from under a lock of the layer's).
+//! (under [`LogOrder`]), as are a connection and its `ConnectionUp`, a
+//! disconnect and the down it causes, and a write's end and its record. A
+//! shutdown is logged before it is asked for, outside the order, so
+//! enqueues race it.
 //!
 //! The last actor to finish ends the run: it logs `WorkloadDone`, lets the
 //! drain account for what it holds (its counters balance, or a bounded
@@ -237,10 +237,15 @@ impl Run {
                     });
                 });
             }
-            Act::Shutdown => execution.order.ordered(|| {
+            // Logged before it is asked for, and not one step with it: an
+            // enqueue must be free to interleave with the shutdown (an
+            // enqueue's look at "closed" and its push against the drain's
+            // last look), and everything the shutdown causes comes after
+            // its record.
+            Act::Shutdown => {
                 execution.record(Event::ShutdownRequested);
                 self.sender.shutdown();
-            }),
+            }
             // The down it causes is logged inside the step: no other task
             // sees the generation down before the log does.
             Act::Disconnect(peer) => execution.order.ordered(|| {
