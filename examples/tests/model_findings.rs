@@ -7,13 +7,16 @@
 //! race with no await in it that no simulated run enters; the other routers,
 //! `blind_lanes` and `sharded_lanes` (written blind against the shim for
 //! this world) among them, pass every workload and reach the states each
-//! is named for.
+//! is named for; so do the user senders over lanesim's connection layer,
+//! `layer_sender` and `blind_sender` (written blind), in the sender
+//! workloads.
 //!
 //! Run (the model checker is a build of its own):
 //! `RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/model cargo test --release -p lanesim-examples --test model_findings`
 #![cfg(shuttle)]
 
 use lanesim_examples::blind_lanes::BlindTargets;
+use lanesim_examples::blind_sender::BlindSenderTargets;
 use lanesim_examples::sharded_lanes::ShardedTargets;
 use lanesim_examples::unlocked_lanes::UnlockedTargets;
 use lanesim_examples::{ExampleTargets, IdleTargets, LayerSenderTargets, SelectTargets};
@@ -117,34 +120,40 @@ fn unlocked_lanes_starts_an_item_before_one_admitted_ahead_of_it_when_routes_ove
 
 /// The sender workloads run a user's sender over lanesim's connection
 /// layer: `layer_sender` (beamr's `DistSender` shape, over the layer's
-/// public trait, ported to the shim by its `use` lines) passes each and
-/// reaches the states each is named for.
+/// public trait, ported to the shim by its `use` lines) and `blind_sender`
+/// (written blind against the public API and the shim) pass each and
+/// reach the states each is named for.
 #[test]
-fn layer_sender_passes_the_sender_workloads_and_reaches_their_states() {
-    let report = model(&Runner::new(LayerSenderTargets));
-    let mut ran = 0;
-    for run in &report.runs {
-        match (&run.ran, &run.workload.shape) {
-            (Ran::NotDecided(why), Shape::Sender(_)) => {
-                panic!("{} not decided: {why}", run.workload.name)
+fn the_user_senders_pass_the_sender_workloads_and_reach_their_states() {
+    for (name, report) in [
+        ("layer-sender", model(&Runner::new(LayerSenderTargets))),
+        ("blind-sender", model(&Runner::new(BlindSenderTargets))),
+    ] {
+        let mut ran = 0;
+        for run in &report.runs {
+            match (&run.ran, &run.workload.shape) {
+                (Ran::NotDecided(why), Shape::Sender(_)) => {
+                    panic!("{name}: {} not decided: {why}", run.workload.name)
+                }
+                (Ran::Explored { .. }, Shape::Sender(_)) => ran += 1,
+                (_, Shape::Lanes(_)) => {}
             }
-            (Ran::Explored { .. }, Shape::Sender(_)) => ran += 1,
-            (_, Shape::Lanes(_)) => {}
         }
+        assert_eq!(ran, 12, "{name}: six sender workloads under two strategies");
+        let finds: Vec<_> = report
+            .finds()
+            .map(|(run, find)| {
+                format!(
+                    "{} {}: {:?}",
+                    run.workload.name, run.plan.strategy, find.broke
+                )
+            })
+            .collect();
+        assert!(finds.is_empty(), "{name}: {finds:#?}");
+        assert!(
+            !report.fell_short(),
+            "{name} fell short of a required state"
+        );
+        assert_eq!(report.target, name);
     }
-    assert_eq!(ran, 12, "six sender workloads under two strategies");
-    let finds: Vec<_> = report
-        .finds()
-        .map(|(run, find)| {
-            format!(
-                "{} {}: {:?}",
-                run.workload.name, run.plan.strategy, find.broke
-            )
-        })
-        .collect();
-    assert!(finds.is_empty(), "{finds:#?}");
-    assert!(
-        !report.fell_short(),
-        "layer-sender fell short of a required state"
-    );
 }

@@ -809,6 +809,93 @@ fn real_s3_excuses_only_a_down_racing_the_failed_write() {
     assert_eq!(s3(&narrow), 1, "nor 2 ms after a 1 ms window");
 }
 
+/// In the model world a shutdown is logged, then asked for outside the
+/// log's order (`CheckContext::late_shutdown_downs`), so a write that
+/// failed on the down it made, or a control skipped for it, may be logged
+/// before that down. Excused there only, only for a shutdown's down
+/// (`ManualDisconnect`), only with the shutdown asked before the report.
+#[test]
+fn s3_and_dc1_excuse_a_shutdowns_down_logged_after_its_effect_only_where_shutdowns_are_not_one_step(
+) {
+    let late = CheckContext {
+        late_shutdown_downs: true,
+        ..context()
+    };
+    let failed_before = |reason: DownReason, asked: bool| {
+        let mut log = good();
+        let failed = data_2_ends(&mut log, Written::Failed);
+        if asked {
+            insert_before(&mut log, is_data_2_end, at(7, Event::ShutdownRequested));
+        }
+        insert_after(&mut log, is_data_2_end, down(9, 1, reason, None));
+        let s3 = |context: &CheckContext| citing(&log, context, Contract::S3, &[&failed]).len();
+        (s3(&late), s3(&context()))
+    };
+    assert_eq!(
+        failed_before(DownReason::ManualDisconnect, true),
+        (0, 1),
+        "a shutdown's down logged late is excused in the model world only"
+    );
+    assert_eq!(
+        failed_before(DownReason::WriteError, true),
+        (1, 1),
+        "not a down for another reason"
+    );
+    assert_eq!(
+        failed_before(DownReason::ManualDisconnect, false),
+        (1, 1),
+        "not without a shutdown asked before the failed write"
+    );
+
+    let skipped_before = |asked: bool| {
+        let mut log = good();
+        remove_all(
+            &mut log,
+            is!(Event::FrameWriteBegun {
+                lane: Lane::Control,
+                ..
+            } | Event::FrameArrived {
+                lane: Lane::Control,
+                ..
+            } | Event::WriteStarted {
+                lane: Lane::Control,
+                ..
+            }),
+        );
+        let skipped = replace(
+            &mut log,
+            is!(Event::WriteFinished {
+                lane: Lane::Control,
+                ..
+            }),
+            at(
+                5,
+                Event::ControlSkipped {
+                    peer: 0,
+                    generation: 1,
+                    seq: 1,
+                },
+            ),
+        );
+        if asked {
+            insert_before(
+                &mut log,
+                is!(Event::ControlSkipped { .. }),
+                at(4, Event::ShutdownRequested),
+            );
+        }
+        insert_after(
+            &mut log,
+            is!(Event::ControlSkipped { .. }),
+            down(5, 1, DownReason::ManualDisconnect, None),
+        );
+        let dc1 = |context: &CheckContext| citing(&log, context, Contract::Dc1, &[&skipped]).len();
+        (dc1(&late), dc1(&context()))
+    };
+    assert_eq!(skipped_before(true), (0, 1), "a skip for a shutdown's down");
+    assert_eq!(skipped_before(false), (1, 1), "a skip while up");
+}
+
 #[test]
 fn s2_detects_a_drain_that_sits_idle_with_frames_queued() {
     let mut idle = good();

@@ -209,9 +209,36 @@ pub struct CheckContext {
     /// them together); true in the model world, whose tasks interleave
     /// between a handler's end and the lane's acknowledgement.
     pub late_acks: bool,
+    /// A shutdown is not one step of the log: the world logs it, then asks
+    /// for it outside the log's order, and the downs it makes
+    /// (`ManualDisconnect`) are logged by the task that asked after other
+    /// tasks may already see them. A failed write or a skipped control
+    /// logged after `ShutdownRequested` and before its generation's
+    /// shutdown down is then that down's effect, not a fate with no cause.
+    /// True in the model world only, where enqueues must race a shutdown;
+    /// everywhere else a shutdown and its downs are logged as they happen.
+    pub late_shutdown_downs: bool,
 }
 
 impl CheckContext {
+    /// Whether the down `down` of a generation, logged at `down_at`, may
+    /// have taken effect before the record at `index` although logged
+    /// after it ([`CheckContext::late_shutdown_downs`]): a shutdown's
+    /// down, the shutdown asked for at `shutdown` before `index`.
+    #[must_use]
+    pub fn shutdown_down_logged_late(
+        &self,
+        shutdown: Option<usize>,
+        index: usize,
+        down_at: usize,
+        reason: lanesim_target::node::DownReason,
+    ) -> bool {
+        self.late_shutdown_downs
+            && reason == lanesim_target::node::DownReason::ManualDisconnect
+            && shutdown.is_some_and(|asked| asked < index)
+            && down_at > index
+    }
+
     /// Whether a record logged at `logged` may have taken effect before one
     /// logged at `other`: only within the race window after it (never in
     /// simulation, where the window is zero and log order alone decides,

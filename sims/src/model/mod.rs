@@ -217,6 +217,9 @@ fn context(caps: &LanesCapabilities, workload: &LanesShape) -> CheckContext {
     }
 }
 
+/// Decides an execution's log.
+type Check = Box<dyn Fn(&[Record]) -> Vec<Violation> + Send + Sync>;
+
 /// How one workload is run and judged on one target.
 struct Setup {
     /// The contracts decided.
@@ -224,7 +227,7 @@ struct Setup {
     /// Lifecycle reports: the lanes states only they show are decided.
     lifecycle: bool,
     /// Decides an execution's log.
-    check: Box<dyn Fn(&[Record]) -> Vec<Violation> + Send + Sync>,
+    check: Check,
 }
 
 /// How `workload` runs on `subject`, or why it cannot.

@@ -67,7 +67,12 @@ pub(super) fn dc1(out: &mut Collector<'_>, model: &Model, context: &CheckContext
             record: at, fate, ..
         } in fates
         {
-            if fate == Fate::Skipped && model.down_at(&pinned).is_none_or(|down| down > at) {
+            let first_down = model.downs.get(&pinned).and_then(|d| d.first());
+            let late = first_down.is_some_and(|down| {
+                context.shutdown_down_logged_late(model.shutdown, at, down.record, down.reason)
+            });
+            if fate == Fate::Skipped && !late && model.down_at(&pinned).is_none_or(|down| down > at)
+            {
                 out.violate(
                     Contract::Dc1,
                     format!("control {seq} was skipped while its pinned generation peer{peer}/{generation} was up"),

@@ -161,6 +161,12 @@ pub(super) fn s2(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
                         if first_down.is_none_or(|down| {
                             down.record > index
                                 && !context.may_precede(records[down.record].at, record.at)
+                                && !context.shutdown_down_logged_late(
+                                    model.shutdown,
+                                    index,
+                                    down.record,
+                                    down.reason,
+                                )
                         }) =>
                     {
                         out.violate(

@@ -120,6 +120,9 @@ pub fn context(caps: &SenderCapabilities, shape: &workload::SenderShape) -> Chec
         delivery_bound: Duration::ZERO,
         connect_timeout: Duration::from_secs(3_600),
         lane_capacity: Some((shape.data_capacity as u64, shape.control_capacity as u64)),
+        // A shutdown is asked for outside the log's order (`world`), so
+        // enqueues race it.
+        late_shutdown_downs: true,
         reported: Reported {
             lifecycle: false,
             lane_stats: false,

@@ -112,10 +112,8 @@ pub fn reached(records: &[Record]) -> BTreeSet<Reach> {
                     out.insert(Reach::DownWithQueued);
                 }
             }
-            Event::ConnectionUp { peer, .. } => {
-                if !connected.insert(peer) {
-                    out.insert(Reach::Reconnected);
-                }
+            Event::ConnectionUp { peer, .. } if !connected.insert(peer) => {
+                out.insert(Reach::Reconnected);
             }
             Event::WriteStarted {
                 peer,
