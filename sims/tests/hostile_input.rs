@@ -165,6 +165,58 @@ fn a_closed_stdout_ends_the_run_quietly() {
     assert!(!first.is_empty());
 }
 
+/// A stdout that cannot be written (a full disk) is not the testbed
+/// crashing: its own code, 8, and the reason on stderr.
+#[test]
+fn a_failed_write_to_stdout_has_its_own_exit_code() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        // No /dev/full on this platform: nothing to write into.
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_lanesim"))
+        .args(["run", "scenarios/lanes_order.toml", "--seeds", "0..1"])
+        .current_dir(ROOT)
+        .stdout(Stdio::from(full))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    refused(&out, 8, "cannot write to stdout");
+}
+
+/// A shard that holds none of the sweep's runs decided nothing: it says
+/// so and falls short (5), never `0/0 pass` with 0.
+#[test]
+fn an_empty_shard_says_it_ran_nothing_and_falls_short() {
+    let out = lanesim(&[
+        "run",
+        "scenarios/lanes_order.toml",
+        "--seeds",
+        "0..2",
+        "--shard",
+        "3/4",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("NOTHING RAN"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let ran = lanesim(&[
+        "run",
+        "scenarios/lanes_order.toml",
+        "--seeds",
+        "0..2",
+        "--shard",
+        "1/4",
+    ]);
+    assert_eq!(ran.status.code(), Some(0), "a shard with a run passes");
+}
+
 #[test]
 fn a_time_boxed_sweep_gives_every_scenario_seeds() {
     let out = lanesim(&[

@@ -241,11 +241,13 @@ pub(super) enum Command {
         #[arg(long)]
         bug: Option<String>,
     },
-    /// Run the lanes target under a model checker (shuttle): small
-    /// workloads of racing producers, every interleaving of their and the
-    /// lanes' steps explored by a seeded scheduler, each execution decided
-    /// by the lanes checkers (L1-L5); the first broken one is printed with
-    /// the command that replays it. Rebuilds itself with `--cfg shuttle` in
+    /// Run the lanes target, and a sender over lanesim's connection layer,
+    /// under a model checker (shuttle): small workloads of racing producers
+    /// (or of enqueues racing a shutdown, a disconnect, a write's
+    /// deadline), every interleaving of their steps explored by a seeded
+    /// scheduler, each execution decided by the lanes or sender checkers
+    /// (L1-L5; DC-1, DC-2, DC-5, S3, S4, S6, S7); the first broken one is
+    /// printed with the command that replays it. Rebuilds itself with `--cfg shuttle` in
     /// a target directory of its own (`target/model`) when this build has
     /// no checker.
     #[command(after_help = "Examples:

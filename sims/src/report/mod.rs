@@ -35,7 +35,8 @@ use text::{
 /// Writes to stdout. A stdout that was closed (the reader of a pipe left:
 /// `lanesim run … | head -1`) ends the process quietly with 141, as a
 /// `SIGPIPE` would, instead of a panic (pinned by
-/// `a_closed_stdout_ends_the_run_quietly`).
+/// `a_closed_stdout_ends_the_run_quietly`); any other failed write (a full
+/// disk) ends it with 8, not with the testbed's own crash code.
 fn write_out(args: std::fmt::Arguments<'_>) {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
@@ -44,7 +45,7 @@ fn write_out(args: std::fmt::Arguments<'_>) {
             std::process::exit(Exit::ClosedStdout as i32);
         }
         eprintln!("error: cannot write to stdout: {error}");
-        std::process::exit(Exit::Crash as i32);
+        std::process::exit(Exit::StdoutFailed as i32);
     }
 }
 
@@ -65,9 +66,10 @@ pub const EXIT_CODES: &str = "Exit codes:
   2  bad input or usage (a scenario file, a flag, a shard report)
   3  liveness: a run outlived its virtual-time budget, no contract broken
   4  crash: the testbed itself panicked
-  5  fell short: a required coverage mark not reached, a listed contract no seed could break, or nothing decided (a scenario that ran no seed, a scenario whose reach requirements the target decides none of, an audit that could run no scenario, every real run skipped, a fidelity scenario with no seed compared)
+  5  fell short: a required coverage mark not reached, a listed contract no seed could break, or nothing decided (a scenario that ran no seed, a shard that holds no run, a scenario whose reach requirements the target decides none of, an audit that could run no scenario, every real run skipped, a fidelity scenario with no seed compared)
   6  audit: a seed's two runs diverged; fidelity: a seed's simulated and real verdicts differ
   7  selftest: a planted bug a simulated world must catch escaped
+  8  the report could not be written to stdout (a full disk, an I/O error): it is lost
   141  stdout was closed under the run (a pipe's reader left): it ended quietly";
 
 /// The process exit codes.
@@ -84,19 +86,22 @@ pub enum Exit {
     Liveness = 3,
     /// The testbed itself panicked.
     Crash = 4,
-    /// A sweep missed a coverage mark its scenario requires.
+    /// A sweep missed a coverage mark its scenario requires, or ran nothing
+    /// (an empty shard).
     NotReached = 5,
     /// `audit`: a seed's two runs differed.
     Diverged = 6,
     /// `selftest`: a planted bug a simulated world must catch escaped.
     Escaped = 7,
+    /// Stdout could not be written (other than closed): the report is lost.
+    StdoutFailed = 8,
     /// Stdout was closed under the run (as a `SIGPIPE` would end it).
     ClosedStdout = 141,
 }
 
 impl Exit {
     /// Every code.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Pass,
         Self::Violated,
         Self::Usage,
@@ -105,6 +110,7 @@ impl Exit {
         Self::NotReached,
         Self::Diverged,
         Self::Escaped,
+        Self::StdoutFailed,
         Self::ClosedStdout,
     ];
 
@@ -146,11 +152,14 @@ impl Exit {
         }
     }
 
-    /// The exit code of a sweep: its worst verdict, else coverage missed.
+    /// The exit code of a sweep: its worst verdict, else coverage missed
+    /// (a sweep that planned no run, an empty shard, reached nothing).
     #[must_use]
     pub fn of_sweep(report: &SweepReport) -> Self {
         let worst = report.verdicts().worst();
-        if !worst.is_failure() && report.reaches().iter().any(ScenarioReach::fell_short) {
+        if !worst.is_failure()
+            && (report.planned() == 0 || report.reaches().iter().any(ScenarioReach::fell_short))
+        {
             Self::NotReached
         } else {
             Self::of(worst)

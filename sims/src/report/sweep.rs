@@ -180,6 +180,14 @@ pub fn human(report: &SweepReport, shown: Shown) -> String {
         out.push_str(&short);
     }
     let verdicts = report.verdicts();
+    let nothing = report.planned() == 0;
+    if nothing {
+        let _ = writeln!(
+            out,
+            "{}: this sweep{shard} holds no run (a shard of fewer seeds than shards): nothing was decided",
+            paint("NOTHING RAN", Tone::Bad)
+        );
+    }
     if report.stopped {
         let _ = writeln!(
             out,
@@ -210,7 +218,7 @@ pub fn human(report: &SweepReport, shown: Shown) -> String {
     } else {
         format!("; {unreached} reach requirement(s) not decided")
     };
-    let all_good = verdicts.failed() == 0 && missed == 0 && !report.stopped;
+    let all_good = verdicts.failed() == 0 && missed == 0 && !report.stopped && !nothing;
     let tone = if !all_good {
         Tone::Bad
     } else if not_run + undecided + unreached > 0 || verdicts.hazard > 0 {
