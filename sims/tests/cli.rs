@@ -819,6 +819,23 @@ fn a_shrunk_file_round_trips_through_run_and_replay() {
     let run = lanesim(&["run", path, "--bug", "pending-decremented-at-dequeue"]);
     assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
     assert!(stdout(&run).contains("L4 (capacity) violated"));
+    // A second shrink of the same seed never overwrites the first's file:
+    // it takes the next free name.
+    let first = std::fs::read_to_string(path).unwrap();
+    let again = lanesim(&[
+        "shrink",
+        "scenarios/lanes_order.toml",
+        "--seed",
+        "5",
+        "--bug",
+        "pending-decremented-at-dequeue",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(1), "{}", stdout(&again));
+    assert!(stdout(&again).contains("L4-5-2.toml"), "{}", stdout(&again));
+    assert_eq!(std::fs::read_to_string(path).unwrap(), first);
+    assert!(out_dir.join("L4-5-2.toml").exists());
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 

@@ -353,6 +353,44 @@ fn memory_a_sweep_may_take_is_bounded_at_validation() {
     );
 }
 
+/// A mark required twice (a duplicate, or two shares that contradict each
+/// other) is refused at the second entry's key path; a `chaos_kinds` list
+/// past its bound is refused, though a kind may repeat to weigh it.
+#[test]
+fn duplicate_reaches_and_a_flood_of_chaos_kinds_are_refused_with_their_key() {
+    let dir = Dir::new();
+    let twice = dir.edited(
+        "lanes_order.toml",
+        "twice",
+        replace(
+            "reaches = [",
+            "reaches = [\"role:lane_created >= 10%\", \"role:lane_created >= 99%\", ",
+        ),
+    );
+    refused(
+        &lanesim(&["run", &twice]),
+        2,
+        "reaches[1]: `role:lane_created` is already required by reaches[0]",
+    );
+    let flood = format!("chaos_kinds = [{}]", vec!["\"wedge\""; 100_000].join(", "));
+    let many = dir.edited(
+        "sender_down_at_registration.toml",
+        "many_kinds",
+        replace("chaos_kinds = [\"disconnect\"]", &flood),
+    );
+    refused(&lanesim(&["run", &many]), 2, "at most 64 entries");
+    let weighed = dir.edited(
+        "sender_down_at_registration.toml",
+        "weighed",
+        replace(
+            "chaos_kinds = [\"disconnect\"]",
+            "chaos_kinds = [\"disconnect\", \"disconnect\", \"wedge\"]",
+        ),
+    );
+    let out = lanesim(&["run", &weighed, "--seeds", "0..1"]);
+    assert_ne!(out.status.code(), Some(2), "{}", text(&out));
+}
+
 #[test]
 fn timings_that_can_only_fail_for_the_testbeds_reasons_are_refused() {
     let dir = Dir::new();

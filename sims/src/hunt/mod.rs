@@ -572,7 +572,30 @@ pub fn hunt(config: &HuntConfig, progress: &dyn Fn(u64, usize, usize)) -> HuntRe
     report
 }
 
-/// Shrinks a failure and writes it as `<out>/<label>-<seed>.toml`.
+/// How many names `free_path` tries before it gives up.
+const NAMES: u32 = 1000;
+
+/// `<out>/<stem>.toml`, or, when a file of that name is there already (an
+/// earlier shrink of the same seed), the first free `<out>/<stem>-N.toml`:
+/// a shrink never overwrites another's file.
+fn free_path(out: &Path, stem: &str) -> std::io::Result<PathBuf> {
+    let first = out.join(format!("{stem}.toml"));
+    if !first.exists() {
+        return Ok(first);
+    }
+    (2..=NAMES)
+        .map(|n| out.join(format!("{stem}-{n}.toml")))
+        .find(|path| !path.exists())
+        .ok_or_else(|| {
+            std::io::Error::other(format!(
+                "{} and {NAMES} numbered names after it are taken: clear the directory or pass --out",
+                first.display()
+            ))
+        })
+}
+
+/// Shrinks a failure and writes it as `<out>/<label>-<seed>.toml` (or, if
+/// that is taken, the next free numbered name).
 fn shrink_found(
     found: &mut Found,
     horizon: Duration,
@@ -589,7 +612,7 @@ fn shrink_found(
         subject,
         budget,
     );
-    let path = out.join(format!("{}-{}.toml", found.expect.label(), found.seed));
+    let path = free_path(out, &format!("{}-{}", found.expect.label(), found.seed))?;
     let description = format!("{description} (shrunk in {} runs)", shrunk.runs);
     write_case(&shrunk.params, found.seed, horizon, &description, &path)?;
     found.signature = found.signature.clone().shrunk_to(Shape::of(&shrunk.params));

@@ -50,6 +50,8 @@ pub const SEGMENTS: u64 = 65_536;
 pub const MIN_TICK: Duration = Duration::from_micros(100);
 /// Faults, scripted or chaos.
 pub const FAULTS: u64 = 64;
+/// Entries in a `chaos_kinds` list (a kind may repeat, to weigh it).
+pub const CHAOS_KINDS: usize = 64;
 /// Any time in a file other than the budget.
 pub const SPAN: Duration = Duration::from_secs(3_600);
 

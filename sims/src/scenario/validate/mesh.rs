@@ -167,6 +167,22 @@ pub(super) fn validate(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>
             "name at least one kind (or leave it out for all)",
         ));
     }
+    // A kind listed twice is drawn twice as often (a weight), so repeats
+    // are allowed, up to a bound: a list of thousands is a file's size
+    // spent on nothing.
+    if mesh
+        .chaos_kinds
+        .as_ref()
+        .is_some_and(|kinds| kinds.len() > limits::CHAOS_KINDS)
+    {
+        problems.push(problem(
+            key("chaos_kinds"),
+            format!(
+                "at most {} entries (a kind may repeat, to weigh it)",
+                limits::CHAOS_KINDS
+            ),
+        ));
+    }
     if mesh.fault.len() > 64 {
         problems.push(problem(key("fault"), "at most 64 scripted faults"));
     }

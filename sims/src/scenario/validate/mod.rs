@@ -28,6 +28,7 @@ use super::position::KeyPath;
 use super::reach::Reach;
 use super::sample::Dur;
 use super::spec::{Contract, ScenarioFile};
+use crate::coverage::CoverMark;
 use crate::world_kind::WorldKind;
 
 /// Why `name` cannot name a scenario in a report, if it cannot: empty,
@@ -142,6 +143,10 @@ fn file_keys(file: &ScenarioFile, problems: &mut Vec<Problem>) {
             format!("at most {} marks", limits::REACHES),
         ));
     }
+    // Each mark once: two entries for one mark are a duplicate, or a
+    // contradiction (`>= 10%` and `>= 99%`), and either way one of them
+    // says nothing.
+    let mut seen: Vec<(CoverMark, usize)> = Vec::new();
     for (index, text) in file.reaches.iter().enumerate() {
         let key = KeyPath::top("reaches").index(index);
         match Reach::parse(text) {
@@ -150,7 +155,19 @@ fn file_keys(file: &ScenarioFile, problems: &mut Vec<Problem>) {
                 key,
                 format!("`{}` is not a mark the {world} world can reach", reach.mark),
             )),
-            Ok(_) => {}
+            Ok(reach) => {
+                if let Some(&(_, first)) = seen.iter().find(|(mark, _)| *mark == reach.mark) {
+                    problems.push(problem(
+                        key,
+                        format!(
+                            "`{}` is already required by reaches[{first}] (`{}`): list each mark once, with one share",
+                            reach.mark, file.reaches[first]
+                        ),
+                    ));
+                } else {
+                    seen.push((reach.mark, index));
+                }
+            }
         }
     }
     if file.exact && file.sender.as_ref().is_some_and(|s| s.chaos.is_some()) {

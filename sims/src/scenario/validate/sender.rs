@@ -106,6 +106,22 @@ pub(super) fn validate(sender: &SenderSpec, problems: &mut Vec<Problem>) {
             "name at least one kind (or leave it out for all)",
         ));
     }
+    // A kind listed twice is drawn twice as often (a weight), so repeats
+    // are allowed, up to a bound: a list of thousands is a file's size
+    // spent on nothing.
+    if sender
+        .chaos_kinds
+        .as_ref()
+        .is_some_and(|kinds| kinds.len() > limits::CHAOS_KINDS)
+    {
+        problems.push(problem(
+            key("chaos_kinds"),
+            format!(
+                "at most {} entries (a kind may repeat, to weigh it)",
+                limits::CHAOS_KINDS
+            ),
+        ));
+    }
     if sender.fault.len() as u64 > limits::FAULTS {
         problems.push(problem(
             key("fault"),
