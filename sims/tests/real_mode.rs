@@ -204,6 +204,28 @@ fn a_planted_missing_write_deadline_is_caught_for_real_by_s2() {
     }
 }
 
+/// Planted #9 drops the sender's runtime on a runtime thread: the panic
+/// is a production worker's, which nothing joins. A panic on any thread
+/// during a real run is a crash with its message, never a pass.
+#[cfg(feature = "planted-bugs")]
+#[test]
+fn a_panic_on_a_production_runtime_thread_is_a_crash_of_the_real_run() {
+    use lanesim::planted::{Planted, PlantedBug};
+
+    let planted = Planted::select(PlantedBug::RuntimeDroppedInPlace).expect("planted bugs");
+    let file = written("sender_shutdown_queued.toml");
+    let real = ran(execute_real(&file, 0, &Subject::lanesim(planted)));
+    assert_eq!(real.result.verdict, Verdict::Crash, "{}", failures(&real));
+    let crash = real.result.crash.clone().unwrap_or_default();
+    assert!(
+        crash.contains("a thread panicked") && crash.contains("Cannot drop a runtime"),
+        "{crash}"
+    );
+    // The same seed without the bug passes: the watch sees only panics.
+    let clean = ran(execute_real(&file, 0, &Subject::default()));
+    assert_eq!(clean.result.verdict, Verdict::Pass, "{}", failures(&clean));
+}
+
 /// `fidelity`: one seed of the wedged peer both ways; the verdicts agree
 /// and both sides reach the write deadline.
 #[test]

@@ -156,6 +156,59 @@ fn real_context(params: &Params, grain: Duration, finished: bool) -> crate::chec
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// The panics of the run's threads while a real run is under way (`Some`
+/// then), but the ones the world injects: a production runtime's worker or
+/// a blocking thread that panics is a crash of the run, though nothing
+/// joins its thread (planted #9, a runtime dropped on a runtime thread,
+/// printed a panic and passed). The run's threads are the ones named
+/// `lanesim-real…` (the run's own, the world's runtime, the node's own
+/// runtime as the world names it): a panic elsewhere in the process (a
+/// test beside it) is not the run's. Pinned by
+/// `a_panic_on_a_production_runtime_thread_is_a_crash_of_the_real_run`.
+static PANICS: Mutex<Option<Vec<String>>> = Mutex::new(None);
+
+/// The name every thread of a real run starts with.
+const RUN_THREADS: &str = "lanesim-real";
+
+/// Installs, once, the hook that keeps [`PANICS`] (after the world's,
+/// which quiets injected panics; the hook chain prints the rest).
+fn watch_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = stream::panic_message(info.payload());
+            if !message.starts_with(crate::world::INJECTED) {
+                let mut panics = PANICS
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let thread = std::thread::current();
+                let name = thread.name().unwrap_or("");
+                if let Some(panics) = panics.as_mut().filter(|_| name.starts_with(RUN_THREADS)) {
+                    let at = info
+                        .location()
+                        .map_or_else(String::new, |l| format!(" at {}:{}", l.file(), l.line()));
+                    panics.push(format!("{name}{at}: {message}"));
+                }
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// Starts or ends the watch on panics ([`PANICS`]); ending it returns what
+/// it saw.
+fn panics_seen(watching: bool) -> Vec<String> {
+    let mut panics = PANICS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let seen = panics.take().unwrap_or_default();
+    if watching {
+        *panics = Some(Vec::new());
+    }
+    seen
+}
+
 /// Runs seed `seed` of `scenario` for real, or says why it cannot.
 #[must_use]
 pub fn execute_real(scenario: &Scenario, seed: u64, subject: &Subject) -> RealOutcome {
@@ -178,6 +231,8 @@ pub fn execute_real(scenario: &Scenario, seed: u64, subject: &Subject) -> RealOu
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     crate::world::quiet_injected_panics();
+    watch_panics();
+    let _ = panics_seen(true);
     let budget = scenario.budget();
     let (owned, subject_owned) = (params.clone(), subject.clone());
     let (done, outcome) = std::sync::mpsc::channel();
@@ -206,6 +261,14 @@ pub fn execute_real(scenario: &Scenario, seed: u64, subject: &Subject) -> RealOu
         )) as Box<dyn std::any::Any + Send>),
         Err(error) => Err(Box::new(format!("cannot start the real run's thread: {error}"))
             as Box<dyn std::any::Any + Send>),
+    };
+    let panicked = panics_seen(false);
+    let outcome = match (outcome, panicked.first()) {
+        (Ok(_), Some(first)) => Err(Box::new(format!(
+            "a thread panicked during the real run ({} panic(s)); the first: {first}",
+            panicked.len()
+        )) as Box<dyn std::any::Any + Send>),
+        (outcome, _) => outcome,
     };
     let (result, wall, lateness) = match outcome {
         Ok(run) => {
