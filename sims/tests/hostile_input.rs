@@ -261,6 +261,40 @@ fn real_mode_that_decides_nothing_is_not_a_pass() {
     assert!(!text(&out).contains("without root"), "{}", text(&out));
 }
 
+/// `fidelity` with no paths compares every shipped scenario real mode can
+/// run and lists the others as not compared, without failing for them; a
+/// scenario named on the command line that it cannot compare still falls
+/// short (above).
+#[test]
+fn fidelity_with_no_paths_lists_what_real_mode_cannot_run_without_failing() {
+    let dir = Dir::new();
+    let shipped = dir.path("scenarios");
+    std::fs::create_dir(&shipped).unwrap();
+    for name in ["lanes_order.toml", "mesh_restart.toml"] {
+        std::fs::copy(
+            Path::new(ROOT).join("scenarios").join(name),
+            shipped.join(name),
+        )
+        .unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_lanesim"))
+        .args(["fidelity", "--seeds", "0..1"])
+        .current_dir(dir.path(""))
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("lanes_order: verdicts agree on 1/1"), "{all}");
+    assert!(
+        all.contains(
+            "not compared (real mode cannot run them; name one to make it count): mesh_restart"
+        ),
+        "{all}"
+    );
+    assert!(all.contains("simulated and real verdicts agree"), "{all}");
+}
+
 #[test]
 fn real_mode_refuses_a_segment_size_the_kernel_would() {
     let dir = Dir::new();

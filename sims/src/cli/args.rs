@@ -318,8 +318,9 @@ pub(super) enum Command {
   lanesim fidelity                                  every real-capable scenario, seeds 0..3
   lanesim fidelity scenarios/sender_wedged_peer.toml --seeds 0..10")]
     Fidelity {
-        /// Scenario files or directories.
-        #[arg(default_value = "scenarios")]
+        /// Scenario files or directories (default: every shipped scenario,
+        /// those real mode cannot run listed as not compared; a scenario
+        /// named here that real mode cannot compare falls short, exit 5).
         paths: Vec<PathBuf>,
         /// Seed range `A..B` or `A..=B`.
         #[arg(long, default_value = "0..3")]

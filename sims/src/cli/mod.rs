@@ -184,7 +184,18 @@ fn dispatch(command: Command, base: &Subject) -> Result<Outcome, String> {
             processes: true,
         } => testbed::audit_processes(&resolved(paths), seeds),
         Command::Fidelity { paths, seeds, bug } => {
-            testbed::fidelity(&resolved(paths), seeds, &subject(base, bug.as_deref())?)
+            let named = !paths.is_empty();
+            let paths = if named {
+                paths
+            } else {
+                vec![PathBuf::from("scenarios")]
+            };
+            testbed::fidelity(
+                &resolved(paths),
+                named,
+                seeds,
+                &subject(base, bug.as_deref())?,
+            )
         }
         Command::Hunt {
             world,

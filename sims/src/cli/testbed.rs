@@ -109,6 +109,7 @@ fn fresh_agree(path: &std::path::Path, seed: u64, subject: &Subject) -> Option<b
 
 pub(super) fn fidelity(
     paths: &[PathBuf],
+    named: bool,
     seeds: SeedRange,
     subject: &Subject,
 ) -> Result<Outcome, String> {
@@ -150,7 +151,7 @@ pub(super) fn fidelity(
         }
         found.push(fidelity);
     }
-    Ok(Outcome::Fidelity(found))
+    Ok(Outcome::Fidelity { found, named })
 }
 
 /// Runs the sweep in two child processes of this binary (`--jobs 1`, then

@@ -330,7 +330,15 @@ pub enum Outcome {
     /// finished, by [`real_run`]).
     Real(Vec<RealOutcome>),
     /// `fidelity`: per scenario, its seeds both ways.
-    Fidelity(Vec<Fidelity>),
+    Fidelity {
+        /// Per scenario, its seeds both ways.
+        found: Vec<Fidelity>,
+        /// The scenarios were named on the command line: one real mode
+        /// cannot compare falls short. With none named (every shipped
+        /// scenario), those are listed as not compared and fail nothing,
+        /// unless no scenario at all was compared.
+        named: bool,
+    },
 }
 
 impl Outcome {
@@ -380,14 +388,16 @@ impl Outcome {
                 .max_by_key(|exit| *exit as u8)
                 .unwrap_or(Exit::Pass),
             Self::Shrink { found, .. } => Exit::failed(found.expect),
-            Self::Fidelity(found) => {
+            Self::Fidelity { found, named } => {
                 if found
                     .iter()
                     .flat_map(|f| &f.seeds)
                     .any(FidelitySeed::disagrees)
                 {
                     Exit::Diverged
-                } else if found.iter().any(|f| !f.compared()) {
+                } else if (*named && found.iter().any(|f| !f.compared()))
+                    || !found.iter().any(Fidelity::compared)
+                {
                     // A scenario with no seed compared decided nothing:
                     // "agree" would be a green that misleads.
                     Exit::NotReached
@@ -612,7 +622,7 @@ pub fn print(outcome: &Outcome) {
             out!("{text}");
         }
         Outcome::Real(runs) => out!("{}", text::real_summary(runs)),
-        Outcome::Fidelity(found) => out!("{}", text::fidelity(found)),
+        Outcome::Fidelity { found, named } => out!("{}", text::fidelity(found, *named)),
     }
 }
 

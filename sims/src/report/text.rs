@@ -692,11 +692,14 @@ pub(super) fn real_summary(runs: &[RealOutcome]) -> String {
 }
 
 /// `fidelity`'s table: per scenario, each seed's verdicts both ways, the
-/// marks only one side reached, and wall time real vs simulated.
-pub(super) fn fidelity(found: &[Fidelity]) -> String {
+/// marks only one side reached, and wall time real vs simulated. With no
+/// scenario `named`, the ones real mode cannot run are listed apart, not
+/// as failures.
+pub(super) fn fidelity(found: &[Fidelity], named: bool) -> String {
     use std::fmt::Write as _;
     let mut text = String::new();
     let mut disagreements = Vec::new();
+    let mut no_real = Vec::new();
     for f in found {
         let ran: Vec<_> = f.seeds.iter().filter(|s| s.real.is_some()).collect();
         if ran.is_empty() {
@@ -706,7 +709,11 @@ pub(super) fn fidelity(found: &[Fidelity]) -> String {
                 "{}: no seed compared, skipped for real: {why}",
                 f.scenario
             );
-            disagreements.push(format!("{} not compared", f.scenario));
+            if named {
+                disagreements.push(format!("{} not compared", f.scenario));
+            } else {
+                no_real.push(f.scenario.clone());
+            }
             continue;
         }
         let agree = ran.iter().filter(|s| !s.disagrees()).count();
@@ -787,7 +794,16 @@ pub(super) fn fidelity(found: &[Fidelity]) -> String {
             }
         }
     }
-    if disagreements.is_empty() {
+    if !no_real.is_empty() {
+        let _ = writeln!(
+            text,
+            "not compared (real mode cannot run them; name one to make it count): {}",
+            no_real.join(", ")
+        );
+    }
+    if found.iter().all(|f| !f.compared()) {
+        let _ = writeln!(text, "fidelity: no scenario compared: nothing was decided");
+    } else if disagreements.is_empty() {
         let _ = writeln!(text, "fidelity: simulated and real verdicts agree");
     } else {
         let _ = writeln!(
