@@ -550,17 +550,68 @@ async fn a_hello_that_misses_twice_the_connect_timeout_is_closed_and_nothing_reg
         server.downs().is_empty(),
         "a refused hello became a generation"
     );
+    // Both refusals are logged, the burst's reason once at WARN (the
+    // second is counted, at DEBUG).
     wait_for("both refusals logged", || {
         captured
-            .matching(&["WARN inbound connection refused", "connect timed out"])
+            .matching(&["inbound connection refused", "connect timed out"])
             .len()
             == 2
     })
     .await;
+    assert_eq!(
+        captured
+            .matching(&["WARN inbound connection refused", "connect timed out"])
+            .len(),
+        1,
+        "{:#?}",
+        captured.records()
+    );
     // The node still serves.
     let _slow = raw_peer(&server.addr, b"slow@test").await;
     wait_for("a timely hello registers", || {
         server.manager.slots().len() == 1
+    })
+    .await;
+}
+
+/// A flood of streams that fail their handshake for one reason logs that
+/// reason once at WARN, not once per stream; the rest are counted, and the
+/// burst's end (the next handshake that succeeds) is logged with the
+/// count.
+#[tokio::test]
+async fn a_burst_of_failed_handshakes_logs_each_reason_once() {
+    const FLOOD: usize = 40;
+    let captured = Captured::default();
+    let _log = captured.install();
+    let server = node("server@test", config()).await;
+    for _ in 0..FLOOD {
+        let mut stream = raw_peer(&server.addr, b"").await;
+        closed_by_the_other_end(&mut stream, "an empty name").await;
+    }
+    wait_for("every refusal counted", || {
+        captured
+            .matching(&["inbound connection refused", "empty node name"])
+            .len()
+            == FLOOD
+    })
+    .await;
+    assert_eq!(
+        captured
+            .matching(&["WARN inbound connection refused"])
+            .len(),
+        1,
+        "{:#?}",
+        captured.records()
+    );
+    let _honest = raw_peer(&server.addr, b"honest@test").await;
+    wait_for("the burst's end logged with its count", || {
+        !captured
+            .matching(&[
+                "INFO an inbound handshake succeeded after a burst of failed ones",
+                &format!("failed={FLOOD}"),
+            ])
+            .is_empty()
     })
     .await;
 }

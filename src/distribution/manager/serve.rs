@@ -54,6 +54,43 @@ pub(super) struct Admission {
     refused: Counter,
     skipped: Counter,
     backed_off: Counter,
+    /// The inbound handshakes that failed since the last one succeeded.
+    failures: crate::shim::sync::Mutex<FailureBurst>,
+}
+
+/// How many distinct reasons one burst of failed handshakes logs, each
+/// once; the rest of the burst is only counted.
+const LOGGED_REASONS: usize = 16;
+
+/// A burst of failed inbound handshakes: from the first failure after a
+/// success (or the start) to the next success. Each distinct reason is
+/// logged once at WARN, up to [`LOGGED_REASONS`]; every failure after is
+/// counted (and logged at DEBUG), and the burst's end is logged with its
+/// count. 5,000 streams that time out in their hello log one line, not
+/// 5,000 (`a_burst_of_failed_handshakes_logs_each_reason_once`).
+#[derive(Default)]
+pub(super) struct FailureBurst {
+    count: u64,
+    reasons: Vec<String>,
+}
+
+impl FailureBurst {
+    /// Counts a failure; whether its reason is logged (new to the burst,
+    /// and the burst has logged fewer than [`LOGGED_REASONS`]).
+    pub(super) fn failed(&mut self, reason: &str) -> bool {
+        self.count += 1;
+        if self.reasons.len() >= LOGGED_REASONS || self.reasons.iter().any(|r| r == reason) {
+            return false;
+        }
+        self.reasons.push(reason.to_owned());
+        true
+    }
+
+    /// Ends the burst at a success: how many failed in it, if any.
+    pub(super) fn succeeded(&mut self) -> Option<u64> {
+        self.reasons.clear();
+        (self.count > 0).then(|| std::mem::take(&mut self.count))
+    }
 }
 
 impl Admission {
@@ -248,10 +285,26 @@ impl ConnectionManager {
                 let runtime = Arc::clone(&manager.shared);
                 runtime.runtime.spawn(async move {
                     let _handshake = handshake;
-                    if let Err(error) = manager.handshake(stream).await {
+                    let outcome = manager.handshake(stream).await;
+                    let mut burst = manager.shared.admission.failures.lock();
+                    match outcome {
                         // `error` quotes names with `{:?}`: a newline in
                         // a hostile name cannot forge a log line.
-                        tracing::warn!(%error, "inbound connection refused");
+                        Err(error) => {
+                            if burst.failed(&error.to_string()) {
+                                tracing::warn!(%error, "inbound connection refused");
+                            } else {
+                                tracing::debug!(%error, "inbound connection refused");
+                            }
+                        }
+                        Ok(_) => {
+                            if let Some(failed) = burst.succeeded() {
+                                tracing::info!(
+                                    failed,
+                                    "an inbound handshake succeeded after a burst of failed ones"
+                                );
+                            }
+                        }
                     }
                 });
             }
