@@ -69,6 +69,13 @@ pub trait Transport: Send + Sync + 'static {
     fn connect<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, io::Result<Connected>>;
     /// Listens on `addr`.
     fn bind<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, io::Result<Box<dyn Listener>>>;
+    /// How many descriptors its streams may use in all (the process's
+    /// `RLIMIT_NOFILE` for real sockets), if it has such a limit: a node
+    /// holds its inbound caps within it. `None` (the default): no limit a
+    /// node must fit, as for a simulated network.
+    fn descriptor_limit(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Accepts inbound streams.

@@ -35,10 +35,10 @@ pub use cookie::{Cookie, CookieError, MAX_COOKIE};
 pub use lanesim_target::node::DownReason;
 pub use links::{Link, LinkTable};
 pub use manager::{
-    ConnectionManager, DialError, InboundCap, InboundFrame, InboundStats, ManagerConfig, Origin,
-    Registered, SlotView, UpEvent, WeakConnectionManager, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_FRAME_BUDGET, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES,
-    DEFAULT_TICK,
+    fit_caps, ConnectionManager, DialError, Fitted, InboundCap, InboundFrame, InboundStats,
+    ManagerConfig, Origin, Registered, SlotView, UpEvent, WeakConnectionManager,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FRAME_BUDGET, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_HANDSHAKES, DEFAULT_TICK, MIN_CONNECTIONS, RESERVED_DESCRIPTORS,
 };
 pub use node::{NameError, NodeName, MAX_NODE_NAME};
 pub use sender::{

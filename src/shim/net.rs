@@ -31,6 +31,32 @@ impl Transport for TokioTcp {
             Ok(Box::new(TokioListener(listener)) as Box<dyn Listener>)
         })
     }
+
+    fn descriptor_limit(&self) -> Option<u64> {
+        descriptor_limit()
+    }
+}
+
+/// The process's soft descriptor limit (`RLIMIT_NOFILE`), where the
+/// platform has one and it is finite.
+#[cfg(all(unix, not(any(loom, shuttle))))]
+#[must_use]
+pub fn descriptor_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given, nothing else.
+    let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    (read == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+}
+
+/// No descriptor limit to read on this platform (or under a model
+/// checker, which has no sockets).
+#[cfg(not(all(unix, not(any(loom, shuttle)))))]
+#[must_use]
+pub fn descriptor_limit() -> Option<u64> {
+    None
 }
 
 #[cfg(not(loom))]

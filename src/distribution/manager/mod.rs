@@ -69,7 +69,10 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use serve::{InboundCap, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES};
+pub use serve::{
+    fit_caps, Fitted, InboundCap, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES, MIN_CONNECTIONS,
+    RESERVED_DESCRIPTORS,
+};
 use table::Table;
 
 /// Default bound on a dial (connect and handshake).
@@ -338,6 +341,25 @@ impl ConnectionManager {
         transport: Arc<dyn Transport>,
         config: ManagerConfig,
     ) -> io::Result<Self> {
+        let (mut max_handshakes, mut max_connections) =
+            (config.max_handshakes, config.max_connections);
+        let limit = transport.descriptor_limit();
+        match serve::fit_caps(limit, max_handshakes, max_connections) {
+            Ok(None) => {}
+            Ok(Some(fitted)) => {
+                tracing::warn!(
+                    limit,
+                    max_connections = fitted.max_connections,
+                    was = max_connections,
+                    max_handshakes = fitted.max_handshakes,
+                    handshakes_were = max_handshakes,
+                    "the descriptor limit is below the inbound caps: caps lowered to fit it (raise RLIMIT_NOFILE to keep them)"
+                );
+                max_handshakes = fitted.max_handshakes;
+                max_connections = fitted.max_connections;
+            }
+            Err(why) => return Err(io::Error::new(io::ErrorKind::InvalidInput, why)),
+        }
         Ok(Self {
             shared: Arc::new(ManagerShared {
                 table: Mutex::new(Table::default()),
@@ -353,8 +375,8 @@ impl ConnectionManager {
                 tick: config.tick,
                 budget: Arc::new(FrameBudget::planted(config.frame_budget, config.planted)),
                 frame_timeout: config.frame_timeout,
-                max_handshakes: config.max_handshakes,
-                max_connections: config.max_connections,
+                max_handshakes,
+                max_connections,
                 admission: serve::Admission::default(),
                 planted: config.planted,
                 runtime: TaskRuntime::start(config.runtime, config.planted)?,
@@ -421,6 +443,14 @@ impl ConnectionManager {
                     .map(|(c, _)| (c.generation(), c.is_down())),
             })
             .collect()
+    }
+
+    /// The inbound caps in force, `(max_handshakes, max_connections)`: the
+    /// configured ones, or lower where the transport's descriptor limit
+    /// would not hold them (`fit_caps`).
+    #[must_use]
+    pub fn inbound_caps(&self) -> (u64, u64) {
+        (self.shared.max_handshakes, self.shared.max_connections)
     }
 
     /// What the accept path has done so far.

@@ -38,6 +38,60 @@ pub const DEFAULT_MAX_HANDSHAKES: u64 = 256;
 /// Default bound on inbound streams open at once.
 pub const DEFAULT_MAX_CONNECTIONS: u64 = 1024;
 
+/// Descriptors a node keeps for what is not an inbound stream (its
+/// listener, its dials, its runtime's, the process's files) when it fits
+/// its inbound caps within its transport's descriptor limit.
+pub const RESERVED_DESCRIPTORS: u64 = 64;
+/// The fewest inbound streams a node starts with: below this, the
+/// descriptor limit leaves it no room to serve, and it refuses to start.
+pub const MIN_CONNECTIONS: u64 = 8;
+
+/// Inbound caps lowered to fit a descriptor limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fitted {
+    /// `max_handshakes`, lowered in proportion.
+    pub max_handshakes: u64,
+    /// `max_connections`: the limit less [`RESERVED_DESCRIPTORS`].
+    pub max_connections: u64,
+}
+
+/// The caps `(max_handshakes, max_connections)` fitted within `limit`
+/// descriptors: `Ok(None)` when they fit (or there is no limit); lowered
+/// when they do not, `max_connections` to what the limit leaves after
+/// [`RESERVED_DESCRIPTORS`] and `max_handshakes` in the same proportion
+/// (at least one); an error when that leaves fewer than
+/// [`MIN_CONNECTIONS`]. The caps bind only if the descriptors run out
+/// after them: at `nofile` 256 the default caps (256 and 1,024) never
+/// bound, and a flood took every descriptor instead, honest dials timing
+/// out until some were free.
+///
+/// # Errors
+/// The limit leaves no room to serve.
+pub fn fit_caps(
+    limit: Option<u64>,
+    max_handshakes: u64,
+    max_connections: u64,
+) -> Result<Option<Fitted>, String> {
+    let Some(limit) = limit else {
+        return Ok(None);
+    };
+    let room = limit.saturating_sub(RESERVED_DESCRIPTORS);
+    if max_connections <= room {
+        return Ok(None);
+    }
+    if room < MIN_CONNECTIONS {
+        return Err(format!(
+            "the descriptor limit (RLIMIT_NOFILE {limit}) leaves {room} descriptors for inbound streams after {RESERVED_DESCRIPTORS} reserved, fewer than {MIN_CONNECTIONS}: raise it (ulimit -n) to at least {}",
+            RESERVED_DESCRIPTORS + max_connections.min(1024)
+        ));
+    }
+    let scaled = u128::from(max_handshakes) * u128::from(room) / u128::from(max_connections.max(1));
+    Ok(Some(Fitted {
+        max_handshakes: u64::try_from(scaled).unwrap_or(room).clamp(1, room),
+        max_connections: room,
+    }))
+}
+
 /// The first wait after an accept error that is not the connection's own.
 const FIRST_BACKOFF: Duration = Duration::from_millis(1);
 /// The longest wait between retries.

@@ -300,3 +300,34 @@ async fn down_entry_treated_as_connected_hands_out_the_dead_generation_and_block
         "the planted bug did not show: the redial got through"
     );
 }
+
+/// The inbound caps fit the descriptor limit: untouched when they fit (or
+/// there is no limit), lowered in proportion when they do not, refused
+/// when the limit leaves no room to serve.
+#[test]
+fn caps_fit_the_descriptor_limit_or_the_node_refuses_to_start() {
+    assert_eq!(fit_caps(None, 256, 1024), Ok(None));
+    assert_eq!(fit_caps(Some(20_000), 256, 1024), Ok(None));
+    assert_eq!(
+        fit_caps(Some(1024 + RESERVED_DESCRIPTORS), 256, 1024),
+        Ok(None)
+    );
+    assert_eq!(
+        fit_caps(Some(256), 256, 1024),
+        Ok(Some(Fitted {
+            max_handshakes: 48,
+            max_connections: 256 - RESERVED_DESCRIPTORS,
+        }))
+    );
+    // Never a handshake cap of 0, nor one above the connections.
+    assert_eq!(
+        fit_caps(Some(RESERVED_DESCRIPTORS + MIN_CONNECTIONS), 1, 1000),
+        Ok(Some(Fitted {
+            max_handshakes: 1,
+            max_connections: MIN_CONNECTIONS,
+        }))
+    );
+    let refused = fit_caps(Some(RESERVED_DESCRIPTORS + MIN_CONNECTIONS - 1), 256, 1024)
+        .expect_err("no room to serve");
+    assert!(refused.contains("raise it (ulimit -n)"), "{refused}");
+}
