@@ -51,7 +51,7 @@ async fn a_node_lowers_its_caps_to_the_descriptor_limit_or_refuses_to_start() {
     let node = node.expect("a node starts at nofile 256");
     let (handshakes, connections) = node.inbound_caps();
     assert_eq!(connections, 256 - RESERVED_DESCRIPTORS);
-    assert!(handshakes >= 1 && handshakes < 256, "{handshakes}");
+    assert!((1..256).contains(&handshakes), "{handshakes}");
     let warned = captured.matching(&["WARN", "caps lowered", "limit=256"]);
     assert_eq!(warned.len(), 1, "{:#?}", captured.records());
     assert!(

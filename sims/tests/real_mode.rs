@@ -335,14 +335,16 @@ fn fidelity_detects_a_disagreement_and_exits_6() {
         real_evidence: None,
         real_pending: None,
     };
-    let outcome = |seeds| {
-        Outcome::Fidelity(vec![Fidelity {
-            scenario: "s".into(),
-            path: "s.toml".into(),
-            seeds,
-            skipped: None,
-            marks: std::collections::BTreeMap::new(),
-        }])
+    let scenario = |name: &str, seeds| Fidelity {
+        scenario: name.into(),
+        path: format!("{name}.toml"),
+        seeds,
+        skipped: None,
+        marks: std::collections::BTreeMap::new(),
+    };
+    let outcome = |seeds| Outcome::Fidelity {
+        found: vec![scenario("s", seeds)],
+        named: true,
     };
     assert_eq!(
         outcome(vec![seed(Verdict::Pass, Some(Verdict::Pass))]).exit(),
@@ -367,6 +369,24 @@ fn fidelity_detects_a_disagreement_and_exits_6() {
         ])
         .exit(),
         Exit::Diverged
+    );
+    // With no scenario named, one that real mode could not compare beside
+    // one it did fails nothing; none compared at all still falls short.
+    let unnamed = |found| Outcome::Fidelity {
+        found,
+        named: false,
+    };
+    assert_eq!(
+        unnamed(vec![
+            scenario("mesh", Vec::new()),
+            scenario("s", vec![seed(Verdict::Pass, Some(Verdict::Pass))]),
+        ])
+        .exit(),
+        Exit::Pass
+    );
+    assert_eq!(
+        unnamed(vec![scenario("mesh", Vec::new())]).exit(),
+        Exit::NotReached
     );
 }
 

@@ -81,7 +81,10 @@ impl ConnectionManager {
         listener: &mut dyn Listener,
     ) -> Result<Arc<DistConnection>, DialError> {
         let stream = listener.accept().await.map_err(DialError::Io)?;
-        let places = self.shared.admit().map_err(DialError::Refused)?;
+        let places = self
+            .shared
+            .admit(&stream.peer)
+            .map_err(DialError::Refused)?;
         let (stream, _handshake) = super::serve::hold(stream, places);
         self.handshake(stream).await
     }

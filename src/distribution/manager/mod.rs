@@ -70,8 +70,9 @@ mod table;
 mod tests;
 
 pub use serve::{
-    fit_caps, Fitted, InboundCap, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES, MIN_CONNECTIONS,
-    RESERVED_DESCRIPTORS,
+    fit_caps, Fitted, InboundCap, Source, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_SOURCE, DEFAULT_MAX_HANDSHAKES, DEFAULT_MAX_HANDSHAKES_PER_SOURCE,
+    MIN_CONNECTIONS, RESERVED_DESCRIPTORS,
 };
 use table::Table;
 
@@ -194,6 +195,12 @@ pub struct ManagerConfig {
     /// Inbound streams open at once (in their handshake, registered or
     /// standing by), at most; a newer one is closed at once.
     pub max_connections: u64,
+    /// Inbound streams in their handshake from one source (an IPv4
+    /// address, an IPv6 /64), at most: one address's silent streams cannot
+    /// take every handshake place.
+    pub max_handshakes_per_source: u64,
+    /// Inbound streams open at once from one source, at most.
+    pub max_connections_per_source: u64,
     /// Planted bug, if any.
     pub planted: Planted,
 }
@@ -218,6 +225,8 @@ impl ManagerConfig {
             frame_timeout: Some(DEFAULT_FRAME_TIMEOUT),
             max_handshakes: DEFAULT_MAX_HANDSHAKES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_handshakes_per_source: DEFAULT_MAX_HANDSHAKES_PER_SOURCE,
+            max_connections_per_source: DEFAULT_MAX_CONNECTIONS_PER_SOURCE,
             planted: Planted::none(),
         }
     }
@@ -277,6 +286,11 @@ pub struct InboundStats {
     pub skipped: u64,
     /// Accept errors waited out (resources exhausted, or unknown).
     pub backed_off: u64,
+    /// Handshakes evicted for a source holding fewer places, every place
+    /// being held.
+    pub evicted: u64,
+    /// Sources with a stream open now.
+    pub sources: u64,
 }
 
 /// One node's slot in the table, as [`ConnectionManager::slots`] reports it.
@@ -309,6 +323,8 @@ struct ManagerShared {
     frame_timeout: Option<Duration>,
     max_handshakes: u64,
     max_connections: u64,
+    max_handshakes_per_source: u64,
+    max_connections_per_source: u64,
     admission: serve::Admission,
     planted: Planted,
     runtime: TaskRuntime,
@@ -377,6 +393,8 @@ impl ConnectionManager {
                 frame_timeout: config.frame_timeout,
                 max_handshakes,
                 max_connections,
+                max_handshakes_per_source: config.max_handshakes_per_source.max(1),
+                max_connections_per_source: config.max_connections_per_source.max(1),
                 admission: serve::Admission::default(),
                 planted: config.planted,
                 runtime: TaskRuntime::start(config.runtime, config.planted)?,

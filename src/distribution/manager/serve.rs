@@ -21,6 +21,15 @@
 //! cap, so a flood is refused before the process runs out of descriptors
 //! (`caps_refuse_the_newest_stream_and_say_which_cap`). Streams this node
 //! dialed take no place: they are bounded by the nodes it chooses to dial.
+//!
+//! Fairness: places are counted per source too ([`Source`]: an IPv4
+//! address, an IPv6 /64), each bounded (`max_*_per_source`), and when every
+//! handshake place is held, a stream from a source holding fewer evicts the
+//! oldest handshake of the source holding the most (its task ends at once,
+//! its place is the newcomer's): one address's silent streams cannot keep
+//! other addresses out
+//! (`honest_dials_complete_while_one_address_floods_half_open_handshakes`,
+//! tests/hostile_sources.rs).
 
 use std::io;
 use std::pin::Pin;
@@ -30,13 +39,23 @@ use super::{ConnectionManager, InboundStats, ManagerShared};
 use crate::planted::PlantedBug;
 use crate::shim::net::{accept_failure, AcceptFailure, BoxRead, Connected, Listener};
 use crate::shim::rt::JoinHandle;
-use crate::shim::sync::{Arc, Counter};
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::shim::sync::{Arc, Counter, Mutex, Notify};
 use crate::shim::time::{sleep, Duration};
 
 /// Default bound on inbound streams whose hello has not been read yet.
 pub const DEFAULT_MAX_HANDSHAKES: u64 = 256;
 /// Default bound on inbound streams open at once.
 pub const DEFAULT_MAX_CONNECTIONS: u64 = 1024;
+/// Default bound on one source's streams in their handshake: half the
+/// places, so one address never holds them all even before eviction, and a
+/// herd of a hundred nodes on one host (or behind one NAT) redialing at
+/// once still fits
+/// (`slots_of_names_announced_once_are_removed_and_generations_keep_growing`).
+pub const DEFAULT_MAX_HANDSHAKES_PER_SOURCE: u64 = DEFAULT_MAX_HANDSHAKES / 2;
+/// Default bound on one source's streams open at once: half of them.
+pub const DEFAULT_MAX_CONNECTIONS_PER_SOURCE: u64 = DEFAULT_MAX_CONNECTIONS / 2;
 
 /// Descriptors a node keeps for what is not an inbound stream (its
 /// listener, its dials, its runtime's, the process's files) when it fits
@@ -100,16 +119,31 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// What the accept path has done, counted since the manager started.
 #[derive(Default)]
 pub(super) struct Admission {
-    /// Inbound streams in their handshake now.
-    pub(super) handshaking: Arc<Counter>,
-    /// Inbound streams open now.
-    pub(super) open: Arc<Counter>,
+    /// The places held, per source (under one lock: admission, eviction
+    /// and release are one step each).
+    sources: Arc<Mutex<Sources>>,
     accepted: Counter,
     refused: Counter,
     skipped: Counter,
     backed_off: Counter,
     /// The inbound handshakes that failed since the last one succeeded.
     failures: crate::shim::sync::Mutex<FailureBurst>,
+}
+
+impl Admission {
+    pub(super) fn stats(&self) -> InboundStats {
+        let sources = self.sources.lock();
+        InboundStats {
+            handshaking: sources.handshaking,
+            open: sources.open,
+            accepted: self.accepted.get(),
+            refused: self.refused.get(),
+            skipped: self.skipped.get(),
+            backed_off: self.backed_off.get(),
+            evicted: sources.evicted,
+            sources: sources.by.len() as u64,
+        }
+    }
 }
 
 /// How many distinct reasons one burst of failed handshakes logs, each
@@ -147,26 +181,119 @@ impl FailureBurst {
     }
 }
 
-impl Admission {
-    pub(super) fn stats(&self) -> InboundStats {
-        InboundStats {
-            handshaking: self.handshaking.get(),
-            open: self.open.get(),
-            accepted: self.accepted.get(),
-            refused: self.refused.get(),
-            skipped: self.skipped.get(),
-            backed_off: self.backed_off.get(),
+/// Where an inbound stream comes from, as admission counts it: an IPv4
+/// address, or an IPv6 /64 (one host's usual share of addresses, which it
+/// could otherwise spread a flood over); a peer address that does not parse
+/// is one source of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Source {
+    /// An IPv4 address (or an IPv4-mapped IPv6 one).
+    V4(std::net::Ipv4Addr),
+    /// The first 64 bits of an IPv6 address.
+    V6(u64),
+    /// A peer address that is not an IP socket address.
+    Unknown,
+}
+
+impl Source {
+    /// The source of a stream whose peer address is `peer`.
+    #[must_use]
+    pub fn of(peer: &str) -> Self {
+        use std::net::{IpAddr, SocketAddr};
+        let ip = peer
+            .parse::<SocketAddr>()
+            .map(|addr| addr.ip())
+            .or_else(|_| peer.parse::<IpAddr>());
+        match ip {
+            Ok(IpAddr::V4(v4)) => Self::V4(v4),
+            Ok(IpAddr::V6(v6)) => v6.to_ipv4_mapped().map_or_else(
+                || Self::V6(u64::try_from(u128::from(v6) >> 64).unwrap_or(u64::MAX)),
+                Self::V4,
+            ),
+            Err(_) => Self::Unknown,
         }
+    }
+}
+
+/// One source's places.
+#[derive(Default)]
+struct SourcePlaces {
+    /// Its streams in their handshake, oldest first, each with what tells
+    /// it it was evicted.
+    handshaking: VecDeque<(u64, Arc<Notify>)>,
+    /// Its streams open.
+    open: u64,
+}
+
+/// Every source's places, and the totals the caps bound.
+#[derive(Default)]
+struct Sources {
+    by: BTreeMap<Source, SourcePlaces>,
+    handshaking: u64,
+    open: u64,
+    evicted: u64,
+    next: u64,
+}
+
+impl Sources {
+    /// Forgets `source` once it holds nothing: the map holds only the
+    /// sources with a stream open, so its size is bounded by the caps.
+    fn tidy(&mut self, source: Source) {
+        if self
+            .by
+            .get(&source)
+            .is_some_and(|places| places.open == 0 && places.handshaking.is_empty())
+        {
+            self.by.remove(&source);
+        }
+    }
+
+    /// Evicts the oldest handshake of the source holding the most, if it
+    /// holds more than `newcomer` would after its admission: a flood gives
+    /// way to a source that is not flooding. Whether one was evicted.
+    fn evict_for(&mut self, newcomer: Source) -> bool {
+        let own = self
+            .by
+            .get(&newcomer)
+            .map_or(0, |places| places.handshaking.len());
+        let heaviest = self
+            .by
+            .iter()
+            .filter(|(source, _)| **source != newcomer)
+            .max_by_key(|(_, places)| places.handshaking.len())
+            .map(|(source, places)| (*source, places.handshaking.len()));
+        let Some((heaviest, _)) = heaviest.filter(|&(_, held)| held > own + 1) else {
+            return false;
+        };
+        let Some((_, evict)) = self
+            .by
+            .get_mut(&heaviest)
+            .and_then(|places| places.handshaking.pop_front())
+        else {
+            return false;
+        };
+        // Its task ends at once (`serve`); its place is free now.
+        evict.notify_one();
+        self.handshaking -= 1;
+        self.evicted += 1;
+        true
     }
 }
 
 /// The cap an inbound stream met (see the module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InboundCap {
-    /// `ManagerConfig::max_handshakes` streams were in their handshake.
+    /// `ManagerConfig::max_handshakes` streams were in their handshake,
+    /// and no source held more than its fair share to give way.
     Handshakes,
     /// `ManagerConfig::max_connections` inbound streams were open.
     Connections,
+    /// Its source had `ManagerConfig::max_handshakes_per_source` streams in
+    /// their handshake.
+    SourceHandshakes,
+    /// Its source had `ManagerConfig::max_connections_per_source` streams
+    /// open.
+    SourceConnections,
 }
 
 impl InboundCap {
@@ -176,45 +303,123 @@ impl InboundCap {
         match self {
             Self::Handshakes => "max_handshakes",
             Self::Connections => "max_connections",
+            Self::SourceHandshakes => "max_handshakes_per_source",
+            Self::SourceConnections => "max_connections_per_source",
         }
     }
 }
 
-/// A place held by a stream: given back on drop.
-pub(super) struct Place(Arc<Counter>);
+/// A stream's place among the handshakes: given back when it drops,
+/// unless an eviction took it already.
+pub(super) struct HandshakePlace {
+    sources: Arc<Mutex<Sources>>,
+    source: Source,
+    id: u64,
+    /// Told when the place is evicted: the handshake ends at once.
+    pub(super) evicted: Arc<Notify>,
+}
 
-impl Drop for Place {
+impl Drop for HandshakePlace {
     fn drop(&mut self) {
-        self.0.sub(1);
+        let mut sources = self.sources.lock();
+        let held = sources.by.get_mut(&self.source).and_then(|places| {
+            let at = places
+                .handshaking
+                .iter()
+                .position(|(id, _)| *id == self.id)?;
+            places.handshaking.remove(at)
+        });
+        if held.is_some() {
+            sources.handshaking -= 1;
+        }
+        sources.tidy(self.source);
+    }
+}
+
+/// A stream's place among the open ones: travels with its read half.
+pub(super) struct OpenPlace {
+    sources: Arc<Mutex<Sources>>,
+    source: Source,
+}
+
+impl Drop for OpenPlace {
+    fn drop(&mut self) {
+        let mut sources = self.sources.lock();
+        if let Some(places) = sources.by.get_mut(&self.source) {
+            places.open -= 1;
+        }
+        sources.open -= 1;
+        sources.tidy(self.source);
     }
 }
 
 /// The places a newly accepted stream takes.
 pub(super) struct Places {
     /// Released when the handshake ends.
-    pub(super) handshake: Place,
+    pub(super) handshake: HandshakePlace,
     /// Travels with the stream's read half.
-    pub(super) open: Place,
+    pub(super) open: OpenPlace,
 }
 
 impl ManagerShared {
-    /// Takes a place of each kind for a new inbound stream, or says which
-    /// cap it met (taking nothing).
-    pub(super) fn admit(&self) -> Result<Places, InboundCap> {
+    /// The limit `cap` sets.
+    pub(super) fn cap(&self, cap: InboundCap) -> u64 {
+        match cap {
+            InboundCap::Handshakes => self.max_handshakes,
+            InboundCap::Connections => self.max_connections,
+            InboundCap::SourceHandshakes => self.max_handshakes_per_source,
+            InboundCap::SourceConnections => self.max_connections_per_source,
+        }
+    }
+
+    /// Takes a place of each kind for a new inbound stream from `peer`, or
+    /// says which cap it met (taking nothing). Per source first (its
+    /// handshakes, its open streams), then in all; when every handshake
+    /// place is held, the source holding the most gives its oldest up to a
+    /// source holding fewer (see the module doc).
+    pub(super) fn admit(&self, peer: &str) -> Result<Places, InboundCap> {
         let admission = &self.admission;
-        if !admission.handshaking.add_within(1, self.max_handshakes) {
+        let source = Source::of(peer);
+        let mut sources = admission.sources.lock();
+        let refused = |cap| {
             admission.refused.add(1);
-            return Err(InboundCap::Handshakes);
+            Err(cap)
+        };
+        let (own_handshakes, own_open) = sources.by.get(&source).map_or((0, 0), |places| {
+            (places.handshaking.len() as u64, places.open)
+        });
+        if own_open >= self.max_connections_per_source {
+            return refused(InboundCap::SourceConnections);
         }
-        let handshake = Place(Arc::clone(&admission.handshaking));
-        if !admission.open.add_within(1, self.max_connections) {
-            admission.refused.add(1);
-            return Err(InboundCap::Connections);
+        if own_handshakes >= self.max_handshakes_per_source {
+            return refused(InboundCap::SourceHandshakes);
         }
+        if sources.open >= self.max_connections {
+            return refused(InboundCap::Connections);
+        }
+        if sources.handshaking >= self.max_handshakes && !sources.evict_for(source) {
+            return refused(InboundCap::Handshakes);
+        }
+        sources.next += 1;
+        let id = sources.next;
+        let evicted = Arc::new(Notify::new());
+        let places = sources.by.entry(source).or_default();
+        places.handshaking.push_back((id, Arc::clone(&evicted)));
+        places.open += 1;
+        sources.handshaking += 1;
+        sources.open += 1;
         admission.accepted.add(1);
         Ok(Places {
-            handshake,
-            open: Place(Arc::clone(&admission.open)),
+            handshake: HandshakePlace {
+                sources: Arc::clone(&admission.sources),
+                source,
+                id,
+                evicted,
+            },
+            open: OpenPlace {
+                sources: Arc::clone(&admission.sources),
+                source,
+            },
         })
     }
 }
@@ -222,7 +427,7 @@ impl ManagerShared {
 /// A read half that holds its stream's place among the open ones.
 struct Held {
     inner: BoxRead,
-    _place: Place,
+    _place: OpenPlace,
 }
 
 impl tokio::io::AsyncRead for Held {
@@ -237,7 +442,7 @@ impl tokio::io::AsyncRead for Held {
 
 /// Hands the stream's read half its place; the handshake place is returned
 /// for the caller to hold until the hello is read.
-pub(super) fn hold(mut stream: Connected, places: Places) -> (Connected, Place) {
+pub(super) fn hold(mut stream: Connected, places: Places) -> (Connected, HandshakePlace) {
     stream.read = Box::new(Held {
         inner: stream.read,
         _place: places.open,
@@ -309,14 +514,11 @@ impl ConnectionManager {
                 if let Some(errors) = failing.ends() {
                     tracing::info!(errors, "accepting again");
                 }
-                let places = match shared.admit() {
+                let places = match shared.admit(&stream.peer) {
                     Ok(places) => places,
                     Err(cap) => {
                         if refusing.starts() {
-                            let limit = match cap {
-                                InboundCap::Handshakes => shared.max_handshakes,
-                                InboundCap::Connections => shared.max_connections,
-                            };
+                            let limit = shared.cap(cap);
                             tracing::warn!(
                                 peer = %stream.peer,
                                 cap = cap.knob(),
@@ -338,8 +540,18 @@ impl ConnectionManager {
                 };
                 let runtime = Arc::clone(&manager.shared);
                 runtime.runtime.spawn(async move {
+                    let evicted = Arc::clone(&handshake.evicted);
                     let _handshake = handshake;
-                    let outcome = manager.handshake(stream).await;
+                    // An evicted handshake ends at once: its source held
+                    // the most places when every one was taken.
+                    let outcome = tokio::select! {
+                        biased;
+                        () = evicted.notified() => {
+                            tracing::debug!("inbound handshake evicted: its source held the most places");
+                            return;
+                        }
+                        outcome = manager.handshake(stream) => outcome,
+                    };
                     let mut burst = manager.shared.admission.failures.lock();
                     match outcome {
                         // `error` quotes names with `{:?}`: a newline in
