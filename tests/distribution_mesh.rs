@@ -519,10 +519,12 @@ async fn without_heartbeats_a_silent_squatter_holds_the_slot() {
 }
 
 /// A caller that connects and never finishes its hello holds a socket for
-/// twice the connect timeout at most (a dial the dialer made in time can
-/// need that long to land: `ConnectionManager::accept`), and never a slot.
+/// the connect timeout at most (the hello's own deadline: the dialer writes
+/// it as it connects; the rest of the handshake has twice that, as a dial
+/// the dialer made in time can need that long to land:
+/// `ConnectionManager::accept`), and never a slot.
 #[tokio::test]
-async fn a_hello_that_misses_twice_the_connect_timeout_is_closed_and_nothing_registered() {
+async fn a_hello_that_misses_the_connect_timeout_is_closed_and_nothing_registered() {
     const CONNECT_TIMEOUT: Duration = Duration::from_millis(200);
     let captured = Captured::default();
     let _log = captured.install();
@@ -541,8 +543,8 @@ async fn a_hello_that_misses_twice_the_connect_timeout_is_closed_and_nothing_reg
     closed_by_the_other_end(&mut mute, "the mute caller").await;
     closed_by_the_other_end(&mut stalled, "the stalled caller").await;
     assert!(
-        started.elapsed() >= CONNECT_TIMEOUT * 2,
-        "closed after {:?}, before twice the connect timeout",
+        started.elapsed() >= CONNECT_TIMEOUT && started.elapsed() < CONNECT_TIMEOUT * 2,
+        "closed after {:?}: not at the hello's deadline, the connect timeout",
         started.elapsed()
     );
     assert!(server.manager.slots().is_empty());

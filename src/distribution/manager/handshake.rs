@@ -107,10 +107,20 @@ impl ConnectionManager {
 
     /// The acceptor's part: reads the hello, writes the challenge, reads
     /// and checks the proof. The node the dialer proved it is.
+    ///
+    /// The hello has a deadline of its own, the connect timeout: the dialer
+    /// writes it the moment it connects, so it lands within a round trip of
+    /// the accept, and a stream that says nothing gives its place up then,
+    /// not at the end of the whole handshake's twice that
+    /// (`a_hello_that_misses_the_connect_timeout_is_closed_and_nothing_registered`).
     async fn answer(&self, stream: &mut Connected) -> Result<NodeName, DialError> {
-        let hello = read_frame(&mut stream.read, MAX_HANDSHAKE_FRAME)
-            .await
-            .map_err(bad)?;
+        let hello = timeout(
+            self.shared.connect_timeout,
+            read_frame(&mut stream.read, MAX_HANDSHAKE_FRAME),
+        )
+        .await
+        .map_err(|_| DialError::Timeout)?
+        .map_err(bad)?;
         let Some(read) = parse_hello(&hello.as_wire()) else {
             mark(Mark::HelloRefused);
             return Err(not_a(&hello, HELLO, "a hello", "its nonce"));
