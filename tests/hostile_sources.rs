@@ -115,3 +115,42 @@ async fn honest_dials_complete_while_one_address_floods_half_open_handshakes() {
         task.abort();
     }
 }
+
+/// A dial the node turns away at a cap is told which: a refusal frame in
+/// place of the challenge, read by the dialer as `DialError::Refused`, not
+/// "bad hello: peer closed the stream".
+#[tokio::test]
+async fn a_refused_dialer_is_told_which_cap_turned_it_away() {
+    let mut server_config = config();
+    server_config.max_handshakes_per_source = 2;
+    let server = served("z@test", server_config).await;
+    let to: SocketAddr = server.addr.parse().unwrap();
+    let _held = [
+        silent([127, 0, 0, 1], to).await.unwrap(),
+        silent([127, 0, 0, 1], to).await.unwrap(),
+    ];
+    let filled = Instant::now();
+    while server.manager.inbound().handshaking < 2 {
+        assert!(filled.elapsed() < Duration::from_secs(5), "never held");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let honest = served("h@test", config()).await;
+    let refused = honest
+        .manager
+        .dial(server.manager.local(), &server.addr)
+        .await
+        .expect_err("the source's places are held");
+    assert!(
+        matches!(
+            refused,
+            lanesim::distribution::DialError::Refused(
+                lanesim::distribution::InboundCap::SourceHandshakes
+            )
+        ),
+        "{refused}"
+    );
+    assert_eq!(
+        refused.to_string(),
+        "refused: max_handshakes_per_source reached"
+    );
+}

@@ -45,6 +45,18 @@ pub const HELLO: &[u8] = b"lanesim/hello";
 pub const CHALLENGE: &[u8] = b"lanesim/challenge";
 /// The control part of the dialer's proof.
 pub const PROOF: &[u8] = b"lanesim/proof";
+/// The control part of an acceptor's refusal, sent instead of a challenge
+/// to a stream it will not take (a cap reached); its payload names the cap.
+/// The acceptor closes the stream after it, and the dialer that reads it
+/// knows why it was turned away.
+pub const REFUSED: &[u8] = b"lanesim/refused";
+
+/// A refusal frame naming `cap` (a configuration knob, such as
+/// `max_handshakes_per_source`).
+#[must_use]
+pub fn refused(cap: &str) -> Vec<u8> {
+    encode(REFUSED, cap.as_bytes())
+}
 /// A nonce's length in bytes.
 pub const NONCE_LEN: usize = 16;
 /// A proof's length in bytes (an HMAC-SHA256 tag).

@@ -10,11 +10,11 @@
 //! tests/hostile_impostor.rs).
 
 use lanesim_target::handshake::{
-    self, parse_challenge, parse_hello, Role, Transcript, CHALLENGE, HELLO, PROOF,
+    self, parse_challenge, parse_hello, Role, Transcript, CHALLENGE, HELLO, PROOF, REFUSED,
 };
 use tokio::io::AsyncWriteExt;
 
-use super::{ConnectionManager, DialError, Origin};
+use super::{ConnectionManager, DialError, InboundCap, Origin};
 use crate::distribution::connection::DistConnection;
 use crate::distribution::frame::{read_frame, Frame, ReadFrameError};
 use crate::distribution::node::{NameError, NodeName};
@@ -183,6 +183,20 @@ impl ConnectionManager {
         let challenge = read_frame(&mut stream.read, MAX_HANDSHAKE_FRAME)
             .await
             .map_err(bad)?;
+        // The node turned the stream away at a cap and said which.
+        if let Frame::Data { control, payload } = &challenge {
+            if control == REFUSED {
+                return Err(InboundCap::of_knob(payload).map_or_else(
+                    || {
+                        DialError::BadHello(format!(
+                            "refused by the node for a reason it named {:?}",
+                            String::from_utf8_lossy(payload)
+                        ))
+                    },
+                    DialError::Refused,
+                ));
+            }
+        }
         let Some(read) = parse_challenge(&challenge.as_wire()) else {
             return Err(not_a(
                 &challenge,

@@ -244,7 +244,9 @@ pub enum DialError {
     BadHello(String),
     /// The hello named a node this node will not accept.
     BadName(NameError),
-    /// An inbound stream met a cap and was closed.
+    /// An inbound stream met a cap and was closed; or, for a dial, the
+    /// node dialed met one and said which (a refusal frame instead of its
+    /// challenge).
     Refused(InboundCap),
     /// The peer's proof did not verify: it does not hold the cookie (or
     /// replayed another stream's proof). Nothing was registered.

@@ -297,6 +297,22 @@ pub enum InboundCap {
 }
 
 impl InboundCap {
+    /// Every cap.
+    pub const ALL: [Self; 4] = [
+        Self::Handshakes,
+        Self::Connections,
+        Self::SourceHandshakes,
+        Self::SourceConnections,
+    ];
+
+    /// The cap whose knob is `knob`, as a refusal frame names it.
+    #[must_use]
+    pub fn of_knob(knob: &[u8]) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|cap| cap.knob().as_bytes() == knob)
+    }
+
     /// The configuration knob that sets it.
     #[must_use]
     pub fn knob(self) -> &'static str {
@@ -514,9 +530,17 @@ impl ConnectionManager {
                 if let Some(errors) = failing.ends() {
                     tracing::info!(errors, "accepting again");
                 }
+                let mut stream = stream;
                 let places = match shared.admit(&stream.peer) {
                     Ok(places) => places,
                     Err(cap) => {
+                        // Told why, if its socket takes the few bytes at
+                        // once (a fresh one does); never waited for: the
+                        // accept loop serves the next stream now.
+                        let refusal = lanesim_target::handshake::refused(cap.knob());
+                        let _ = futures_util::FutureExt::now_or_never(
+                            tokio::io::AsyncWriteExt::write_all(&mut stream.write, &refusal),
+                        );
                         if refusing.starts() {
                             let limit = shared.cap(cap);
                             tracing::warn!(
