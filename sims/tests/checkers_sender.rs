@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use lanesim_sims::check::CheckContext;
+use lanesim_sims::check::{CheckContext, Reported};
 use lanesim_sims::event::{
     ControlOutcome, Counts, DataOutcome, DialFailure, Event, FaultApplied, Lane, PeerAct, Record,
     SocketEnd, Written,
@@ -894,6 +894,33 @@ fn s3_and_dc1_excuse_a_shutdowns_down_logged_after_its_effect_only_where_shutdow
     };
     assert_eq!(skipped_before(true), (0, 1), "a skip for a shutdown's down");
     assert_eq!(skipped_before(false), (1, 1), "a skip while up");
+}
+
+/// A finished run of a node that reports its table and its counters logs
+/// both at its end; a log without them cannot be checked against them, and
+/// is no pass (a world that froze its log too early passed every such
+/// check before).
+#[test]
+fn s3_and_s4_detect_a_finished_run_that_logged_no_table_or_counters() {
+    let mut no_table = good();
+    remove_all(&mut no_table, is!(Event::TableAtEnd { .. }));
+    let first_up = the(&no_table, is!(Event::ConnectionUp { .. }));
+    assert_violates_exactly(&no_table, &context(), Contract::S3, &[&first_up]);
+    let mut no_counters = good();
+    remove_all(&mut no_counters, is!(Event::SenderStats(_)));
+    let last = no_counters.last().cloned().unwrap();
+    assert_violates_exactly(&no_counters, &context(), Contract::S4, &[&last]);
+    // Not decided where the node does not report them.
+    let silent = CheckContext {
+        reported: Reported {
+            stats: false,
+            table: false,
+            ..context().reported
+        },
+        ..context()
+    };
+    assert!(citing(&no_counters, &silent, Contract::S4, &[&last]).is_empty());
+    assert!(citing(&no_table, &silent, Contract::S3, &[&first_up]).is_empty());
 }
 
 #[test]

@@ -230,6 +230,17 @@ pub(super) fn s4(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
         }
     }
     let Some(index) = stats else {
+        // A sender that declares its counters has them logged at the end
+        // of every finished run; a log without them could not be checked
+        // against them, which is no pass.
+        if context.reported.stats {
+            let last = out.records().len().saturating_sub(1);
+            out.violate(
+                Contract::S4,
+                "the sender declares its counters, but the finished run logged none at its end: they cannot be checked".into(),
+                &[last],
+            );
+        }
         return;
     };
     let Event::SenderStats(said) = out.records()[index].event else {

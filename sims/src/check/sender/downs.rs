@@ -17,6 +17,39 @@ use crate::event::{DialFailure, Event, PeerAct, Record, SocketEnd};
 use crate::scenario::Contract;
 
 pub(super) fn s3(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    // A node that reports its table has each connected peer's slot logged
+    // at the end of a finished run; without it the table's end cannot be
+    // checked, which is no pass.
+    if context.finished && context.reported.table {
+        let records = out.records();
+        let at_end: BTreeSet<u64> = records
+            .iter()
+            .filter_map(|r| match r.event {
+                Event::TableAtEnd { peer, .. } => Some(peer),
+                _ => None,
+            })
+            .collect();
+        let unlogged: Vec<(u64, usize)> = records
+            .iter()
+            .enumerate()
+            .filter_map(|(index, r)| match r.event {
+                Event::ConnectionUp { peer, .. } if !at_end.contains(&peer) => Some((peer, index)),
+                _ => None,
+            })
+            .fold(Vec::new(), |mut first, (peer, index)| {
+                if !first.iter().any(|(p, _)| *p == peer) {
+                    first.push((peer, index));
+                }
+                first
+            });
+        for (peer, index) in unlogged {
+            out.violate(
+                Contract::S3,
+                format!("peer{peer} was connected, but the finished run logged no table slot for it at its end: the table cannot be checked"),
+                &[index],
+            );
+        }
+    }
     for (gen, downs) in &model.downs {
         let cited: Vec<usize> = downs.iter().map(|d| d.record).collect();
         if downs.len() > 1 {
