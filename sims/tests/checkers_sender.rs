@@ -896,6 +896,57 @@ fn s3_and_dc1_excuse_a_shutdowns_down_logged_after_its_effect_only_where_shutdow
     assert_eq!(skipped_before(false), (1, 1), "a skip while up");
 }
 
+/// A peer reads a frame only after its first byte reached the socket: an
+/// arrival logged before the frame began on that socket is a log that
+/// lies about order (in real mode, where the two are logged by different
+/// threads, excused within the race window).
+#[test]
+fn s4_detects_a_frame_that_arrived_before_it_began_to_reach_its_socket() {
+    let mut early = good();
+    let arrival = the(
+        &early,
+        is!(Event::FrameArrived {
+            lane: Lane::Data,
+            seq: 1,
+            ..
+        }),
+    );
+    remove_all(
+        &mut early,
+        is!(Event::FrameArrived {
+            lane: Lane::Data,
+            seq: 1,
+            ..
+        }),
+    );
+    let moved = insert_before(
+        &mut early,
+        is!(Event::FrameWriteBegun {
+            lane: Lane::Data,
+            seq: 1,
+            ..
+        }),
+        Record {
+            at: Duration::from_millis(6),
+            ..arrival
+        },
+    );
+    let begun = the(
+        &early,
+        is!(Event::FrameWriteBegun {
+            lane: Lane::Data,
+            seq: 1,
+            ..
+        }),
+    );
+    assert_violates_exactly(&early, &context(), Contract::S4, &[&moved, &begun]);
+    let real = CheckContext {
+        race_window: Duration::from_millis(5),
+        ..context()
+    };
+    assert!(citing(&early, &real, Contract::S4, &[&moved, &begun]).is_empty());
+}
+
 /// A finished run of a node that reports its table and its counters logs
 /// both at its end; a log without them cannot be checked against them, and
 /// is no pass (a world that froze its log too early passed every such

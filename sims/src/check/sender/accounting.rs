@@ -146,7 +146,38 @@ pub(super) fn lane_depths(out: &mut Collector<'_>, context: &CheckContext) {
 pub(super) fn s4(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     let mut started: BTreeSet<DataId> = BTreeSet::new();
     let mut stats = None;
+    // Where each frame first began to reach each socket: a peer reads a
+    // frame only after its first byte reached the socket (in real mode
+    // the two are logged by different threads: within the race window).
+    let mut begun: BTreeMap<(u16, Lane, u64), usize> = BTreeMap::new();
     for (index, record) in out.records().iter().enumerate() {
+        if let Event::FrameWriteBegun {
+            socket, lane, seq, ..
+        } = record.event
+        {
+            begun.entry((socket, lane, seq)).or_insert(index);
+        }
+    }
+    for (index, record) in out.records().iter().enumerate() {
+        if let Event::FrameArrived {
+            peer,
+            socket,
+            lane,
+            seq,
+            ..
+        } = record.event
+        {
+            if let Some(&first) = begun.get(&(socket, lane, seq)) {
+                let records = out.records();
+                if first > index && !context.may_precede(records[first].at, record.at) {
+                    out.violate(
+                        Contract::S4,
+                        format!("{lane:?} frame {seq} arrived at peer{peer} on socket {socket} before its first byte began to reach that socket"),
+                        &[index, first],
+                    );
+                }
+            }
+        }
         match record.event {
             Event::WriteStarted {
                 peer,
