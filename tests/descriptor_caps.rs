@@ -52,6 +52,8 @@ async fn a_node_lowers_its_caps_to_the_descriptor_limit_or_refuses_to_start() {
     let (handshakes, connections) = node.inbound_caps();
     assert_eq!(connections, 256 - RESERVED_DESCRIPTORS);
     assert!((1..256).contains(&handshakes), "{handshakes}");
+    // One source never holds every place of the lowered caps.
+    assert_eq!(node.source_caps(), (handshakes / 2, connections / 2));
     let warned = captured.matching(&["WARN", "caps lowered", "limit=256"]);
     assert_eq!(warned.len(), 1, "{:#?}", captured.records());
     assert!(

@@ -616,6 +616,31 @@ async fn a_burst_of_failed_handshakes_logs_each_reason_once() {
             .is_empty()
     })
     .await;
+    // A burst of 24 distinct reasons (names with 24 distinct control
+    // characters) logs 16 of them at WARN, and counts the rest.
+    let before = captured
+        .matching(&["WARN inbound connection refused"])
+        .len();
+    for c in 1u8..=24 {
+        let mut stream = raw_peer(&server.addr, &[b'e', b'v', b'i', b'l', c]).await;
+        closed_by_the_other_end(&mut stream, "a control character").await;
+    }
+    wait_for("every distinct refusal counted", || {
+        captured
+            .matching(&["inbound connection refused", "node name holds"])
+            .len()
+            == 24
+    })
+    .await;
+    assert_eq!(
+        captured
+            .matching(&["WARN inbound connection refused"])
+            .len()
+            - before,
+        16,
+        "{:#?}",
+        captured.records()
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -114,6 +114,20 @@ async fn honest_dials_complete_while_one_address_floods_half_open_handshakes() {
     for task in flood {
         task.abort();
     }
+    // Every place is given back once every stream has ended, and only once
+    // (an evicted place is not given back again when its task ends).
+    let quiet = Instant::now();
+    loop {
+        let now = server.manager.inbound();
+        if now.handshaking == 0 && now.open == 0 && now.sources == 0 {
+            break;
+        }
+        assert!(
+            quiet.elapsed() < Duration::from_secs(10),
+            "places still held: {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// A dial the node turns away at a cap is told which: a refusal frame in
@@ -134,6 +148,8 @@ async fn a_refused_dialer_is_told_which_cap_turned_it_away() {
         assert!(filled.elapsed() < Duration::from_secs(5), "never held");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let captured = common::capture::Captured::default();
+    let _log = captured.install();
     let honest = served("h@test", config()).await;
     let refused = honest
         .manager
@@ -153,4 +169,43 @@ async fn a_refused_dialer_is_told_which_cap_turned_it_away() {
         refused.to_string(),
         "refused: max_handshakes_per_source reached"
     );
+    assert_eq!(
+        captured
+            .matching(&[
+                "the cap is reached",
+                "cap=\"max_handshakes_per_source\"",
+                "limit=2"
+            ])
+            .len(),
+        1,
+        "{:#?}",
+        captured.records()
+    );
+}
+
+/// A refusal names its cap; a reason the dialer does not know is quoted
+/// escaped in its error (a hostile node's newline cannot forge a log line).
+#[tokio::test]
+async fn an_unknown_refusal_reason_is_quoted_escaped() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut hello = [0u8; 64];
+        let _ = stream.read(&mut hello).await;
+        let refusal = lanesim_target::handshake::refused("evil\nFAKE LOG LINE");
+        stream.write_all(&refusal).await.unwrap();
+        stream.shutdown().await.unwrap();
+        let _ = stream.read(&mut hello).await;
+    });
+    let honest = served("h@test", config()).await;
+    let error = honest
+        .manager
+        .dial(&lanesim::distribution::NodeName::from("x@test"), &addr)
+        .await
+        .expect_err("refused");
+    let text = error.to_string();
+    assert!(text.contains("refused by the node"), "{text}");
+    assert!(!text.contains('\n'), "{text}");
 }

@@ -85,8 +85,13 @@ impl ConnectionManager {
             .shared
             .admit(&stream.peer)
             .map_err(DialError::Refused)?;
-        let (stream, _handshake) = super::serve::hold(stream, places);
-        self.handshake(stream).await
+        let (stream, handshake) = super::serve::hold(stream, places);
+        // Evicted as in `serve`: the place is another source's now.
+        tokio::select! {
+            biased;
+            () = handshake.evicted.notified() => Err(DialError::Refused(InboundCap::Handshakes)),
+            registered = self.handshake(stream) => registered,
+        }
     }
 
     /// Runs an inbound stream's handshake and registers it.

@@ -340,6 +340,14 @@ impl ManagerShared {
     }
 }
 
+/// A per-source cap within its total: at most the total, and at most half
+/// of it where the total was lowered to fit the descriptor limit; at least
+/// one.
+fn per_source(configured: u64, total: u64, lowered: bool) -> u64 {
+    let ceiling = if lowered { total / 2 } else { total };
+    configured.min(ceiling).max(1)
+}
+
 /// The node → connection table, dialing, accepting and read loops. Cheap to
 /// clone; clones share one table.
 #[derive(Clone)]
@@ -395,8 +403,20 @@ impl ConnectionManager {
                 frame_timeout: config.frame_timeout,
                 max_handshakes,
                 max_connections,
-                max_handshakes_per_source: config.max_handshakes_per_source.max(1),
-                max_connections_per_source: config.max_connections_per_source.max(1),
+                // Never above the totals in force (lowered to fit the
+                // descriptor limit, or configured so), and at most half
+                // of them where they were lowered: one source never holds
+                // every place.
+                max_handshakes_per_source: per_source(
+                    config.max_handshakes_per_source,
+                    max_handshakes,
+                    max_handshakes < config.max_handshakes,
+                ),
+                max_connections_per_source: per_source(
+                    config.max_connections_per_source,
+                    max_connections,
+                    max_connections < config.max_connections,
+                ),
                 admission: serve::Admission::default(),
                 planted: config.planted,
                 runtime: TaskRuntime::start(config.runtime, config.planted)?,
@@ -471,6 +491,17 @@ impl ConnectionManager {
     #[must_use]
     pub fn inbound_caps(&self) -> (u64, u64) {
         (self.shared.max_handshakes, self.shared.max_connections)
+    }
+
+    /// The per-source caps in force, `(max_handshakes_per_source,
+    /// max_connections_per_source)`: within the totals in force, half of
+    /// them where those were lowered.
+    #[must_use]
+    pub fn source_caps(&self) -> (u64, u64) {
+        (
+            self.shared.max_handshakes_per_source,
+            self.shared.max_connections_per_source,
+        )
     }
 
     /// What the accept path has done so far.

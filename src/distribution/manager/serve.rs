@@ -128,6 +128,8 @@ pub(super) struct Admission {
     backed_off: Counter,
     /// The inbound handshakes that failed since the last one succeeded.
     failures: crate::shim::sync::Mutex<FailureBurst>,
+    /// Refused streams being told why now ([`tell_refused`]).
+    lingering: Arc<Counter>,
 }
 
 impl Admission {
@@ -404,10 +406,15 @@ impl ManagerShared {
         let (own_handshakes, own_open) = sources.by.get(&source).map_or((0, 0), |places| {
             (places.handshaking.len() as u64, places.open)
         });
-        if own_open >= self.max_connections_per_source {
+        // A per-source cap as high as its total is the total's to report.
+        if self.max_connections_per_source < self.max_connections
+            && own_open >= self.max_connections_per_source
+        {
             return refused(InboundCap::SourceConnections);
         }
-        if own_handshakes >= self.max_handshakes_per_source {
+        if self.max_handshakes_per_source < self.max_handshakes
+            && own_handshakes >= self.max_handshakes_per_source
+        {
             return refused(InboundCap::SourceHandshakes);
         }
         if sources.open >= self.max_connections {
@@ -484,6 +491,48 @@ impl Burst {
     }
 }
 
+/// How long a refused stream is kept to be told why.
+const REFUSAL_LINGER: Duration = Duration::from_millis(100);
+/// Refused streams kept to be told why at once, at most: past it (a flood)
+/// a refused stream is closed at once, untold, so refusals never hold
+/// more than this many descriptors beyond the caps.
+const LINGERING: u64 = 64;
+
+/// A refused stream's place among the [`LINGERING`]: given back on drop
+/// (also if its task is cancelled).
+struct Lingering(Arc<Counter>);
+
+impl Drop for Lingering {
+    fn drop(&mut self) {
+        self.0.sub(1);
+    }
+}
+
+/// Tells a refused stream which cap turned it away (a refusal frame), ends
+/// its write half, and reads what it sent (its hello) before the stream is
+/// dropped: a socket closed with unread bytes is reset, and a reset can
+/// discard the refusal before the dialer reads it. Bounded by
+/// [`REFUSAL_LINGER`] and 1 KiB read, on a task of its own: the accept loop
+/// never waits for a refused peer.
+async fn tell_refused(mut stream: Connected, cap: InboundCap) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let refusal = lanesim_target::handshake::refused(cap.knob());
+    let _ = crate::shim::time::timeout(REFUSAL_LINGER, async {
+        stream.write.write_all(&refusal).await?;
+        stream.write.shutdown().await?;
+        let mut unread = [0u8; 1024];
+        let mut total = 0;
+        while total < unread.len() {
+            match stream.read.read(&mut unread[total..]).await? {
+                0 => break,
+                n => total += n,
+            }
+        }
+        Ok::<(), io::Error>(())
+    })
+    .await;
+}
+
 impl ConnectionManager {
     /// Accepts inbound connections on `listener` for as long as the manager
     /// lives (see the module doc for errors and caps). Each stream's hello is
@@ -530,17 +579,9 @@ impl ConnectionManager {
                 if let Some(errors) = failing.ends() {
                     tracing::info!(errors, "accepting again");
                 }
-                let mut stream = stream;
                 let places = match shared.admit(&stream.peer) {
                     Ok(places) => places,
                     Err(cap) => {
-                        // Told why, if its socket takes the few bytes at
-                        // once (a fresh one does); never waited for: the
-                        // accept loop serves the next stream now.
-                        let refusal = lanesim_target::handshake::refused(cap.knob());
-                        let _ = futures_util::FutureExt::now_or_never(
-                            tokio::io::AsyncWriteExt::write_all(&mut stream.write, &refusal),
-                        );
                         if refusing.starts() {
                             let limit = shared.cap(cap);
                             tracing::warn!(
@@ -549,6 +590,13 @@ impl ConnectionManager {
                                 limit,
                                 "inbound connection refused: the cap is reached"
                             );
+                        }
+                        if shared.admission.lingering.add_within(1, LINGERING) {
+                            let held = Lingering(Arc::clone(&shared.admission.lingering));
+                            shared.runtime.spawn(async move {
+                                let _held = held;
+                                tell_refused(stream, cap).await;
+                            });
                         }
                         continue;
                     }

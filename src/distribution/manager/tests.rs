@@ -327,6 +327,9 @@ fn caps_fit_the_descriptor_limit_or_the_node_refuses_to_start() {
             max_connections: MIN_CONNECTIONS,
         }))
     );
+    // A limit below the reserve leaves no room at all (never a wrap).
+    assert!(fit_caps(Some(10), 256, 1024).is_err());
+    assert!(fit_caps(Some(0), 256, 1024).is_err());
     let refused = fit_caps(Some(RESERVED_DESCRIPTORS + MIN_CONNECTIONS - 1), 256, 1024)
         .expect_err("no room to serve");
     assert!(refused.contains("raise it (ulimit -n)"), "{refused}");
