@@ -14,25 +14,11 @@ use std::sync::Arc;
 
 use common::capture::Captured;
 use common::served::config;
+use common::set_soft_limit;
 use lanesim::distribution::{
     ConnectionManager, NodeName, DEFAULT_MAX_CONNECTIONS, MIN_CONNECTIONS, RESERVED_DESCRIPTORS,
 };
 use lanesim::shim::net::TokioTcp;
-
-fn set_soft_limit(soft: u64) -> libc::rlimit {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit write and read the struct passed.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
-        let before = limit;
-        limit.rlim_cur = soft.min(limit.rlim_max);
-        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
-        before
-    }
-}
 
 #[tokio::test]
 async fn a_node_lowers_its_caps_to_the_descriptor_limit_or_refuses_to_start() {

@@ -16,6 +16,7 @@ use std::io;
 use common::capture::Captured;
 use common::raw::{answer_challenge, hello, COOKIE};
 use common::served::{an_honest_peer_is_delivered, config, served};
+use common::set_soft_limit;
 use common::{snapshot, wait_for};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -23,21 +24,6 @@ use tokio::net::TcpStream;
 /// The descriptors this process has open now.
 fn open_descriptors() -> u64 {
     std::fs::read_dir("/proc/self/fd").map_or(0, |dir| dir.count() as u64)
-}
-
-fn set_soft_limit(soft: u64) -> libc::rlimit {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit write and read the struct passed.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
-        let before = limit;
-        limit.rlim_cur = soft.min(limit.rlim_max);
-        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
-        before
-    }
 }
 
 #[tokio::test]

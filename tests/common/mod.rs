@@ -129,3 +129,22 @@ pub async fn read_controls(stream: &mut TcpStream, n: usize) -> Vec<Vec<u8>> {
     }
     controls
 }
+
+/// Sets the process's soft descriptor limit (`RLIMIT_NOFILE`) to `soft`
+/// (at most the hard limit); returns the limit before. For the test
+/// binaries that hold one test each: the limit is the process's.
+#[cfg(unix)]
+pub fn set_soft_limit(soft: u64) -> libc::rlimit {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit write and read the struct passed.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        let before = limit;
+        limit.rlim_cur = soft.min(limit.rlim_max);
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+        before
+    }
+}

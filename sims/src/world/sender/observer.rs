@@ -114,6 +114,24 @@ impl<H: ReportHost> Observer<H> {
         });
     }
 
+    /// A control left the drain unwritten (skipped, discarded): it is done
+    /// with, and `event` (given peer, generation, seq) is logged, under one
+    /// order. Counted as a control whatever its tag says.
+    fn pinned_ended(
+        &self,
+        pinned: Generation<'_>,
+        frame: &[u8],
+        event: impl FnOnce(u64, u64, u64) -> Event,
+    ) {
+        let tag = Self::tag(frame);
+        let event = event(peer_index(pinned.node), pinned.generation, tag.seq);
+        let control = Tag {
+            lane: Lane::Control,
+            ..tag
+        };
+        self.control_ended(&control, pinned, event);
+    }
+
     /// A write ended (finished or abandoned): a control is done with, and
     /// `event` (given peer, generation, seq) is logged, under one order.
     fn write_ended(
@@ -179,20 +197,13 @@ impl<H: ReportHost> NodeEvents for Observer<H> {
     }
 
     fn control_skipped(&self, pinned: Generation<'_>, frame: &[u8]) {
-        let tag = Self::tag(frame);
-        let event = Event::ControlSkipped {
-            peer: peer_index(pinned.node),
-            generation: pinned.generation,
-            seq: tag.seq,
-        };
-        self.control_ended(
-            &Tag {
-                lane: Lane::Control,
-                ..tag
-            },
-            pinned,
-            event,
-        );
+        self.pinned_ended(pinned, frame, |peer, generation, seq| {
+            Event::ControlSkipped {
+                peer,
+                generation,
+                seq,
+            }
+        });
     }
 
     fn data_unroutable(&self, node: &str, frame: &[u8]) {
@@ -212,20 +223,13 @@ impl<H: ReportHost> NodeEvents for Observer<H> {
     }
 
     fn control_discarded(&self, pinned: Generation<'_>, frame: &[u8]) {
-        let tag = Self::tag(frame);
-        let event = Event::ControlDiscarded {
-            peer: peer_index(pinned.node),
-            generation: pinned.generation,
-            seq: tag.seq,
-        };
-        self.control_ended(
-            &Tag {
-                lane: Lane::Control,
-                ..tag
-            },
-            pinned,
-            event,
-        );
+        self.pinned_ended(pinned, frame, |peer, generation, seq| {
+            Event::ControlDiscarded {
+                peer,
+                generation,
+                seq,
+            }
+        });
     }
 
     fn data_discarded(&self, node: &str, frame: &[u8]) {
