@@ -170,7 +170,7 @@ pub fn parse_hello<'a>(frame: &Frame<'a>) -> Option<Hello<'a>> {
                 name,
             })
         }
-        Frame::Data { .. } | Frame::Keepalive => None,
+        Frame::Data { .. } | Frame::Keepalive | Frame::Node { .. } => None,
     }
 }
 
@@ -198,7 +198,7 @@ pub fn parse_challenge<'a>(frame: &Frame<'a>) -> Option<Challenge<'a>> {
                 name,
             })
         }
-        Frame::Data { .. } | Frame::Keepalive => None,
+        Frame::Data { .. } | Frame::Keepalive | Frame::Node { .. } => None,
     }
 }
 
@@ -207,7 +207,7 @@ pub fn parse_challenge<'a>(frame: &Frame<'a>) -> Option<Challenge<'a>> {
 pub fn parse_proof(frame: &Frame<'_>) -> Option<Proof> {
     match frame {
         Frame::Data { control, payload } if *control == PROOF => <Proof>::try_from(*payload).ok(),
-        Frame::Data { .. } | Frame::Keepalive => None,
+        Frame::Data { .. } | Frame::Keepalive | Frame::Node { .. } => None,
     }
 }
 

@@ -23,6 +23,7 @@
 //! | [`node`] | `NodeTarget`: a sender and its connection layer; dial, serve, enqueue, enqueue a control pinned to a generation; up/down/frame reports and the drain's account; `DownReason`, the one list of why a generation goes down |
 //! | [`layer`] | `SenderTarget`: a sender alone, run over lanesim's connection layer (`ConnectionLayer`, `LayerConnection`) |
 //! | [`wire`] | the frame format (encode, sans-IO decode, keepalive) |
+//! | [`claim`] | the claim check: a live connection's node asked whether a stream claiming its name is its own |
 //! | [`handshake`] | the authenticated handshake on every new stream: hello, challenge, proof (HMAC-SHA256 over the cluster cookie), and where nonces come from |
 //! | [`probe`] | `mark`, `preempt_point`, the `Probe` the testbed installs, `Sites` a target declares |
 //! | [`net`] | `Transport`, `Listener`, `Connected`: the sockets a world hands a node |
@@ -34,6 +35,7 @@
 //! speaks and reports, as a node of yours would, and what the worlds' peers
 //! and the event log use.
 
+pub mod claim;
 pub mod handshake;
 pub mod hazard;
 pub mod lanes;

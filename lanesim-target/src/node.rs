@@ -111,11 +111,16 @@ pub enum DownReason {
     /// budget was contended and it was over its share (or evicted for
     /// holding more than its share while another reader needed room).
     OverBudget,
+    /// Its name's owner reclaimed it: a stream from the address this node
+    /// dials for the name claimed the name, this generation's node denied
+    /// dialing it, and this generation's peer is not at that address (a
+    /// cookie holder squatting on the name).
+    NameReclaimed,
 }
 
 impl DownReason {
     /// Every reason, in declaration order.
-    pub const ALL: [DownReason; 12] = [
+    pub const ALL: [DownReason; 13] = [
         Self::PeerClosed,
         Self::ReadError,
         Self::WriteError,
@@ -128,6 +133,7 @@ impl DownReason {
         Self::WriteCancelled,
         Self::FrameTimeout,
         Self::OverBudget,
+        Self::NameReclaimed,
     ];
 
     /// The reason's name in `snake_case` (`peer_closed`), as logs and
@@ -147,6 +153,7 @@ impl DownReason {
             Self::WriteCancelled => "write_cancelled",
             Self::FrameTimeout => "frame_timeout",
             Self::OverBudget => "over_budget",
+            Self::NameReclaimed => "name_reclaimed",
         }
     }
 }

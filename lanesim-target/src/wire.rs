@@ -6,6 +6,11 @@
 //!
 //! - A frame is `[u32 BE control_len][u32 BE payload_len][control][payload]`.
 //! - Eight zero bytes are a keepalive (a frame with both parts empty).
+//! - A header whose control length is [`NODE_FRAME`] (`u32::MAX`, more than
+//!   any frame may hold) marks a frame of the node protocol itself, not
+//!   the nodes' own: its payload (at most [`MAX_NODE_FRAME`] bytes) is a
+//!   claim check on a live connection ([`crate::claim`]). No frame of the
+//!   nodes' own can be mistaken for one, whatever its control bytes.
 //! - A new stream starts with the handshake ([`crate::handshake`]): a
 //!   hello, a challenge and a proof, three frames in this format. Frames
 //!   after it are the nodes' own.
@@ -26,11 +31,23 @@ pub const HEADER_LEN: usize = 8;
 /// The keepalive frame.
 pub const KEEPALIVE: [u8; HEADER_LEN] = [0; HEADER_LEN];
 
+/// The control length that marks a node-protocol frame (see the model).
+pub const NODE_FRAME: u32 = u32::MAX;
+
+/// The largest node-protocol frame's payload.
+pub const MAX_NODE_FRAME: u32 = 64;
+
 /// One frame, its parts borrowing the buffer it was decoded from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Frame<'a> {
     /// Eight zero bytes.
     Keepalive,
+    /// A frame of the node protocol itself (a claim query or answer,
+    /// [`crate::claim`]): never delivered as the nodes' own.
+    Node {
+        /// Its payload, at most [`MAX_NODE_FRAME`] bytes.
+        payload: &'a [u8],
+    },
     /// Anything else.
     Data {
         /// The control part.
@@ -75,6 +92,66 @@ pub fn encode(control: &[u8], payload: &[u8]) -> Vec<u8> {
     frame
 }
 
+/// Encodes one node-protocol frame.
+///
+/// # Panics
+/// When `payload` is longer than [`MAX_NODE_FRAME`].
+#[must_use]
+pub fn encode_node(payload: &[u8]) -> Vec<u8> {
+    let len = u32::try_from(payload.len())
+        .ok()
+        .filter(|len| *len <= MAX_NODE_FRAME)
+        .expect("a node-protocol frame fits MAX_NODE_FRAME");
+    let mut frame = Vec::with_capacity(HEADER_LEN + payload.len());
+    frame.extend_from_slice(&header(NODE_FRAME, len));
+    frame.extend_from_slice(payload);
+    frame
+}
+
+/// What a header announces once it is whole: a keepalive, a node-protocol
+/// frame's payload length, or a frame of the nodes' own with its control
+/// length and whole body's length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Announced {
+    /// Eight zero bytes.
+    Keepalive,
+    /// A node-protocol frame whose payload is this long.
+    Node(u32),
+    /// A frame of the nodes' own: its control length and body length.
+    Data {
+        /// The control part's length.
+        control: u32,
+        /// Control and payload together.
+        body: u64,
+    },
+}
+
+/// What `header` announces, refused when its body is over `max` (or, for a
+/// node-protocol frame, over [`MAX_NODE_FRAME`]).
+///
+/// # Errors
+/// [`TooLarge`], for such a header.
+pub fn announced(header: &[u8; HEADER_LEN], max: u64) -> Result<Announced, TooLarge> {
+    let (control, payload) = part_lens(header);
+    if control == NODE_FRAME {
+        if payload > MAX_NODE_FRAME {
+            return Err(TooLarge {
+                claimed: u64::from(payload),
+                max: u64::from(MAX_NODE_FRAME),
+            });
+        }
+        return Ok(Announced::Node(payload));
+    }
+    let body = body_len(header);
+    if body == 0 {
+        return Ok(Announced::Keepalive);
+    }
+    if body > max {
+        return Err(TooLarge { claimed: body, max });
+    }
+    Ok(Announced::Data { control, body })
+}
+
 /// The header of a frame whose parts are this long.
 #[must_use]
 pub fn header(control_len: u32, payload_len: u32) -> [u8; HEADER_LEN] {
@@ -111,14 +188,16 @@ pub fn decode(buf: &[u8], max: u64) -> Result<Option<(Frame<'_>, usize)>, TooLar
     let Some(header) = buf.first_chunk::<HEADER_LEN>() else {
         return Ok(None);
     };
-    let claimed = body_len(header);
-    if claimed == 0 {
-        return Ok(Some((Frame::Keepalive, HEADER_LEN)));
-    }
-    if claimed > max {
-        return Err(TooLarge { claimed, max });
-    }
-    let control_len = part_lens(header).0 as usize;
+    let (control_len, claimed) = match announced(header, max)? {
+        Announced::Keepalive => return Ok(Some((Frame::Keepalive, HEADER_LEN))),
+        Announced::Node(len) => {
+            let end = HEADER_LEN + len as usize;
+            return Ok(buf
+                .get(HEADER_LEN..end)
+                .map(|payload| (Frame::Node { payload }, end)));
+        }
+        Announced::Data { control, body } => (control as usize, body),
+    };
     let end = HEADER_LEN + usize::try_from(claimed).unwrap_or(usize::MAX);
     let Some(body) = buf.get(HEADER_LEN..end) else {
         return Ok(None);
@@ -167,5 +246,31 @@ mod tests {
             })
         );
         assert!(decode(&frame, 65).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_node_frame_is_told_apart_by_its_header_whatever_the_nodes_send() {
+        let node = encode_node(b"?claim");
+        assert_eq!(node[..4], [0xff; 4], "the marker is the control length");
+        for cut in 0..node.len() {
+            assert_eq!(decode(&node[..cut], 64), Ok(None), "cut at {cut}");
+        }
+        assert_eq!(
+            decode(&node, 64),
+            Ok(Some((Frame::Node { payload: b"?claim" }, node.len())))
+        );
+        // The same bytes as a frame of the nodes' own stay theirs.
+        let data = encode(b"?claim", b"");
+        assert!(matches!(decode(&data, 64), Ok(Some((Frame::Data { .. }, _)))));
+        // Over its own bound, whatever the reader's maximum.
+        let mut long = header(NODE_FRAME, MAX_NODE_FRAME + 1).to_vec();
+        long.extend_from_slice(&[0; 65]);
+        assert_eq!(
+            decode(&long, u64::MAX),
+            Err(TooLarge {
+                claimed: 65,
+                max: 64
+            })
+        );
     }
 }

@@ -62,6 +62,7 @@ fn down_mark(reason: DownReason) -> Mark {
         DownReason::WriteCancelled => Mark::DownWriteCancelled,
         DownReason::FrameTimeout => Mark::DownFrameTimeout,
         DownReason::OverBudget => Mark::DownOverBudget,
+        DownReason::NameReclaimed => Mark::DownNameReclaimed,
     }
 }
 

@@ -17,7 +17,7 @@ use std::io;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use lanesim_target::wire::{self, HEADER_LEN, KEEPALIVE};
+use lanesim_target::wire::{self, Announced, HEADER_LEN};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::planted::{Planted, PlantedBug};
@@ -33,6 +33,12 @@ pub const DEFAULT_MAX_FRAME: u64 = 64 * 1024 * 1024;
 pub enum Frame {
     /// Eight zero bytes.
     Keepalive,
+    /// A node-protocol frame (`lanesim_target::claim`): the node's own
+    /// business, never delivered.
+    Node {
+        /// Its payload, at most `wire::MAX_NODE_FRAME` bytes.
+        payload: Vec<u8>,
+    },
     /// Anything else.
     Data {
         /// The control part.
@@ -49,6 +55,7 @@ impl Frame {
     pub fn as_wire(&self) -> wire::Frame<'_> {
         match self {
             Self::Keepalive => wire::Frame::Keepalive,
+            Self::Node { payload } => wire::Frame::Node { payload },
             Self::Data { control, payload } => wire::Frame::Data { control, payload },
         }
     }
@@ -59,6 +66,9 @@ impl From<wire::Frame<'_>> for Frame {
     fn from(frame: wire::Frame<'_>) -> Self {
         match frame {
             wire::Frame::Keepalive => Self::Keepalive,
+            wire::Frame::Node { payload } => Self::Node {
+                payload: payload.to_vec(),
+            },
             wire::Frame::Data { control, payload } => Self::Data {
                 control: control.to_vec(),
                 payload: payload.to_vec(),
@@ -442,8 +452,15 @@ pub async fn read_frame_within<R: AsyncRead + Unpin + ?Sized>(
             Err(error) => return Err(ReadFrameError::Io(error)),
         }
     }
-    let Some((control_len, len)) = body_len(&header, max)? else {
-        return Ok(Frame::Keepalive);
+    let (control_len, len) = match body_len(&header, max)? {
+        Announced::Keepalive => return Ok(Frame::Keepalive),
+        Announced::Node(len) => {
+            // At most `MAX_NODE_FRAME` bytes: read whole, charged to nobody.
+            let mut payload = vec![0; len as usize];
+            read_node_payload(reader, &mut payload).await?;
+            return Ok(Frame::Node { payload });
+        }
+        Announced::Data { control, body } => (u64::from(control), body),
     };
     let mut body = Vec::new();
     // #18 times each read instead of the frame (`read_body`).
@@ -528,17 +545,34 @@ async fn per_read_deadline(per_read: Option<Duration>) {
     }
 }
 
-/// What a header announces: `None` for a keepalive, else the control
-/// length and the whole body's length, refused over `max`.
-fn body_len(header: &[u8; HEADER_LEN], max: u64) -> Result<Option<(u64, u64)>, ReadFrameError> {
-    if *header == KEEPALIVE {
-        return Ok(None);
+/// What a header announces, its body refused over `max`.
+fn body_len(header: &[u8; HEADER_LEN], max: u64) -> Result<Announced, ReadFrameError> {
+    wire::announced(header, max).map_err(|too| ReadFrameError::TooLarge {
+        len: too.claimed,
+        max: too.max,
+    })
+}
+
+/// Reads a node-protocol frame's small payload whole.
+async fn read_node_payload<R: AsyncRead + Unpin + ?Sized>(
+    reader: &mut R,
+    payload: &mut [u8],
+) -> Result<(), ReadFrameError> {
+    let mut filled = 0;
+    while filled < payload.len() {
+        match reader.read(&mut payload[filled..]).await {
+            Ok(0) => {
+                return Err(ReadFrameError::Truncated {
+                    expected: (HEADER_LEN + payload.len()) as u64,
+                    got: (HEADER_LEN + filled) as u64,
+                })
+            }
+            Ok(n) => filled += n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(ReadFrameError::Io(error)),
+        }
     }
-    let len = wire::body_len(header);
-    if len > max {
-        return Err(ReadFrameError::TooLarge { len, max });
-    }
-    Ok(Some((u64::from(wire::part_lens(header).0), len)))
+    Ok(())
 }
 
 #[cfg(test)]

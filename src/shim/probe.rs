@@ -176,6 +176,21 @@ named! {
         /// after all: the incumbent went down while the stream stood by (a
         /// stale hello had won the tie-break).
         StandbyRegistered => "standby_registered",
+        /// A generation went down: its name's owner reclaimed it (the
+        /// claim check's rule 1: a squatter).
+        DownNameReclaimed => "down_name_reclaimed",
+        /// An accepted stream's claim was confirmed by the live incumbent's
+        /// node (it dialed the stream).
+        ClaimConfirmed => "claim_confirmed",
+        /// An accepted stream's claim was denied by the live incumbent's
+        /// node: the stream was refused.
+        ClaimDenied => "claim_denied",
+        /// The live incumbent did not answer a claim check in time, or went
+        /// down first.
+        ClaimUnanswered => "claim_unanswered",
+        /// A stream from the name's dialed host found a squatter from
+        /// another host holding the name: the squatter goes down.
+        ClaimReclaimed => "claim_reclaimed",
     }
 }
 
@@ -285,6 +300,11 @@ pub const NODE_SITES: Sites = Sites {
         Mark::HelloRefused.name(),
         Mark::ProofRefused.name(),
         Mark::StandbyRegistered.name(),
+        Mark::DownNameReclaimed.name(),
+        Mark::ClaimConfirmed.name(),
+        Mark::ClaimDenied.name(),
+        Mark::ClaimUnanswered.name(),
+        Mark::ClaimReclaimed.name(),
     ],
     points: &[
         Point::DrainPicked.name(),
@@ -353,6 +373,11 @@ pub const LAYER_SITES: Sites = Sites {
         Mark::HelloRefused.name(),
         Mark::ProofRefused.name(),
         Mark::StandbyRegistered.name(),
+        Mark::DownNameReclaimed.name(),
+        Mark::ClaimConfirmed.name(),
+        Mark::ClaimDenied.name(),
+        Mark::ClaimUnanswered.name(),
+        Mark::ClaimReclaimed.name(),
     ],
     points: &[
         Point::ReadBeforeMarkDown.name(),
@@ -390,6 +415,11 @@ pub const ACCEPTOR_SITES: Sites = Sites {
         Mark::HelloRefused.name(),
         Mark::ProofRefused.name(),
         Mark::StandbyRegistered.name(),
+        Mark::DownNameReclaimed.name(),
+        Mark::ClaimConfirmed.name(),
+        Mark::ClaimDenied.name(),
+        Mark::ClaimUnanswered.name(),
+        Mark::ClaimReclaimed.name(),
     ],
     points: &[],
     roles: roles!(

@@ -123,7 +123,7 @@ pub async fn read_controls(stream: &mut TcpStream, n: usize) -> Vec<Vec<u8>> {
     while controls.len() < n {
         match read_frame(stream, DEFAULT_MAX_FRAME).await {
             Ok(Frame::Data { control, .. }) => controls.push(control),
-            Ok(Frame::Keepalive) => {}
+            Ok(Frame::Keepalive | Frame::Node { .. }) => {}
             Err(_) => break,
         }
     }

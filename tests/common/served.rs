@@ -1,14 +1,17 @@
 //! A real node serving loopback, and the well-behaved peer every hostile
 //! test ends with.
 
+use std::io;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::{log, snapshot, wait_for, Log};
 use lanesim::distribution::{ConnectionManager, InboundFrame, ManagerConfig, NodeName};
-use lanesim::shim::net::{TokioTcp, Transport};
+use lanesim::shim::net::{BoxFuture, Connected, Listener, TokioTcp, Transport};
 use lanesim::shim::rt::RuntimeChoice;
 use lanesim_target::wire::encode;
+use tokio::net::TcpSocket;
 
 /// A manager serving a loopback listener, and the frames it received.
 pub struct Served {
@@ -19,19 +22,50 @@ pub struct Served {
 
 /// A node named `name` with `config` (its frame callback replaced by a log),
 /// serving 127.0.0.1.
-pub async fn served(name: &str, mut config: ManagerConfig) -> Served {
+pub async fn served(name: &str, config: ManagerConfig) -> Served {
+    served_on(name, IpAddr::from([127, 0, 0, 1]), config).await
+}
+
+/// As [`served`], with every socket of the node on `ip` (a loopback
+/// address of its own): it listens there and dials from there.
+pub async fn served_on(name: &str, ip: IpAddr, mut config: ManagerConfig) -> Served {
     let frames = log();
     let sink = Arc::clone(&frames);
     config.on_frame = Some(Arc::new(move |frame| sink.lock().unwrap().push(frame)));
-    let manager =
-        ConnectionManager::new(NodeName::from(name), Arc::new(TokioTcp), config).expect("manager");
-    let listener = TokioTcp.bind("127.0.0.1:0").await.unwrap();
+    let transport = TcpOn(ip);
+    let manager = ConnectionManager::new(NodeName::from(name), Arc::new(transport), config)
+        .expect("manager");
+    let listener = transport.bind(&format!("{ip}:0")).await.unwrap();
     let addr = listener.local_addr().unwrap();
     manager.serve(listener);
     Served {
         manager,
         addr,
         frames,
+    }
+}
+
+/// Real TCP with every socket on one address: a node bound to one
+/// interface of a multi-homed host (here, one loopback address of
+/// 127.0.0.0/8), so its streams come from the host it listens on.
+#[derive(Clone, Copy, Debug)]
+pub struct TcpOn(pub IpAddr);
+
+impl Transport for TcpOn {
+    fn connect<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, io::Result<Connected>> {
+        Box::pin(async move {
+            let target = tokio::net::lookup_host(addr)
+                .await?
+                .next()
+                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, addr.to_owned()))?;
+            let socket = TcpSocket::new_v4()?;
+            socket.bind(SocketAddr::new(self.0, 0))?;
+            Connected::from_tcp(socket.connect(target).await?)
+        })
+    }
+
+    fn bind<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, io::Result<Box<dyn Listener>>> {
+        TokioTcp.bind(addr)
     }
 }
 

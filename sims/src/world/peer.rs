@@ -71,6 +71,10 @@ impl PeerCodec {
 pub enum PeerFrame {
     /// Eight zero bytes.
     Keepalive,
+    /// A node-protocol frame (a claim query the node asks a peer that
+    /// holds a live generation): the peer keeps no dials to answer for,
+    /// so it reads past it as a node that does not answer would.
+    Node,
     /// A tagged frame whose payload is the filler the world wrote.
     Tagged(Tag),
     /// Not a frame the world wrote: an untagged control part, or a tagged
@@ -88,6 +92,7 @@ impl Decoder for PeerCodec {
             Ok(Some((frame, used))) => {
                 let frame = match frame {
                     Frame::Keepalive => PeerFrame::Keepalive,
+                    Frame::Node { .. } => PeerFrame::Node,
                     Frame::Data { control, payload } => match Tag::parse(control) {
                         Some(tag) if Tag::payload_intact(payload) => PeerFrame::Tagged(tag),
                         _ => PeerFrame::Garbled,
@@ -365,7 +370,7 @@ where
                 );
                 continue;
             }
-            Some(Ok(PeerFrame::Keepalive)) => continue,
+            Some(Ok(PeerFrame::Keepalive | PeerFrame::Node)) => continue,
             Some(Ok(PeerFrame::Garbled)) => SocketEnd::Garbage,
             // A header over the peer's maximum: not a frame the world wrote.
             Some(Err(error)) if error.kind() == io::ErrorKind::InvalidData => SocketEnd::Garbage,

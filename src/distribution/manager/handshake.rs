@@ -10,10 +10,12 @@
 //! tests/hostile_impostor.rs).
 
 use lanesim_target::handshake::{
-    self, parse_challenge, parse_hello, Role, Transcript, CHALLENGE, HELLO, PROOF, REFUSED,
+    self, parse_challenge, parse_hello, Nonce, Role, Transcript, CHALLENGE, HELLO, PROOF, REFUSED,
 };
+use lanesim_target::node::DownReason;
 use tokio::io::AsyncWriteExt;
 
+use super::claim::Claim;
 use super::{ConnectionManager, DialError, InboundCap, Origin};
 use crate::distribution::connection::DistConnection;
 use crate::distribution::frame::{read_frame, Frame, ReadFrameError};
@@ -39,6 +41,7 @@ fn unexpected(frame: &Frame, what: &str) -> DialError {
             control.len()
         ),
         Frame::Keepalive => format!("expected {what}, got a keepalive"),
+        Frame::Node { .. } => format!("expected {what}, got a node-protocol frame"),
     })
 }
 
@@ -99,26 +102,42 @@ impl ConnectionManager {
         &self,
         mut stream: Connected,
     ) -> Result<Arc<DistConnection>, DialError> {
-        let node = timeout(
+        let (node, nonce) = timeout(
             self.shared.connect_timeout.saturating_mul(2),
             self.answer(&mut stream),
         )
         .await
         .map_err(|_| DialError::Timeout)??;
+        // Names belong to their owners (`claim`).
+        match self.check_claim(&node, nonce, &stream.peer).await {
+            Claim::TableDecides => {}
+            Claim::Reclaimed(squatter) => {
+                tracing::warn!(
+                    %node,
+                    generation = squatter.generation(),
+                    squatter = %squatter.peer(),
+                    owner = %stream.peer,
+                    "a stream from the name's own address reclaimed it from a squatter"
+                );
+                squatter.mark_down(DownReason::NameReclaimed);
+            }
+            Claim::Denied => return Err(DialError::ClaimDenied(node)),
+        }
         Ok(self
             .register_as(node, stream, Origin::Accepted)
             .into_connection())
     }
 
     /// The acceptor's part: reads the hello, writes the challenge, reads
-    /// and checks the proof. The node the dialer proved it is.
+    /// and checks the proof. The node the dialer proved it is, and the
+    /// nonce its hello carried (what the claim check asks about).
     ///
     /// The hello has a deadline of its own, the connect timeout: the dialer
     /// writes it the moment it connects, so it lands within a round trip of
     /// the accept, and a stream that says nothing gives its place up then,
     /// not at the end of the whole handshake's twice that
     /// (`a_hello_that_misses_the_connect_timeout_is_closed_and_nothing_registered`).
-    async fn answer(&self, stream: &mut Connected) -> Result<NodeName, DialError> {
+    async fn answer(&self, stream: &mut Connected) -> Result<(NodeName, Nonce), DialError> {
         let hello = timeout(
             self.shared.connect_timeout,
             read_frame(&mut stream.read, MAX_HANDSHAKE_FRAME),
@@ -166,7 +185,7 @@ impl ConnectionManager {
             mark(Mark::ProofRefused);
             return Err(DialError::BadProof);
         }
-        Ok(node)
+        Ok((node, read.nonce))
     }
 
     /// The dialer's part, on a stream just connected to `node`: writes the
@@ -178,6 +197,9 @@ impl ConnectionManager {
         node: &NodeName,
     ) -> Result<(), DialError> {
         let dialer_nonce = self.shared.nonces.next();
+        // Remembered before the hello leaves: the node dialed may ask
+        // over a live connection whether this stream is ours (`claim`).
+        self.shared.claims.dialing(node, dialer_nonce);
         let hello = handshake::hello(self.local.as_str(), &dialer_nonce);
         stream
             .write

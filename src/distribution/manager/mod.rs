@@ -39,6 +39,8 @@
 //!   refused streams;
 //! - `serve`: the accept loop (errors skipped or backed off, never fatal)
 //!   and the caps on inbound streams;
+//! - `claim`: the claim check an accepted stream passes before it may
+//!   displace a live generation of the node it names;
 //! - `handshake`: both ends of the cookie handshake, and the accept path
 //!   from `accept()` to a registered stream;
 //! - `read_loop`: a generation's read loop, its keepalives and its silence
@@ -62,6 +64,7 @@ use crate::shim::rt::{RuntimeChoice, TaskRuntime};
 use crate::shim::sync::{Arc, AsyncMutex, Mutex, Notify, Weak};
 use crate::shim::time::{timeout, Duration};
 
+mod claim;
 mod handshake;
 mod read_loop;
 mod serve;
@@ -254,6 +257,10 @@ pub enum DialError {
     /// The node that answered a dial is not the one dialed: it named
     /// itself this.
     WrongNode(String),
+    /// An inbound stream claimed this node's name while it had a live
+    /// connection, and that connection's node denied dialing the stream
+    /// (the claim check, docs/protocol.md): refused.
+    ClaimDenied(NodeName),
 }
 
 impl fmt::Display for DialError {
@@ -266,6 +273,10 @@ impl fmt::Display for DialError {
             Self::Refused(cap) => write!(f, "refused: {} reached", cap.knob()),
             Self::BadProof => f.write_str("handshake refused: the peer's proof does not verify"),
             Self::WrongNode(name) => write!(f, "handshake refused: the node answered as {name:?}"),
+            Self::ClaimDenied(node) => write!(
+                f,
+                "claim refused: {node}'s live connection denies dialing this stream"
+            ),
         }
     }
 }
@@ -328,6 +339,9 @@ struct ManagerShared {
     max_handshakes_per_source: u64,
     max_connections_per_source: u64,
     admission: serve::Admission,
+    /// This node's recent dials, the hosts it dialed, the claim queries it
+    /// awaits (`claim`).
+    claims: claim::Claims,
     planted: Planted,
     runtime: TaskRuntime,
 }
@@ -418,6 +432,7 @@ impl ConnectionManager {
                     max_connections < config.max_connections,
                 ),
                 admission: serve::Admission::default(),
+                claims: claim::Claims::default(),
                 planted: config.planted,
                 runtime: TaskRuntime::start(config.runtime, config.planted)?,
             }),
@@ -565,6 +580,9 @@ impl ConnectionManager {
         let stream = timeout(self.shared.connect_timeout, connect)
             .await
             .map_err(|_| DialError::Timeout)??;
+        // The host this node reaches `node` at: what tells its owner from
+        // a squatter later (`claim`).
+        self.shared.claims.dialed(node, &stream.peer);
         // Its own dial of us, a stream from a squatter, or a down of this
         // node's generation may land here: `register` decides under the
         // table lock.

@@ -40,6 +40,8 @@ pub(super) async fn read_loop(
         return;
     };
     let mut read = Watched::new(read);
+    // Claim answers this generation is writing (at most one at a time).
+    let answering = Arc::new(Counter::new(0));
     let progress = read.progress();
     // The generation is registered and handed out, but nobody watches for
     // its down until this loop first waits: a down that lands here must
@@ -58,6 +60,12 @@ pub(super) async fn read_loop(
         };
         match frame {
             Ok(Frame::Keepalive) => {}
+            Ok(Frame::Node { payload }) => {
+                let Some(shared) = manager.upgrade() else {
+                    break None;
+                };
+                super::claim::on_node_frame(&shared, &connection, &payload, &answering);
+            }
             Ok(Frame::Data { control, payload }) => {
                 let Some(shared) = manager.upgrade() else {
                     break None;

@@ -307,11 +307,13 @@ pub(super) fn s7(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
             | DownReason::HeartbeatTimeout
             | DownReason::FrameTimeout => impaired_at(model, out.records(), gen, index, context),
             // The sender world has one production node, no frame
-            // callback, and peers that write one small frame at a time
-            // against an ample budget: none of these can happen there.
+            // callback, peers that write one small frame at a time
+            // against an ample budget, and never claim a name twice: none
+            // of these can happen there.
             DownReason::SimultaneousConnect
             | DownReason::HandlerPanicked
-            | DownReason::OverBudget => false,
+            | DownReason::OverBudget
+            | DownReason::NameReclaimed => false,
         };
         if !justified {
             out.violate(

@@ -460,7 +460,8 @@ fn downs(
             | DownReason::FrameTimeout
             | DownReason::SimultaneousConnect
             | DownReason::HandlerPanicked
-            | DownReason::OverBudget => None,
+            | DownReason::OverBudget
+            | DownReason::NameReclaimed => None,
         };
         if own.is_some() {
             continue;

@@ -78,7 +78,7 @@ impl Far {
                         link: tag.link,
                     })
                 }
-                Ok(Some(PeerFrame::Keepalive)) => {}
+                Ok(Some(PeerFrame::Keepalive | PeerFrame::Node)) => {}
                 Ok(None) => return,
                 Ok(Some(PeerFrame::Garbled)) | Err(_) => {
                     state.ended = true;

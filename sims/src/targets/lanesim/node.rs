@@ -294,6 +294,8 @@ impl Started0 {
                     DialError::BadHello(_) => DialFailure::BadHello,
                     DialError::BadName(_) => DialFailure::BadName,
                     DialError::BadProof | DialError::WrongNode(_) => DialFailure::Unauthenticated,
+                    // Like `Refused`, only the accept side's.
+                    DialError::ClaimDenied(_) => DialFailure::Io,
                 })
         })
     }
