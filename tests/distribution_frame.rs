@@ -79,13 +79,22 @@ fn frames_round_trip() {
 
 #[test]
 fn an_oversized_header_is_refused_without_allocating() {
-    let (frame, peak) = read_measured(&header(u32::MAX, u32::MAX), DEFAULT_MAX_FRAME);
+    let (frame, peak) = read_measured(&header(u32::MAX - 1, u32::MAX), DEFAULT_MAX_FRAME);
     match frame {
         Err(ReadFrameError::TooLarge { len, max }) => {
-            assert_eq!((len, max), (2 * u64::from(u32::MAX), DEFAULT_MAX_FRAME));
+            assert_eq!((len, max), (2 * u64::from(u32::MAX) - 1, DEFAULT_MAX_FRAME));
         }
         other => panic!("expected TooLarge, got {other:?}"),
     }
+    // A node-protocol frame (control length `u32::MAX`) has its own bound.
+    let (frame, peak_node) = read_measured(&header(u32::MAX, u32::MAX), DEFAULT_MAX_FRAME);
+    match frame {
+        Err(ReadFrameError::TooLarge { len, max }) => {
+            assert_eq!((len, max), (u64::from(u32::MAX), 64));
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    assert!(peak_node < 64 * 1024, "allocated {peak_node} bytes");
     assert!(
         peak < 64 * 1024,
         "allocated {peak} bytes for a refused frame"

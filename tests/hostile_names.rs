@@ -161,7 +161,9 @@ async fn a_keepalive_squatter_gives_the_name_back_to_its_owner() {
         snapshot(&downs)
     );
     wait_for("the reclaim logged", || {
-        !captured.matching(&["reclaimed it from a squatter"]).is_empty()
+        !captured
+            .matching(&["reclaimed it from a squatter"])
+            .is_empty()
     })
     .await;
 }

@@ -261,7 +261,10 @@ mod tests {
         );
         // The same bytes as a frame of the nodes' own stay theirs.
         let data = encode(b"?claim", b"");
-        assert!(matches!(decode(&data, 64), Ok(Some((Frame::Data { .. }, _)))));
+        assert!(matches!(
+            decode(&data, 64),
+            Ok(Some((Frame::Data { .. }, _)))
+        ));
         // Over its own bound, whatever the reader's maximum.
         let mut long = header(NODE_FRAME, MAX_NODE_FRAME + 1).to_vec();
         long.extend_from_slice(&[0; 65]);

@@ -33,8 +33,8 @@ pub async fn served_on(name: &str, ip: IpAddr, mut config: ManagerConfig) -> Ser
     let sink = Arc::clone(&frames);
     config.on_frame = Some(Arc::new(move |frame| sink.lock().unwrap().push(frame)));
     let transport = TcpOn(ip);
-    let manager = ConnectionManager::new(NodeName::from(name), Arc::new(transport), config)
-        .expect("manager");
+    let manager =
+        ConnectionManager::new(NodeName::from(name), Arc::new(transport), config).expect("manager");
     let listener = transport.bind(&format!("{ip}:0")).await.unwrap();
     let addr = listener.local_addr().unwrap();
     manager.serve(listener);

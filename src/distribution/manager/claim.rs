@@ -186,7 +186,9 @@ pub(super) fn on_node_frame(
             });
         }
         Some(ClaimFrame::Answer(nonce, mine)) => shared.claims.answered(connection, &nonce, mine),
-        None => tracing::debug!(node = %connection.node(), "an unknown node-protocol frame dropped"),
+        None => {
+            tracing::debug!(node = %connection.node(), "an unknown node-protocol frame dropped")
+        }
     }
 }
 
@@ -197,9 +199,7 @@ impl ConnectionManager {
         let incumbent = {
             let table = self.shared.table.lock();
             match table.slots.get(node).and_then(|slot| slot.current.as_ref()) {
-                Some((current, origin)) if !current.is_down() => {
-                    (Arc::clone(current), *origin)
-                }
+                Some((current, origin)) if !current.is_down() => (Arc::clone(current), *origin),
                 _ => return Claim::TableDecides,
             }
         };
