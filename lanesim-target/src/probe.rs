@@ -124,6 +124,14 @@ pub enum Role {
     StandbyRegistered,
     /// A dialer's handshake proof was refused.
     ProofRefused,
+    /// A stream claiming a live node's name was refused: that node, asked
+    /// over its live connection, denied dialing it.
+    ClaimDenied,
+    /// A stream from the host a name is dialed at found a squatter from
+    /// another host holding the name, and reclaimed it.
+    ClaimReclaimed,
+    /// A generation went down because its name's owner reclaimed it.
+    DownNameReclaimed,
 }
 
 impl Role {
@@ -161,6 +169,9 @@ impl Role {
         Self::RegisterIncumbentKept,
         Self::StandbyRegistered,
         Self::ProofRefused,
+        Self::ClaimDenied,
+        Self::ClaimReclaimed,
+        Self::DownNameReclaimed,
     ];
 
     /// Its name in scenario files (after `role:`) and reports.
@@ -199,6 +210,9 @@ impl Role {
             Self::RegisterIncumbentKept => "register_incumbent_kept",
             Self::StandbyRegistered => "standby_registered",
             Self::ProofRefused => "proof_refused",
+            Self::ClaimDenied => "claim_denied",
+            Self::ClaimReclaimed => "claim_reclaimed",
+            Self::DownNameReclaimed => "down_name_reclaimed",
         }
     }
 
@@ -238,6 +252,9 @@ impl Role {
             Self::RegisterIncumbentKept => "a new connection to a node was refused because a live one (the incumbent) was kept",
             Self::StandbyRegistered => "a connection was kept standing by behind a live incumbent",
             Self::ProofRefused => "a dialer's handshake proof was refused",
+            Self::ClaimDenied => "a claim on a live node's name was denied by that node",
+            Self::ClaimReclaimed => "a name's owner reclaimed it from a squatter",
+            Self::DownNameReclaimed => "a generation went down: its name's owner reclaimed it",
         }
     }
 

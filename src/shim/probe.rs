@@ -336,6 +336,9 @@ pub const NODE_SITES: Sites = Sites {
         RegisterIncumbentKept,
         StandbyRegistered,
         ProofRefused,
+        ClaimDenied,
+        ClaimReclaimed,
+        DownNameReclaimed,
     ),
 };
 
@@ -401,6 +404,9 @@ pub const LAYER_SITES: Sites = Sites {
         RegisterIncumbentKept,
         StandbyRegistered,
         ProofRefused,
+        ClaimDenied,
+        ClaimReclaimed,
+        DownNameReclaimed,
     ),
 };
 
@@ -427,6 +433,9 @@ pub const ACCEPTOR_SITES: Sites = Sites {
         RegisterTieBreakLost,
         StandbyRegistered,
         ProofRefused,
+        ClaimDenied,
+        ClaimReclaimed,
+        DownNameReclaimed,
     ),
 };
 

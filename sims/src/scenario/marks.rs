@@ -98,7 +98,10 @@ fn role_world(role: Role) -> WorldKind {
         | Role::RegisterTieBreakWon
         | Role::RegisterTieBreakLost
         | Role::StandbyRegistered
-        | Role::ProofRefused => WorldKind::Mesh,
+        | Role::ProofRefused
+        | Role::ClaimDenied
+        | Role::ClaimReclaimed
+        | Role::DownNameReclaimed => WorldKind::Mesh,
     }
 }
 
