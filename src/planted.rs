@@ -142,11 +142,19 @@ pub enum PlantedBug {
     /// no await between the read and the removal, so no simulated world
     /// reaches it; the model world does. Caught by L2/L5 (model world).
     ReapReadsPendingOutsideLock,
+    /// #24: the acceptor takes a stream's claim of a name at its word (no
+    /// claim check: the tie-break and the stand-by alone decide, as before
+    /// names belonged to their owners). Symptom: a cookie holder claiming
+    /// a live node's name displaces that node's generation (the tie-break
+    /// favours its stream) or stands by and takes the slot when the node
+    /// blips, and a squatter that keeps its heartbeat holds a name against
+    /// its owner. Caught by M8 and M1 (mesh world, `mesh_insider`).
+    ClaimsTakenAtTheirWord,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 24] = [
+    pub const ALL: [PlantedBug; 25] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -171,6 +179,7 @@ impl PlantedBug {
         Self::LaneDepthSharedAcrossNodes,
         Self::TurnsInArrivalOrder,
         Self::ReapReadsPendingOutsideLock,
+        Self::ClaimsTakenAtTheirWord,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -201,6 +210,7 @@ impl PlantedBug {
             Self::LaneDepthSharedAcrossNodes => "lane-depth-shared-across-nodes",
             Self::TurnsInArrivalOrder => "turns-in-arrival-order",
             Self::ReapReadsPendingOutsideLock => "reap-reads-pending-outside-lock",
+            Self::ClaimsTakenAtTheirWord => "claims-taken-at-their-word",
         }
     }
 
@@ -232,6 +242,7 @@ impl PlantedBug {
             Self::LaneDepthSharedAcrossNodes => "21",
             Self::TurnsInArrivalOrder => "22",
             Self::ReapReadsPendingOutsideLock => "23",
+            Self::ClaimsTakenAtTheirWord => "24",
         }
     }
 

@@ -83,6 +83,9 @@ pub enum WorldMark {
     /// Mesh: a squatter (with the cookie) proved itself under another node's
     /// name.
     FaultSquat,
+    /// Mesh: an insider (with the cookie) claimed another node's name and
+    /// keeps its heartbeat.
+    FaultClaim,
     /// Mesh: two nodes dropped their connection and redialed each other
     /// at the same instant.
     FaultCrossDial,
@@ -158,7 +161,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 50] = [
+    pub const ALL: [WorldMark; 51] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -182,6 +185,7 @@ impl WorldMark {
         Self::FaultRestart,
         Self::FaultHalfOpen,
         Self::FaultSquat,
+        Self::FaultClaim,
         Self::FaultCrossDial,
         Self::SimultaneousFirstDial,
         Self::FaultMaxFrame,
@@ -238,6 +242,7 @@ impl WorldMark {
             Self::FaultRestart => "fault_applied_restart",
             Self::FaultHalfOpen => "fault_applied_half_open",
             Self::FaultSquat => "fault_applied_squat",
+            Self::FaultClaim => "fault_applied_claim",
             Self::FaultCrossDial => "fault_applied_cross_dial",
             Self::SimultaneousFirstDial => "simultaneous_first_dial",
             Self::FaultMaxFrame => "fault_applied_max_frame",

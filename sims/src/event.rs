@@ -307,6 +307,8 @@ pub enum MeshFaultApplied {
     LatencyEnd { a: u64, b: u64 },
     /// A squatter dials `a` as `b`.
     Squat { a: u64, b: u64 },
+    /// An insider (with the cookie, keeping its heartbeat) dials `a` as `b`.
+    Claim { a: u64, b: u64 },
     /// An impostor without the cookie is to dial `a` as `b`.
     Impostor { a: u64, b: u64 },
     /// Spenders are to hold most of `node`'s frame budget for `us`.
@@ -607,6 +609,13 @@ pub enum Event {
     MeshFault { fault: MeshFaultApplied },
     /// A squatter proved itself to `node` as node `claimed`, from `socket`.
     MeshSquat {
+        node: u64,
+        claimed: u64,
+        socket: SocketAddr,
+    },
+    /// The insider proved itself to `node` as node `claimed`, from
+    /// `socket`: it keeps its heartbeat and denies every claim query.
+    MeshClaim {
         node: u64,
         claimed: u64,
         socket: SocketAddr,

@@ -855,6 +855,96 @@ fn m8_detects_an_impostor_registered_or_written_to() {
     assert_violates(&log, &context(), Contract::M8, &[&registered, &silent]);
 }
 
+/// The insider proved itself to node 1 as node 0 from `port`.
+fn claim(ms: u64, port: u16) -> Record {
+    at(
+        ms,
+        Event::MeshClaim {
+            node: 1,
+            claimed: 0,
+            socket: socket(port),
+        },
+    )
+}
+
+/// Node 1 holds node 0's generation 1 (socket 5000); an insider claiming
+/// node 0 is registered at node 1 while it lives (the claim displaced
+/// it): M8. The same stream registered once generation 1 is down takes an
+/// empty slot, which M8 allows.
+#[test]
+fn m8_detects_an_insider_displacing_a_live_generation() {
+    let with_insider = |after_down: bool| {
+        let mut log = healthy();
+        let the_end = is!(Event::MeshTableAtEnd { node: 0, .. });
+        let claimed = insert_before(&mut log, the_end, claim(1500, 6000));
+        if after_down {
+            insert_before(&mut log, the_end, down(1550, 1, 0, 1));
+        }
+        let registered = insert_before(&mut log, the_end, up(1600, 1, 0, 2, 6000));
+        if !after_down {
+            insert_before(&mut log, the_end, down(1610, 1, 0, 1));
+        }
+        insert_before(&mut log, the_end, down(1700, 1, 0, 2));
+        (log, claimed, registered)
+    };
+    let (log, claimed, registered) = with_insider(false);
+    assert_violates_exactly(&log, &context(), Contract::M8, &[&claimed, &registered]);
+    // An insider that took an empty slot displaced nothing.
+    let (log, _, _) = with_insider(true);
+    assert_holds(&log, &context(), Contract::M8);
+}
+
+/// At the end node 1 holds the insider's stream for node 0 and node 0
+/// holds nothing for node 1: the insider held the name against its owner
+/// (M1) where node 1 had dialed node 0 (so knew the owner's host); a node
+/// that never dialed the name cannot tell the owner from the insider, and
+/// the pair is not held to agreeing.
+#[test]
+fn m1_detects_an_insider_holding_a_name_its_holder_dialed() {
+    let ending_with_insider = |dialed: bool| {
+        let mut log = healthy();
+        let the_end = is!(Event::MeshTableAtEnd { node: 0, .. });
+        if dialed {
+            insert_before(
+                &mut log,
+                the_end,
+                at(
+                    500,
+                    Event::MeshUp {
+                        node: 1,
+                        peer: 0,
+                        generation: 2,
+                        origin: Side::Dialed,
+                        socket: socket(5100),
+                    },
+                ),
+            );
+            insert_before(&mut log, the_end, down(600, 1, 0, 2));
+        }
+        insert_before(&mut log, the_end, down(1000, 1, 0, 1));
+        insert_before(&mut log, the_end, down(1000, 0, 1, 1));
+        insert_before(&mut log, the_end, claim(1500, 6000));
+        insert_before(&mut log, the_end, up(1600, 1, 0, 3, 6000));
+        let ours = replace(
+            &mut log,
+            is!(Event::MeshTableAtEnd { node: 0, .. }),
+            table(5000, 0, 1, None),
+        );
+        let theirs = replace(
+            &mut log,
+            is!(Event::MeshTableAtEnd { node: 1, .. }),
+            table(5000, 1, 0, Some(6000)),
+        );
+        (log, ours, theirs)
+    };
+    let (log, ours, theirs) = ending_with_insider(true);
+    assert_violates_exactly(&log, &context(), Contract::M1, &[&ours, &theirs]);
+    // Node 1 never dialed node 0: it cannot tell the owner from the
+    // insider, and M1 does not hold it to.
+    let (log, _, _) = ending_with_insider(false);
+    assert_holds(&log, &context(), Contract::M1);
+}
+
 fn over_budget(ms: u64, node: u64, peer: u64, generation: u64) -> Record {
     down_for(ms, node, peer, generation, DownReason::OverBudget)
 }

@@ -300,6 +300,7 @@ impl Replay<'_> {
             | Event::MeshNoConnection { .. }
             | Event::MeshFault { .. }
             | Event::MeshSquat { .. }
+            | Event::MeshClaim { .. }
             | Event::MeshProbe { .. }
             | Event::MeshImpostor { .. }
             | Event::MeshTrickle { .. }

@@ -88,6 +88,7 @@ kinds!(
     MeshNoConnection,
     MeshFault,
     MeshSquat,
+    MeshClaim,
     MeshDataSent,
     MeshDataArrived,
     MeshDialedTogether,

@@ -19,7 +19,7 @@ use crate::targets::Subject;
 /// guard runs, within a simulated run's reach). The rest have no `.await`
 /// and no preemption point in their window (loom, shuttle) or exist only in
 /// real mode (#9, pinned by a real-runtime test).
-pub const TURMOIL_LAYER: [PlantedBug; 19] = [
+pub const TURMOIL_LAYER: [PlantedBug; 20] = [
     PlantedBug::PendingDecrementedAtDequeue,
     PlantedBug::ReapWithoutIdentityCheck,
     PlantedBug::NoExitGuard,
@@ -39,6 +39,7 @@ pub const TURMOIL_LAYER: [PlantedBug; 19] = [
     PlantedBug::DownCheckedBeforeLock,
     PlantedBug::LaneDepthSharedAcrossNodes,
     PlantedBug::TurnsInArrivalOrder,
+    PlantedBug::ClaimsTakenAtTheirWord,
 ];
 
 /// The bugs the model world must catch (`lanesim model --selftest`): the
@@ -88,6 +89,7 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         PlantedBug::NoHeartbeat => &[Contract::M5, Contract::M1, Contract::M2],
         PlantedBug::AcceptLoopStopsOnError => &[Contract::M7],
         PlantedBug::HandshakeSkipsProof => &[Contract::M8],
+        PlantedBug::ClaimsTakenAtTheirWord => &[Contract::M8, Contract::M1],
         PlantedBug::BudgetRefusesTheNewest => &[Contract::M9],
         PlantedBug::DeadlineRestartsAfterLock => &[Contract::S2],
         PlantedBug::FrameDeadlinePerRead => &[Contract::M9],

@@ -141,6 +141,7 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         WorldMark::FaultRestart
         | WorldMark::FaultHalfOpen
         | WorldMark::FaultSquat
+        | WorldMark::FaultClaim
         | WorldMark::FaultCrossDial
         | WorldMark::SimultaneousFirstDial
         | WorldMark::FaultResets
@@ -173,7 +174,12 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         CoverMark::World(WorldMark::AcceptReset),
         CoverMark::World(WorldMark::AcceptExhausted),
     ];
-    const IMPOSTORS: &[CoverMark] = &[CoverMark::World(WorldMark::FaultImpostor)];
+    // M8 holds a node to proven peers and their own names: an impostor
+    // without the cookie, or an insider claiming a live name, tests it.
+    const IMPOSTORS: &[CoverMark] = &[
+        CoverMark::World(WorldMark::FaultImpostor),
+        CoverMark::World(WorldMark::FaultClaim),
+    ];
     // M9 holds a node to its budget and its frame deadline: spenders and
     // tricklers test that it does, a link quiet past the deadline that it
     // does not hold honest nodes to it.
@@ -199,7 +205,7 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
             BESIDE,
         )),
         Contract::M7 => Some(("made a node's accept fail", ACCEPT_ERRORS)),
-        Contract::M8 => Some(("sent an impostor", IMPOSTORS)),
+        Contract::M8 => Some(("sent an impostor or an insider", IMPOSTORS)),
         Contract::M9 => Some((
             "sent spenders or kept a link quiet past the frame deadline",
             SPENDERS,

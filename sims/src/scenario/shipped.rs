@@ -32,6 +32,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "mesh_chaos_explored.toml",
     "mesh_cross_dial.toml",
     "mesh_impostor.toml",
+    "mesh_insider.toml",
     "mesh_partition_half_open.toml",
     "mesh_quiet_links.toml",
     "mesh_many_nodes.toml",

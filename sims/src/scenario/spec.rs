@@ -614,6 +614,11 @@ pub enum MeshFaultKind {
     /// A host that holds the cookie dials `a`, proves itself as node `b`,
     /// and stays silent.
     Squat,
+    /// A host that holds the cookie dials `a` and proves itself as node
+    /// `b`, then keeps its heartbeat alive and denies every claim query it
+    /// is asked (an insider): it must not displace a live generation of
+    /// `b` at `a`, nor hold `b`'s name against `b`.
+    Claim,
     /// A host without the cookie dials `a` four times, saying hello as
     /// node `b`: proving another cookie, reflecting `a`'s own proof,
     /// sending an empty proof, and replaying the first stream's hello with
@@ -666,10 +671,10 @@ impl MeshFaultKind {
         Self::Slow,
     ];
 
-    /// Every kind: the drawn ones, the faults on accepts, the impostor and
-    /// the spenders.
-    pub const ALL: [MeshFaultKind; 14] = {
-        let mut all = [Self::Resets; 14];
+    /// Every kind: the drawn ones, the faults on accepts, the impostor,
+    /// the spenders and the insider.
+    pub const ALL: [MeshFaultKind; 15] = {
+        let mut all = [Self::Resets; 15];
         let mut i = 0;
         while i < Self::DRAWN.len() {
             all[i] = Self::DRAWN[i];
@@ -679,6 +684,7 @@ impl MeshFaultKind {
         all[11] = Self::Impostor;
         all[12] = Self::Spend;
         all[13] = Self::Trickle;
+        all[14] = Self::Claim;
         all
     };
 
@@ -696,7 +702,7 @@ impl MeshFaultKind {
             | Self::Exhaust
             | Self::Spend
             | Self::Trickle => true,
-            Self::Kill | Self::Squat | Self::Impostor | Self::CrossDial => false,
+            Self::Kill | Self::Squat | Self::Claim | Self::Impostor | Self::CrossDial => false,
         }
     }
 

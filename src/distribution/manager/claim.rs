@@ -46,6 +46,7 @@ use lanesim_target::handshake::Nonce;
 use super::{ConnectionManager, ManagerShared, Origin};
 use crate::distribution::connection::DistConnection;
 use crate::distribution::node::NodeName;
+use crate::planted::PlantedBug;
 use crate::shim::probe::{mark, Mark};
 use crate::shim::sync::{Arc, Counter, Mutex, Notify};
 use crate::shim::time::{timeout, Duration};
@@ -196,6 +197,9 @@ impl ConnectionManager {
     /// The claim check of the module doc, for an accepted stream from
     /// `peer` that proved `node` with a hello carrying `nonce`.
     pub(super) async fn check_claim(&self, node: &NodeName, nonce: Nonce, peer: &str) -> Claim {
+        if self.shared.planted.has(PlantedBug::ClaimsTakenAtTheirWord) {
+            return Claim::TableDecides;
+        }
         let incumbent = {
             let table = self.shared.table.lock();
             match table.slots.get(node).and_then(|slot| slot.current.as_ref()) {

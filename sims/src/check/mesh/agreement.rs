@@ -38,6 +38,12 @@ pub(super) fn m1(out: &mut Collector<'_>, model: &Model) {
             continue; // the peer is not alive at the end
         };
         if socket.is_none() || other.is_none() || socket != other {
+            if [(node, peer, socket), (peer, node, other)]
+                .into_iter()
+                .any(|(holder, named, held)| unprotected_squat(model, holder, named, held))
+            {
+                continue;
+            }
             let describe = |s: Option<SocketAddr>| s.map_or("none".into(), |s| s.to_string());
             out.violate(
                 Contract::M1,
@@ -50,6 +56,20 @@ pub(super) fn m1(out: &mut Collector<'_>, model: &Model) {
             );
         }
     }
+}
+
+/// Whether `holder` ends holding the insider's stream `held` for `named`
+/// without ever having dialed `named` itself: it has no address of the
+/// name's owner to tell the owner from a cookie holder that keeps its
+/// heartbeat, so the claim check's guarantee does not reach it
+/// (docs/protocol.md, "Names belong to their owners"). Not held against
+/// the pair.
+fn unprotected_squat(model: &Model, holder: u64, named: u64, held: Option<SocketAddr>) -> bool {
+    held.is_some_and(|held| model.claims.contains_key(&held))
+        && !model
+            .ups
+            .iter()
+            .any(|(gen, up)| gen.node == holder && gen.peer == named && up.origin == Side::Dialed)
 }
 
 /// M1: the two ends of one socket agree on which of them dialed it (a

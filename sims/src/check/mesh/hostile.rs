@@ -1,7 +1,11 @@
 //! M7 and M8: the mesh against hosts that are not honest nodes and
 //! against exhaustion. M7 holds a node to accepting for its whole life
 //! (the end's probes, and no spinning on `EMFILE`), M8 to registering and
-//! answering only peers that proved the cookie (the impostors' streams).
+//! answering only peers that proved the cookie (the impostors' streams),
+//! and only for their own names: a stream claiming a node's name that the
+//! node did not make (the insider's) never displaces that node's live
+//! generation. (An insider that holds a name against its owner's claims
+//! leaves the pair unagreed at the end: M1's.)
 //! Each reads the hostile hosts' own records, never a node pair's. M9,
 //! the budget and the deadline against spenders, is `budget`.
 
@@ -91,6 +95,41 @@ pub(super) fn m8(out: &mut Collector<'_>, model: &Model) {
                 &[up, impostor.record],
             );
         }
+    }
+    for (
+        &GenId {
+            node,
+            peer,
+            generation,
+            ..
+        },
+        &Up {
+            record: up,
+            socket,
+            displaced,
+            ..
+        },
+    ) in &model.ups
+    {
+        let Some(&claim) = model.claims.get(&socket) else {
+            continue;
+        };
+        // A live generation of the node named, on a stream that node made
+        // (not another intruder's).
+        let Some(live) = displaced
+            .filter(|held| !model.claims.contains_key(held) && !model.squats.contains_key(held))
+        else {
+            continue;
+        };
+        out.violate(
+            Contract::M8,
+            format!(
+                "node{node} registered generation {generation} for node{peer} on the insider's \
+                 stream {socket} while node{peer}'s live generation on {live} held the slot: a \
+                 live generation displaced by a claim node{peer} did not make"
+            ),
+            &[claim, up],
+        );
     }
     for impostor in model.impostors.iter().filter(|i| i.read > 0) {
         out.violate(

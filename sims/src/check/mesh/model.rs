@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::event::Side;
+
 use super::faults::{AcceptFault, Bounce, CrossDial, Exhaustion, Lag, Lasting, Silence, Touch};
 use crate::event::{DialFailure, Event, LinkMsg, LinkSide, MeshFaultApplied, Record};
 
@@ -74,6 +76,11 @@ pub(super) struct Up {
     pub(super) record: usize,
     pub(super) socket: SocketAddr,
     pub(super) at: Duration,
+    /// The socket of the generation the node held live toward the peer
+    /// when this one came up (the one it displaces), if any.
+    pub(super) displaced: Option<SocketAddr>,
+    /// Which end dialed it.
+    pub(super) origin: Side,
 }
 
 /// A call of a generation's down hook.
@@ -186,6 +193,8 @@ pub(super) struct Model {
     /// Every `noconnection`, by where it was delivered.
     pub(super) noconnections: BTreeMap<DeliveryKey, Vec<NoConnection>>,
     pub(super) squats: BTreeMap<SocketAddr, usize>,
+    /// The insider's streams (`MeshClaim`), by socket: the record.
+    pub(super) claims: BTreeMap<SocketAddr, usize>,
     /// The impostors' streams, as each ended.
     pub(super) impostors: Vec<Impostor>,
     /// The trickler's streams, as each ended.
@@ -225,15 +234,22 @@ impl Model {
                     peer,
                     generation,
                     socket,
-                    ..
+                    origin,
                 } => {
                     let gen = m.gen(node, peer, generation);
+                    let displaced = m
+                        .current
+                        .get(&(node, peer))
+                        .and_then(|held| m.ups.get(held))
+                        .map(|held| held.socket);
                     m.ups.insert(
                         gen,
                         Up {
                             record: index,
                             socket,
                             at,
+                            displaced,
+                            origin,
                         },
                     );
                     m.current.insert((node, peer), gen);
@@ -326,6 +342,9 @@ impl Model {
                 Event::MeshSquat { socket, .. } => {
                     m.squats.insert(socket, index);
                 }
+                Event::MeshClaim { socket, .. } => {
+                    m.claims.insert(socket, index);
+                }
                 Event::MeshTableAtEnd { node, peer, socket } => {
                     m.table.insert(
                         (node, peer),
@@ -409,6 +428,7 @@ impl Model {
             | MeshFaultApplied::Latency { a, b, .. }
             | MeshFaultApplied::LatencyEnd { a, b }
             | MeshFaultApplied::Squat { a, b }
+            | MeshFaultApplied::Claim { a, b }
             | MeshFaultApplied::Impostor { a, b }
             | MeshFaultApplied::CrossDial { a, b } => (a, b),
             MeshFaultApplied::HalfOpen { from, to }
@@ -521,6 +541,7 @@ impl Model {
             | MeshFaultApplied::Latency { .. }
             | MeshFaultApplied::LatencyEnd { .. }
             | MeshFaultApplied::Squat { .. }
+            | MeshFaultApplied::Claim { .. }
             | MeshFaultApplied::Impostor { .. }
             | MeshFaultApplied::Spend { .. }
             | MeshFaultApplied::Trickle { .. }

@@ -33,6 +33,7 @@ pub(super) fn m5(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
             record: up,
             socket,
             at: up_at,
+            ..
         },
     ) in &model.ups
     {

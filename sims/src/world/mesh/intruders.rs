@@ -1,6 +1,8 @@
 //! The mesh world's intruders: hosts that are not nodes and dial nodes to
 //! do what no honest node does. The squatter proves the cookie under a
-//! live node's name and stays silent (M5); the impostor has no cookie and
+//! live node's name and stays silent (M5); the insider proves it under
+//! another node's name too but keeps its heartbeat alive and denies every
+//! claim it is asked about (M8, M1); the impostor has no cookie and
 //! tries four ways to get in anyway (M8); the spender holds most of a
 //! node's frame budget in frames it never finishes, and trickles a frame
 //! slower than the node's frame deadline (M9). Each obeys the driver's
@@ -10,11 +12,12 @@ use crate::explore::spawn_world;
 use std::sync::Arc;
 use std::time::Duration;
 
+use lanesim_target::claim::{self, ClaimFrame};
 use lanesim_target::handshake::{Nonce, Nonces, SeededNonces};
-use lanesim_target::wire::KEEPALIVE;
+use lanesim_target::wire::{decode, Frame, KEEPALIVE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{node_name, Shared, IMPOSTOR, MAX_FRAME, PORT, SPENDER, SPENDERS, SQUATTER};
+use super::{node_name, Shared, IMPOSTOR, INSIDER, MAX_FRAME, PORT, SPENDER, SPENDERS, SQUATTER};
 use crate::coverage::WorldMark;
 use crate::event::Event;
 use crate::world::handshake::{self, COOKIE};
@@ -75,6 +78,85 @@ pub(super) async fn squatter(shared: Arc<Shared>) -> turmoil::Result {
             }
             let mut sink = [0u8; 1024];
             while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
+        });
+    }
+    Ok(())
+}
+
+/// The insider: on each order, dials a node, runs the handshake under
+/// another node's name with the cookie, logs `MeshClaim`, and then acts the
+/// node it claims to be as far as the heartbeat goes: a keepalive every
+/// quarter tick, everything it is sent read, and every claim query it is
+/// asked (`lanesim_target::claim`) answered "not mine" (an insider that
+/// holds a name denies its owner's claims). It holds the stream until the
+/// node closes it. A node that lets it displace a live generation of the
+/// node it names breaks M8; one that lets it hold the name against the
+/// owner's claims leaves the pair unagreed at the end (M1).
+pub(super) async fn insider(shared: Arc<Shared>) -> turmoil::Result {
+    let Some(mut orders) = shared.claims.take() else {
+        return Ok(());
+    };
+    let nonces = handshake::nonces(shared.seed, INSIDER);
+    while let Some((target, claimed)) = orders.recv().await {
+        let shared = Arc::clone(&shared);
+        let nonce = nonces.next();
+        spawn_world(async move {
+            let Ok(mut stream) = connect(target).await else {
+                return;
+            };
+            if handshake::dial(&mut stream, &node_name(claimed), COOKIE, nonce)
+                .await
+                .is_err()
+            {
+                return;
+            }
+            let Ok(socket) = stream.local_addr() else {
+                return;
+            };
+            shared.record(
+                INSIDER,
+                Event::MeshClaim {
+                    node: target,
+                    claimed,
+                    socket,
+                },
+            );
+            let mut keepalives = tokio::time::interval(shared.params.heartbeat / 4);
+            let mut buffer = Vec::new();
+            let mut chunk = [0u8; 1024];
+            loop {
+                tokio::select! {
+                    biased;
+                    got = stream.read(&mut chunk) => match got {
+                        Ok(n) if n > 0 => buffer.extend_from_slice(&chunk[..n]),
+                        _ => return,
+                    },
+                    _ = keepalives.tick() => {
+                        if stream.write_all(&KEEPALIVE).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                // Every whole frame: queries denied, the rest dropped.
+                loop {
+                    let (query, used) = match decode(&buffer, MAX_FRAME) {
+                        Ok(Some((Frame::Node { payload }, used))) => (claim::parse(payload), used),
+                        Ok(Some((_, used))) => (None, used),
+                        Ok(None) => break,
+                        Err(_) => return,
+                    };
+                    buffer.drain(..used);
+                    if let Some(ClaimFrame::Query(asked)) = query {
+                        if stream
+                            .write_all(&claim::answer(&asked, false))
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+            }
         });
     }
     Ok(())

@@ -69,6 +69,8 @@ const PORT: u16 = 9000;
 const SQUATTER: &str = "squatter";
 /// The impostor's host.
 const IMPOSTOR: &str = "impostor";
+/// The insider's host (it holds the cookie and claims live nodes' names).
+const INSIDER: &str = "insider";
 /// The spenders' host.
 const SPENDER: &str = "spender";
 /// Streams the spender opens to a node: their frames together are more
@@ -180,6 +182,8 @@ struct Shared {
     squats: Orders<(u64, u64)>,
     /// Where impostor orders go: (target, claimed name).
     impostors: Orders<(u64, u64)>,
+    /// Where the insider's orders go: (target, claimed name).
+    claims: Orders<(u64, u64)>,
     /// Where the spender's orders go.
     spends: Orders<intruders::Spend>,
 }
@@ -273,6 +277,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         dials: Mutex::new(std::collections::BTreeMap::new()),
         squats: Orders::new(),
         impostors: Orders::new(),
+        claims: Orders::new(),
         spends: Orders::new(),
     });
     explorer.log_holds(shared.log.clone(), || {
@@ -307,6 +312,10 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
     if params.faults.iter().any(|f| f.kind == MeshFaultKind::Squat) {
         let shared = Arc::clone(&shared);
         sim.host(SQUATTER, move || intruders::squatter(Arc::clone(&shared)));
+    }
+    if params.faults.iter().any(|f| f.kind == MeshFaultKind::Claim) {
+        let shared = Arc::clone(&shared);
+        sim.host(INSIDER, move || intruders::insider(Arc::clone(&shared)));
     }
     if params
         .faults
@@ -445,6 +454,7 @@ fn occupies(applied: MeshFaultApplied) -> Option<(u64, u64)> {
         | MeshFaultApplied::SlowEnd { node: a, peer: b } => Some((a.min(b), a.max(b))),
         MeshFaultApplied::Kill { .. }
         | MeshFaultApplied::Squat { .. }
+        | MeshFaultApplied::Claim { .. }
         | MeshFaultApplied::Impostor { .. }
         | MeshFaultApplied::Spend { .. }
         | MeshFaultApplied::Trickle { .. }
@@ -504,6 +514,7 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
                 push(end, MeshFaultApplied::LatencyEnd { a, b });
             }
             MeshFaultKind::Squat => push(fault.at, MeshFaultApplied::Squat { a, b }),
+            MeshFaultKind::Claim => push(fault.at, MeshFaultApplied::Claim { a, b }),
             MeshFaultKind::Impostor => push(fault.at, MeshFaultApplied::Impostor { a, b }),
             MeshFaultKind::Spend => {
                 let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
@@ -662,6 +673,10 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
         }
         MeshFaultApplied::Impostor { a, b } => {
             shared.impostors.send((a, b));
+        }
+        MeshFaultApplied::Claim { a, b } => {
+            mark(WorldMark::FaultClaim);
+            shared.claims.send((a, b));
         }
         MeshFaultApplied::Spend { node, us } => {
             shared.spends.send(intruders::Spend::Hold {
