@@ -150,11 +150,17 @@ pub enum PlantedBug {
     /// blips, and a squatter that keeps its heartbeat holds a name against
     /// its owner. Caught by M8 and M1 (mesh world, `mesh_insider`).
     ClaimsTakenAtTheirWord,
+    /// #25: admission does not look at the source: no per-source caps,
+    /// no eviction (the accept path before fair admission). Symptom: one
+    /// address's half-open handshakes take every handshake place, and
+    /// honest dials from elsewhere are refused for as long as it floods.
+    /// Caught by M7 (mesh world, `mesh_flood`).
+    AdmissionIgnoresSources,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 25] = [
+    pub const ALL: [PlantedBug; 26] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -180,6 +186,7 @@ impl PlantedBug {
         Self::TurnsInArrivalOrder,
         Self::ReapReadsPendingOutsideLock,
         Self::ClaimsTakenAtTheirWord,
+        Self::AdmissionIgnoresSources,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -211,6 +218,7 @@ impl PlantedBug {
             Self::TurnsInArrivalOrder => "turns-in-arrival-order",
             Self::ReapReadsPendingOutsideLock => "reap-reads-pending-outside-lock",
             Self::ClaimsTakenAtTheirWord => "claims-taken-at-their-word",
+            Self::AdmissionIgnoresSources => "admission-ignores-sources",
         }
     }
 
@@ -243,6 +251,7 @@ impl PlantedBug {
             Self::TurnsInArrivalOrder => "22",
             Self::ReapReadsPendingOutsideLock => "23",
             Self::ClaimsTakenAtTheirWord => "24",
+            Self::AdmissionIgnoresSources => "25",
         }
     }
 

@@ -86,6 +86,8 @@ pub enum WorldMark {
     /// Mesh: an insider (with the cookie) claimed another node's name and
     /// keeps its heartbeat.
     FaultClaim,
+    /// Mesh: a flooder began opening half-open handshakes to a node.
+    FaultFlood,
     /// Mesh: two nodes dropped their connection and redialed each other
     /// at the same instant.
     FaultCrossDial,
@@ -161,7 +163,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 51] = [
+    pub const ALL: [WorldMark; 52] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -186,6 +188,7 @@ impl WorldMark {
         Self::FaultHalfOpen,
         Self::FaultSquat,
         Self::FaultClaim,
+        Self::FaultFlood,
         Self::FaultCrossDial,
         Self::SimultaneousFirstDial,
         Self::FaultMaxFrame,
@@ -243,6 +246,7 @@ impl WorldMark {
             Self::FaultHalfOpen => "fault_applied_half_open",
             Self::FaultSquat => "fault_applied_squat",
             Self::FaultClaim => "fault_applied_claim",
+            Self::FaultFlood => "fault_applied_flood",
             Self::FaultCrossDial => "fault_applied_cross_dial",
             Self::SimultaneousFirstDial => "simultaneous_first_dial",
             Self::FaultMaxFrame => "fault_applied_max_frame",

@@ -313,6 +313,9 @@ pub enum MeshFaultApplied {
     Impostor { a: u64, b: u64 },
     /// Spenders are to hold most of `node`'s frame budget for `us`.
     Spend { node: u64, us: u64 },
+    /// A flooder is to open half-open handshakes to `node` from one
+    /// address for `us`.
+    Flood { node: u64, us: u64 },
     /// `a` and `b` dropped their connection and redial each other now.
     CrossDial { a: u64, b: u64 },
     /// `node` stopped reading what `peer` sends.
@@ -667,6 +670,15 @@ pub enum Event {
         node: u64,
         accepted: bool,
         attempts: u64,
+    },
+    /// During a flood of `node`, the prober dialed it `dials` times from
+    /// an address of its own, one after another, and `accepted` of them
+    /// were accepted (the node wrote to the stream after the handshake)
+    /// within a dial's wait.
+    MeshFloodProbe {
+        node: u64,
+        dials: u64,
+        accepted: u64,
     },
     /// The impostor's stream to `node`, claiming `claimed`, ended: `read`
     /// bytes arrived after the node's challenge (0 unless the node

@@ -752,6 +752,42 @@ fn m7_detects_a_node_that_no_longer_accepts_a_fresh_stream() {
     assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&refused])]);
 }
 
+/// While one address floods node 1 with half-open handshakes, the prober
+/// dials it from another, one dial after another: every one accepted is a
+/// node that keeps its door for others (M7); one not accepted, a node the
+/// flood shut.
+#[test]
+fn m7_detects_honest_dials_kept_out_during_a_flood() {
+    let flood_probe = |accepted: u64| {
+        at(
+            3000,
+            Event::MeshFloodProbe {
+                node: 1,
+                dials: 12,
+                accepted,
+            },
+        )
+    };
+    let mut log = healthy();
+    let linked = is!(Event::MeshLinked { .. });
+    insert_before(
+        &mut log,
+        linked,
+        fault(
+            500,
+            MeshFaultApplied::Flood {
+                node: 1,
+                us: 3_000_000,
+            },
+        ),
+    );
+    let the_end = is!(Event::RunEnd { .. });
+    insert_before(&mut log, the_end, flood_probe(12));
+    assert_clean(&ALL, &log, &context());
+    let kept_out = replace(&mut log, is!(Event::MeshFloodProbe { .. }), flood_probe(11));
+    assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&kept_out])]);
+}
+
 #[test]
 fn m1_excuses_a_cross_dial_while_either_end_is_out_of_descriptors() {
     // Node 1 cannot accept or dial from 500 ms to 3 s: the cross-dial at

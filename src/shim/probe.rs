@@ -191,6 +191,13 @@ named! {
         /// A stream from the name's dialed host found a squatter from
         /// another host holding the name: the squatter goes down.
         ClaimReclaimed => "claim_reclaimed",
+        /// An inbound stream was refused at its source's cap.
+        AdmissionRefusedForSource => "admission_refused_for_source",
+        /// An inbound stream was refused at a total cap.
+        AdmissionRefusedFull => "admission_refused_full",
+        /// Every handshake place being held, the heaviest source's oldest
+        /// handshake was evicted for a lighter source's stream.
+        AdmissionEvicted => "admission_evicted",
     }
 }
 
@@ -305,6 +312,9 @@ pub const NODE_SITES: Sites = Sites {
         Mark::ClaimDenied.name(),
         Mark::ClaimUnanswered.name(),
         Mark::ClaimReclaimed.name(),
+        Mark::AdmissionRefusedForSource.name(),
+        Mark::AdmissionRefusedFull.name(),
+        Mark::AdmissionEvicted.name(),
     ],
     points: &[
         Point::DrainPicked.name(),
@@ -381,6 +391,9 @@ pub const LAYER_SITES: Sites = Sites {
         Mark::ClaimDenied.name(),
         Mark::ClaimUnanswered.name(),
         Mark::ClaimReclaimed.name(),
+        Mark::AdmissionRefusedForSource.name(),
+        Mark::AdmissionRefusedFull.name(),
+        Mark::AdmissionEvicted.name(),
     ],
     points: &[
         Point::ReadBeforeMarkDown.name(),
@@ -426,6 +439,9 @@ pub const ACCEPTOR_SITES: Sites = Sites {
         Mark::ClaimDenied.name(),
         Mark::ClaimUnanswered.name(),
         Mark::ClaimReclaimed.name(),
+        Mark::AdmissionRefusedForSource.name(),
+        Mark::AdmissionRefusedFull.name(),
+        Mark::AdmissionEvicted.name(),
     ],
     points: &[],
     roles: roles!(

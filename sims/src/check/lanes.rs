@@ -302,6 +302,7 @@ impl Replay<'_> {
             | Event::MeshSquat { .. }
             | Event::MeshClaim { .. }
             | Event::MeshProbe { .. }
+            | Event::MeshFloodProbe { .. }
             | Event::MeshImpostor { .. }
             | Event::MeshTrickle { .. }
             | Event::MeshDialFailed { .. }

@@ -97,6 +97,7 @@ kinds!(
     RunEnd,
     InboundFrameRead,
     MeshProbe,
+    MeshFloodProbe,
     MeshImpostor,
     MeshTrickle,
     MeshDialFailed,

@@ -142,6 +142,7 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         | WorldMark::FaultHalfOpen
         | WorldMark::FaultSquat
         | WorldMark::FaultClaim
+        | WorldMark::FaultFlood
         | WorldMark::FaultCrossDial
         | WorldMark::SimultaneousFirstDial
         | WorldMark::FaultResets
@@ -173,6 +174,7 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
     const ACCEPT_ERRORS: &[CoverMark] = &[
         CoverMark::World(WorldMark::AcceptReset),
         CoverMark::World(WorldMark::AcceptExhausted),
+        CoverMark::World(WorldMark::FaultFlood),
     ];
     // M8 holds a node to proven peers and their own names: an impostor
     // without the cookie, or an insider claiming a live name, tests it.
@@ -204,7 +206,7 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
             "carried a healthy peer's frames beside a faulty peer",
             BESIDE,
         )),
-        Contract::M7 => Some(("made a node's accept fail", ACCEPT_ERRORS)),
+        Contract::M7 => Some(("made a node's accept fail or flooded it", ACCEPT_ERRORS)),
         Contract::M8 => Some(("sent an impostor or an insider", IMPOSTORS)),
         Contract::M9 => Some((
             "sent spenders or kept a link quiet past the frame deadline",

@@ -106,7 +106,9 @@ impl MeshParams {
     /// more, and every other run keeps the steps it always took.)
     #[must_use]
     pub fn probes_accepts(&self) -> bool {
-        self.faults.iter().any(|fault| fault.kind.on_accepts())
+        self.faults
+            .iter()
+            .any(|fault| fault.kind.on_accepts() || fault.kind == MeshFaultKind::Flood)
     }
 
     /// How long before the end the probe of every node's accepts begins

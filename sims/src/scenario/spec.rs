@@ -646,6 +646,12 @@ pub enum MeshFaultKind {
     /// Node `a` reads what `b` sends one read per sixteenth of a tick,
     /// for `for`.
     Slow,
+    /// A host floods node `a` with half-open handshakes from one address
+    /// for `for`: 320 streams at once (more than the default 256 handshake
+    /// places), each silent, and each reopened the moment `a` closes it.
+    /// Honest dials to `a` from elsewhere must keep completing meanwhile
+    /// (M7). `b` is ignored.
+    Flood,
     /// Every stream dialed to node `a` is reset before `a` accepts it, for
     /// `for`: its `accept` fails with the connection's own error (a port
     /// scanner's resets). `b` is ignored.
@@ -673,8 +679,8 @@ impl MeshFaultKind {
 
     /// Every kind: the drawn ones, the faults on accepts, the impostor,
     /// the spenders and the insider.
-    pub const ALL: [MeshFaultKind; 15] = {
-        let mut all = [Self::Resets; 15];
+    pub const ALL: [MeshFaultKind; 16] = {
+        let mut all = [Self::Resets; 16];
         let mut i = 0;
         while i < Self::DRAWN.len() {
             all[i] = Self::DRAWN[i];
@@ -685,6 +691,7 @@ impl MeshFaultKind {
         all[12] = Self::Spend;
         all[13] = Self::Trickle;
         all[14] = Self::Claim;
+        all[15] = Self::Flood;
         all
     };
 
@@ -701,7 +708,8 @@ impl MeshFaultKind {
             | Self::Resets
             | Self::Exhaust
             | Self::Spend
-            | Self::Trickle => true,
+            | Self::Trickle
+            | Self::Flood => true,
             Self::Kill | Self::Squat | Self::Claim | Self::Impostor | Self::CrossDial => false,
         }
     }
@@ -717,7 +725,12 @@ impl MeshFaultKind {
     pub fn one_node(self) -> bool {
         matches!(
             self,
-            Self::Restart | Self::Resets | Self::Exhaust | Self::Spend | Self::Trickle
+            Self::Restart
+                | Self::Resets
+                | Self::Exhaust
+                | Self::Spend
+                | Self::Trickle
+                | Self::Flood
         )
     }
 }

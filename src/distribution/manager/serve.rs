@@ -38,6 +38,7 @@ use std::task::{Context, Poll};
 use super::{ConnectionManager, InboundStats, ManagerShared};
 use crate::planted::PlantedBug;
 use crate::shim::net::{accept_failure, AcceptFailure, BoxRead, Connected, Listener};
+use crate::shim::probe::{mark, Mark};
 use crate::shim::rt::JoinHandle;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -275,6 +276,7 @@ impl Sources {
             return false;
         };
         // Its task ends at once (`serve`); its place is free now.
+        mark(Mark::AdmissionEvicted);
         evict.notify_one();
         self.handshaking -= 1;
         self.evicted += 1;
@@ -401,18 +403,28 @@ impl ManagerShared {
         let mut sources = admission.sources.lock();
         let refused = |cap| {
             admission.refused.add(1);
+            mark(match cap {
+                InboundCap::SourceHandshakes | InboundCap::SourceConnections => {
+                    Mark::AdmissionRefusedForSource
+                }
+                InboundCap::Handshakes | InboundCap::Connections => Mark::AdmissionRefusedFull,
+            });
             Err(cap)
         };
         let (own_handshakes, own_open) = sources.by.get(&source).map_or((0, 0), |places| {
             (places.handshaking.len() as u64, places.open)
         });
+        // Planted #25: every source is one, as before fair admission.
+        let blind = self.planted.has(PlantedBug::AdmissionIgnoresSources);
         // A per-source cap as high as its total is the total's to report.
-        if self.max_connections_per_source < self.max_connections
+        if !blind
+            && self.max_connections_per_source < self.max_connections
             && own_open >= self.max_connections_per_source
         {
             return refused(InboundCap::SourceConnections);
         }
-        if self.max_handshakes_per_source < self.max_handshakes
+        if !blind
+            && self.max_handshakes_per_source < self.max_handshakes
             && own_handshakes >= self.max_handshakes_per_source
         {
             return refused(InboundCap::SourceHandshakes);
@@ -420,7 +432,7 @@ impl ManagerShared {
         if sources.open >= self.max_connections {
             return refused(InboundCap::Connections);
         }
-        if sources.handshaking >= self.max_handshakes && !sources.evict_for(source) {
+        if sources.handshaking >= self.max_handshakes && (blind || !sources.evict_for(source)) {
             return refused(InboundCap::Handshakes);
         }
         sources.next += 1;

@@ -1,6 +1,7 @@
 //! M7 and M8: the mesh against hosts that are not honest nodes and
 //! against exhaustion. M7 holds a node to accepting for its whole life
-//! (the end's probes, and no spinning on `EMFILE`), M8 to registering and
+//! (the end's probes, no spinning on `EMFILE`, and every honest dial
+//! accepted while one address floods it with half-open handshakes), M8 to registering and
 //! answering only peers that proved the cookie (the impostors' streams),
 //! and only for their own names: a stream claiming a node's name that the
 //! node did not make (the insider's) never displaces that node's live
@@ -14,7 +15,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::faults::Exhaustion;
-use super::model::{GenId, Impostor, Model, Probe, Up};
+use super::model::{FloodProbe, GenId, Impostor, Model, Probe, Up};
 use crate::check::Collector;
 use crate::scenario::Contract;
 
@@ -44,6 +45,25 @@ pub(super) fn m7(out: &mut Collector<'_>, model: &Model) {
                     "node{node} spun on EMFILE: {accepts} failed accepts in {:.3}s without descriptors, more than the {allowed} allowed (16, then 25 a second): one failed accept every {:.2} ms on average",
                     lasting.as_secs_f64(),
                     lasting.as_secs_f64() * 1000.0 / accepts.max(1) as f64
+                ),
+                &[index],
+            );
+        }
+    }
+    for &FloodProbe {
+        record: index,
+        node,
+        dials,
+        accepted,
+    } in &model.flood_probes
+    {
+        if accepted < dials {
+            out.violate(
+                Contract::M7,
+                format!(
+                    "node{node} kept honest dials out during a flood from one address: {} of \
+                     {dials} dials from another address, one after another, were not accepted",
+                    dials - accepted
                 ),
                 &[index],
             );

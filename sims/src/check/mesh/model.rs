@@ -70,6 +70,15 @@ pub(super) struct Probe {
     pub(super) attempts: u64,
 }
 
+/// The prober's dials during a flood (`MeshFloodProbe`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FloodProbe {
+    pub(super) record: usize,
+    pub(super) node: u64,
+    pub(super) dials: u64,
+    pub(super) accepted: u64,
+}
+
 /// A generation coming up.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Up {
@@ -195,6 +204,8 @@ pub(super) struct Model {
     pub(super) squats: BTreeMap<SocketAddr, usize>,
     /// The insider's streams (`MeshClaim`), by socket: the record.
     pub(super) claims: BTreeMap<SocketAddr, usize>,
+    /// The prober's dials during floods.
+    pub(super) flood_probes: Vec<FloodProbe>,
     /// The impostors' streams, as each ended.
     pub(super) impostors: Vec<Impostor>,
     /// The trickler's streams, as each ended.
@@ -364,6 +375,16 @@ impl Model {
                     accepted,
                     attempts,
                 }),
+                Event::MeshFloodProbe {
+                    node,
+                    dials,
+                    accepted,
+                } => m.flood_probes.push(FloodProbe {
+                    record: index,
+                    node,
+                    dials,
+                    accepted,
+                }),
                 Event::MeshImpostor {
                     node,
                     claimed,
@@ -419,6 +440,7 @@ impl Model {
             | MeshFaultApplied::Resets { node }
             | MeshFaultApplied::ResetsEnd { node, .. }
             | MeshFaultApplied::Spend { node, .. }
+            | MeshFaultApplied::Flood { node, .. }
             | MeshFaultApplied::Trickle { node, .. }
             | MeshFaultApplied::Exhaust { node }
             | MeshFaultApplied::ExhaustEnd { node, .. } => (node, node),
@@ -544,6 +566,7 @@ impl Model {
             | MeshFaultApplied::Claim { .. }
             | MeshFaultApplied::Impostor { .. }
             | MeshFaultApplied::Spend { .. }
+            | MeshFaultApplied::Flood { .. }
             | MeshFaultApplied::Trickle { .. }
             | MeshFaultApplied::Wedge { .. }
             | MeshFaultApplied::Unwedge { .. }

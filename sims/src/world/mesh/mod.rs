@@ -71,6 +71,11 @@ const SQUATTER: &str = "squatter";
 const IMPOSTOR: &str = "impostor";
 /// The insider's host (it holds the cookie and claims live nodes' names).
 const INSIDER: &str = "insider";
+/// The flooder's host (one address).
+const FLOODER: &str = "flooder";
+/// The flooder's streams at once: more than the default 256 handshake
+/// places, so a node that lets one address take them all is full.
+const FLOOD_STREAMS: u64 = 320;
 /// The spenders' host.
 const SPENDER: &str = "spender";
 /// Streams the spender opens to a node: their frames together are more
@@ -186,6 +191,8 @@ struct Shared {
     claims: Orders<(u64, u64)>,
     /// Where the spender's orders go.
     spends: Orders<intruders::Spend>,
+    /// Where the flooder's orders go: (target, how long).
+    floods: Orders<(u64, Duration)>,
 }
 
 /// Orders from the driver to a host, made before the first step, so an
@@ -279,6 +286,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         impostors: Orders::new(),
         claims: Orders::new(),
         spends: Orders::new(),
+        floods: Orders::new(),
     });
     explorer.log_holds(shared.log.clone(), || {
         turmoil::sim_elapsed().unwrap_or_default()
@@ -332,6 +340,10 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
     {
         let shared = Arc::clone(&shared);
         sim.host(SPENDER, move || intruders::spender(Arc::clone(&shared)));
+    }
+    if params.faults.iter().any(|f| f.kind == MeshFaultKind::Flood) {
+        let shared = Arc::clone(&shared);
+        sim.host(FLOODER, move || intruders::flooder(Arc::clone(&shared)));
     }
     if params.probes_accepts() {
         let shared = Arc::clone(&shared);
@@ -457,6 +469,7 @@ fn occupies(applied: MeshFaultApplied) -> Option<(u64, u64)> {
         | MeshFaultApplied::Claim { .. }
         | MeshFaultApplied::Impostor { .. }
         | MeshFaultApplied::Spend { .. }
+        | MeshFaultApplied::Flood { .. }
         | MeshFaultApplied::Trickle { .. }
         | MeshFaultApplied::CrossDial { .. } => None,
     }
@@ -519,6 +532,10 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
             MeshFaultKind::Spend => {
                 let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
                 push(fault.at, MeshFaultApplied::Spend { node: a, us });
+            }
+            MeshFaultKind::Flood => {
+                let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
+                push(fault.at, MeshFaultApplied::Flood { node: a, us });
             }
             MeshFaultKind::Trickle => {
                 let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
@@ -683,6 +700,10 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
                 node,
                 lasting: Duration::from_micros(us),
             });
+        }
+        MeshFaultApplied::Flood { node, us } => {
+            mark(WorldMark::FaultFlood);
+            shared.floods.send((node, Duration::from_micros(us)));
         }
         MeshFaultApplied::Trickle { node, us } => {
             shared.spends.send(intruders::Spend::Trickle {
