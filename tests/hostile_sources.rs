@@ -209,3 +209,95 @@ async fn an_unknown_refusal_reason_is_quoted_escaped() {
     assert!(text.contains("refused by the node"), "{text}");
     assert!(!text.contains('\n'), "{text}");
 }
+
+/// A node serving `listener` only once `queued` streams wait in its
+/// backlog, so its accept loop admits them back to back, before any of
+/// their handshake tasks first runs.
+async fn serve_after(
+    manager_config: lanesim::distribution::ManagerConfig,
+    queued: &[[u8; 4]],
+) -> (lanesim::distribution::ConnectionManager, Vec<TcpStream>) {
+    use lanesim::distribution::{ConnectionManager, NodeName};
+    use lanesim::shim::net::{TokioTcp, Transport};
+    let manager =
+        ConnectionManager::new(NodeName::from("z@test"), Arc::new(TokioTcp), manager_config)
+            .unwrap();
+    let listener = TokioTcp.bind("127.0.0.1:0").await.unwrap();
+    let to: SocketAddr = listener.local_addr().unwrap().parse().unwrap();
+    let mut streams = Vec::new();
+    for &from in queued {
+        streams.push(silent(from, to).await.unwrap());
+    }
+    manager.serve(listener);
+    (manager, streams)
+}
+
+/// Whether the node closed `stream` within `within`.
+async fn closed_within(stream: &mut TcpStream, within: Duration) -> bool {
+    let mut byte = [0u8; 64];
+    loop {
+        match tokio::time::timeout(within, tokio::io::AsyncReadExt::read(stream, &mut byte)).await {
+            Err(_) => return false,
+            Ok(Ok(0) | Err(_)) => return true,
+            // A refusal frame: read on to the close.
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+/// Every handshake place held by one address, a stream from another
+/// evicts the oldest, and the evicted stream is closed at once, even when
+/// its handshake task had not yet run when it was evicted (the accept loop
+/// admits a backlog's streams back to back): the eviction keeps its
+/// notice for the task (a permit), or the evicted stream would be held to
+/// its hello deadline beside the one that took its place.
+#[tokio::test]
+async fn an_evicted_handshake_is_closed_at_once_even_before_its_task_first_ran() {
+    let mut server_config = config();
+    server_config.max_handshakes = 2;
+    server_config.connect_timeout = Duration::from_secs(30);
+    let (manager, mut streams) = serve_after(
+        server_config,
+        &[[127, 0, 0, 2], [127, 0, 0, 2], [127, 0, 0, 3]],
+    )
+    .await;
+    assert!(
+        closed_within(&mut streams[0], Duration::from_secs(5)).await,
+        "the evicted stream was held (its task never heard of the eviction)"
+    );
+    let stats = manager.inbound();
+    assert_eq!((stats.evicted, stats.handshaking), (1, 2), "{stats:?}");
+    assert!(
+        !closed_within(&mut streams[2], Duration::from_millis(200)).await,
+        "the newcomer that evicted was closed"
+    );
+}
+
+/// Both caps reached (every open place and every handshake place held by
+/// one address): a stream from another address is refused at
+/// `max_connections`, and evicts nobody. Evicting first would end a
+/// handshake for a stream that is refused anyway.
+#[tokio::test]
+async fn a_stream_refused_for_the_connections_cap_evicts_nobody() {
+    let mut server_config = config();
+    server_config.max_handshakes = 2;
+    server_config.max_connections = 2;
+    server_config.connect_timeout = Duration::from_secs(30);
+    let (manager, mut streams) = serve_after(
+        server_config,
+        &[[127, 0, 0, 2], [127, 0, 0, 2], [127, 0, 0, 3]],
+    )
+    .await;
+    assert!(
+        closed_within(&mut streams[2], Duration::from_secs(5)).await,
+        "the third stream was not refused"
+    );
+    let stats = manager.inbound();
+    assert_eq!((stats.evicted, stats.refused), (0, 1), "{stats:?}");
+    for held in &mut streams[..2] {
+        assert!(
+            !closed_within(held, Duration::from_millis(200)).await,
+            "a handshake was ended for a stream refused anyway"
+        );
+    }
+}
