@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 
-use lanesim_target::wire::{body_len, HEADER_LEN};
+use lanesim_target::wire::{body_len, part_lens, HEADER_LEN, NODE_FRAME};
 
 /// One stream's framing, as its reader read it.
 #[derive(Debug, Default)]
@@ -42,7 +42,12 @@ impl FrameMeter {
                 bytes = &bytes[take..];
                 if self.filled == HEADER_LEN {
                     self.filled = 0;
-                    self.remaining = body_len(&self.header);
+                    // A node-protocol frame's control length is its
+                    // marker, not a length: its body is its payload.
+                    self.remaining = match part_lens(&self.header) {
+                        (NODE_FRAME, payload) => u64::from(payload),
+                        _ => body_len(&self.header),
+                    };
                     self.read = 0;
                 }
             } else {
@@ -188,6 +193,19 @@ mod tests {
         // A header split across reads holds nothing yet.
         assert_eq!(meter.feed(&frame(5)[..4]), 0);
         assert_eq!(meter.feed(&frame(5)[4..10]), 2);
+    }
+
+    /// A claim query between two frames: its 17-byte payload is its body
+    /// (the control length is the node-protocol marker, not a length), so
+    /// the frame after it is metered from its own header. Read as a
+    /// 4 GiB body, the query held every later byte of the stream (found
+    /// by `hunt --world mesh --seed 1`, an M9 breach of 17 bytes).
+    #[test]
+    fn a_node_protocol_frame_ends_with_its_payload() {
+        let mut meter = FrameMeter::default();
+        let query = lanesim_target::claim::query(&[3; 16]);
+        assert_eq!(meter.feed(&query), 0);
+        assert_eq!(meter.feed(&frame(50)[..HEADER_LEN + 20]), 20);
     }
 
     #[test]

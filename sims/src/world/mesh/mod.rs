@@ -302,10 +302,19 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         // more unaccepted connects than it panics: every other node may dial
         // a node at once, twice in a cross-dial (64 up to 32 nodes, as
         // always).
+        // A flood's streams, reopened at once, can all wait in one
+        // backlog (after the node's restart, say): room for all of them.
         .tcp_capacity(
             usize::try_from(params.nodes * 2)
                 .unwrap_or(usize::MAX)
-                .max(64),
+                .max(64)
+                .max(
+                    if params.faults.iter().any(|f| f.kind == MeshFaultKind::Flood) {
+                        usize::try_from(FLOOD_STREAMS * 2).unwrap_or(usize::MAX)
+                    } else {
+                        0
+                    },
+                ),
         )
         .rng_seed(seed)
         .build();

@@ -58,6 +58,17 @@ pub(super) async fn main(shared: Arc<Shared>) -> turmoil::Result {
             fault.at + fault.lasting / 4,
             (fault.at + fault.lasting).saturating_sub(p.tick),
         );
+        // A node whose accepts fail, or that restarts, meanwhile is not
+        // the flood's to judge.
+        let disturbed = p.faults.iter().any(|other| {
+            other.a == fault.a
+                && (other.kind.on_accepts() || other.kind == MeshFaultKind::Restart)
+                && other.at <= until
+                && other.at + other.lasting >= from
+        });
+        if disturbed {
+            continue;
+        }
         probes.spawn(flood_probe(
             Arc::clone(&shared),
             Arc::clone(&nonces),
