@@ -50,13 +50,19 @@ pub(super) async fn read_loop(
     if connection.is_down() {
         mark(Mark::DownBeforeReadLoop);
     }
+    // One silence clock for the generation's life, not one per frame: it
+    // sleeps to the tick's end, looks at when bytes last came, and sleeps
+    // on for the rest (a timer armed per frame cost the simulated mesh a
+    // timer-wheel insert and removal for every keepalive).
+    let silence = silent_for(tick, &progress);
+    tokio::pin!(silence);
     let reason = loop {
         let frame = tokio::select! {
             biased;
             () = connection.down_notified() => break None,
             // Bytes already waiting count as heard: the read goes first.
             frame = read_frame_within(&mut read, max, &budget, frame_timeout) => frame,
-            () = silent_for(tick, &progress) => break Some(DownReason::HeartbeatTimeout),
+            () = &mut silence => break Some(DownReason::HeartbeatTimeout),
         };
         match frame {
             Ok(Frame::Keepalive) => {}
