@@ -167,3 +167,50 @@ async fn a_keepalive_squatter_gives_the_name_back_to_its_owner() {
     })
     .await;
 }
+
+/// Nonces an insider chooses itself.
+struct Fixed(lanesim_target::handshake::Nonce);
+
+impl lanesim_target::handshake::Nonces for Fixed {
+    fn next(&self) -> lanesim_target::handshake::Nonce {
+        self.0
+    }
+}
+
+/// Two insiders claim the live a at z at once: with one nonce between them
+/// (a second stream with a nonce already being asked about once slipped
+/// past the check), and with two (the real a answers one query at a time;
+/// a second claim meanwhile once went unanswered and the table waved it
+/// through). Either way neither claim displaces a's generation: a claim
+/// that cannot be asked about is refused, never let through.
+#[tokio::test]
+async fn concurrent_insider_claims_never_displace_a_live_generation() {
+    for same_nonce in [true, false] {
+        let z = served_on("z@test", ip(1), config()).await;
+        let a = served_on("a@test", ip(3), config()).await;
+        let a_name = NodeName::from("a@test");
+        let real = z.manager.dial(&a_name, &a.addr).await.unwrap();
+        let insider = |last: u8| {
+            let mut insider_config = config();
+            if same_nonce {
+                insider_config.nonces = std::sync::Arc::new(Fixed([9; 16]));
+            }
+            served_on("a@test", ip(last), insider_config)
+        };
+        let (one, two) = (insider(2).await, insider(4).await);
+        let (first, second) = tokio::join!(
+            one.manager.dial(z.manager.local(), &z.addr),
+            two.manager.dial(z.manager.local(), &z.addr)
+        );
+        for claimed in [first, second].into_iter().flatten() {
+            wait_for("z to close each insider's stream", || claimed.is_down()).await;
+        }
+        assert_eq!(
+            held(&z, &a_name),
+            Some((real.generation(), "127.0.0.3".to_owned())),
+            "an insider displaced a's generation (same nonce: {same_nonce}): {:?}",
+            real.down_reason()
+        );
+        assert!(!real.is_down());
+    }
+}

@@ -13,9 +13,11 @@ use lanesim_target::handshake::{
     self, parse_challenge, parse_hello, Nonce, Role, Transcript, CHALLENGE, HELLO, PROOF, REFUSED,
 };
 use lanesim_target::node::DownReason;
+use lanesim_target::wire::KEEPALIVE;
 use tokio::io::AsyncWriteExt;
 
 use super::claim::Claim;
+use super::table::Promote;
 use super::{ConnectionManager, DialError, InboundCap, Origin};
 use crate::distribution::connection::DistConnection;
 use crate::distribution::frame::{read_frame, Frame, ReadFrameError};
@@ -28,6 +30,11 @@ use crate::shim::time::timeout;
 
 /// The largest handshake frame read: a nonce, a proof and a name.
 const MAX_HANDSHAKE_FRAME: u64 = 1024;
+
+/// Claim checks a stream gets before it is refused, each against the live
+/// generation that holds its slot then: the slot changing hands under
+/// every check is a race an honest stream does not lose three times.
+const CLAIM_ROUNDS: usize = 3;
 
 fn bad(error: ReadFrameError) -> DialError {
     DialError::BadHello(error.to_string())
@@ -108,24 +115,78 @@ impl ConnectionManager {
         )
         .await
         .map_err(|_| DialError::Timeout)??;
-        // Names belong to their owners (`claim`).
-        match self.check_claim(&node, nonce, &stream.peer).await {
-            Claim::TableDecides => {}
-            Claim::Reclaimed(squatter) => {
-                tracing::warn!(
-                    %node,
-                    generation = squatter.generation(),
-                    squatter = %squatter.peer(),
-                    owner = %stream.peer,
-                    "a stream from the name's own address reclaimed it from a squatter"
-                );
-                squatter.mark_down(DownReason::NameReclaimed);
-            }
-            Claim::Denied => return Err(DialError::ClaimDenied(node)),
+        // Names belong to their owners (`claim`). The dialer registered
+        // its end as it wrote its proof; while this end checks, a
+        // keepalive keeps its silence clock quiet.
+        if self.get_connection(&node).is_some() {
+            let _ = stream.write.write_all(&KEEPALIVE).await;
         }
-        Ok(self
-            .register_as(node, stream, Origin::Accepted)
-            .into_connection())
+        self.settle_claim(node, nonce, stream, true).await
+    }
+
+    /// Checks an accepted stream's claim and registers it by the verdict
+    /// (`claim`'s module doc), re-checking against whatever live generation
+    /// holds the slot when it registers. `may_stand_by`: whether a claim
+    /// the incumbent left unanswered may stand by; one that stood by
+    /// already is settled here again when its incumbent goes down, and
+    /// dropped if it is left unanswered a second time.
+    pub(super) async fn settle_claim(
+        &self,
+        node: NodeName,
+        nonce: Nonce,
+        mut stream: Connected,
+        may_stand_by: bool,
+    ) -> Result<Arc<DistConnection>, DialError> {
+        for _ in 0..CLAIM_ROUNDS {
+            let checked = match self.check_claim(&node, nonce, &stream.peer).await {
+                Claim::TableDecides(checked) => checked,
+                Claim::Reclaimed(squatter) => {
+                    tracing::warn!(
+                        %node,
+                        generation = squatter.generation(),
+                        squatter = %squatter.peer(),
+                        owner = %stream.peer,
+                        "a stream from the name's own address reclaimed it from a squatter"
+                    );
+                    squatter.mark_down(DownReason::NameReclaimed);
+                    None
+                }
+                Claim::Denied => return Err(DialError::ClaimDenied(node)),
+                Claim::Busy(pending) => {
+                    pending.ended().await;
+                    continue;
+                }
+                Claim::StandBy {
+                    incumbent,
+                    simultaneous,
+                } => {
+                    // Refused as the table refuses a stream for a live
+                    // incumbent (logged, marked), and standing by.
+                    let _ = Self::refuse(
+                        Arc::clone(&incumbent),
+                        Origin::Accepted,
+                        &stream.peer,
+                        simultaneous,
+                    );
+                    if may_stand_by {
+                        self.stand_by(
+                            node,
+                            stream,
+                            Origin::Accepted,
+                            Arc::clone(&incumbent),
+                            Promote::Claim(nonce),
+                        );
+                    }
+                    return Ok(incumbent);
+                }
+            };
+            match self.register_checked(node.clone(), stream, checked) {
+                Ok(registered) => return Ok(registered.into_connection()),
+                // Another live generation took the slot: check again.
+                Err(back) => stream = back,
+            }
+        }
+        Err(DialError::ClaimDenied(node))
     }
 
     /// The acceptor's part: reads the hello, writes the challenge, reads

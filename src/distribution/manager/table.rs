@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use lanesim_target::handshake::Nonce;
 use lanesim_target::node::DownReason;
 use tokio::io::AsyncReadExt as _;
 
@@ -77,6 +78,30 @@ pub(super) fn decide(
             }
         }
     }
+}
+
+/// What registration holds a stream to, beyond the table's rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Checked {
+    /// Nothing: the table's rules alone (this node's own dials, a test's
+    /// streams, a refused stream standing by after the table's refusal).
+    Unchecked,
+    /// The claim check saw this live incumbent generation (`None`: no live
+    /// one). If another live generation holds the slot by now, the stream
+    /// is handed back for a fresh check instead.
+    Incumbent(Option<u64>),
+}
+
+/// How a stream standing by is registered when its incumbent goes down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Promote {
+    /// By the table's rules (a stream the table refused).
+    Table,
+    /// By the claim check again, against whatever holds the slot then (a
+    /// claim its incumbent left unanswered, whose hello carried this
+    /// nonce): it never displaces a live generation that did not confirm
+    /// it.
+    Claim(Nonce),
 }
 
 /// Per node: the last generation issued and the current connection.
@@ -169,7 +194,28 @@ impl ConnectionManager {
     /// case the incumbent was a stale stream whose hello landed after its
     /// dialer had closed it.
     pub fn register_as(&self, node: NodeName, stream: Connected, origin: Origin) -> Registered {
-        self.register_or_stand_by(node, stream, origin, true)
+        match self.register_or_stand_by(node, stream, origin, true, Checked::Unchecked) {
+            Ok(registered) => registered,
+            Err(_) => unreachable!("an unchecked stream is never handed back"),
+        }
+    }
+
+    /// Registers an accepted stream the claim check passed, against the
+    /// incumbent it checked: `Err(stream)` if another live generation took
+    /// the slot meanwhile (the caller checks again).
+    pub(super) fn register_checked(
+        &self,
+        node: NodeName,
+        stream: Connected,
+        checked: Option<u64>,
+    ) -> Result<Registered, Connected> {
+        self.register_or_stand_by(
+            node,
+            stream,
+            Origin::Accepted,
+            true,
+            Checked::Incumbent(checked),
+        )
     }
 
     fn register_or_stand_by(
@@ -178,7 +224,8 @@ impl ConnectionManager {
         stream: Connected,
         origin: Origin,
         may_stand_by: bool,
-    ) -> Registered {
+        checked: Checked,
+    ) -> Result<Registered, Connected> {
         let Connected {
             read,
             write,
@@ -207,6 +254,14 @@ impl ConnectionManager {
                 Some(_) => Incumbent::Down,
                 None => Incumbent::None,
             };
+            let live = slot
+                .current
+                .as_ref()
+                .filter(|(current, _)| self.shared.usable(current))
+                .map(|(current, _)| current.generation());
+            // Another live generation took the slot since the check.
+            let changed =
+                matches!(checked, Checked::Incumbent(seen) if live.is_some() && live != seen);
             let decision = decide(incumbent, origin, winner, tie_break);
             let mut displaced_reason = DownReason::ManualDisconnect;
             let mut kept = None;
@@ -224,7 +279,8 @@ impl ConnectionManager {
                 }
             }
             match kept {
-                Some(kept) => Err(kept),
+                _ if changed => Err(None),
+                Some(kept) => Err(Some(kept)),
                 None => {
                     *last_generation += 1;
                     slot.generation = *last_generation;
@@ -248,7 +304,18 @@ impl ConnectionManager {
         };
         let (connection, displaced) = match decided {
             Ok(new) => new,
-            Err((incumbent, simultaneous)) => {
+            Err(None) => {
+                let (write, local) = halves
+                    .take()
+                    .expect("not taken: the stream was not installed");
+                return Err(Connected {
+                    read,
+                    write,
+                    peer,
+                    local,
+                });
+            }
+            Err(Some((incumbent, simultaneous))) => {
                 // Two refusals can be the work of a stale incumbent (see
                 // `stand_by`): our dial losing to an accepted stream, and an
                 // accepted stream refused for an accepted incumbent.
@@ -265,9 +332,9 @@ impl ConnectionManager {
                         peer,
                         local,
                     };
-                    self.stand_by(node, stream, origin, incumbent);
+                    self.stand_by(node, stream, origin, incumbent, Promote::Table);
                 }
-                return refused;
+                return Ok(refused);
             }
         };
         let hooks = self.shared.up_hooks.lock().clone();
@@ -302,7 +369,7 @@ impl ConnectionManager {
                 .runtime
                 .spawn(keepalives(Arc::clone(&connection), tick));
         }
-        Registered::New(connection)
+        Ok(Registered::New(connection))
     }
 
     /// Keeps `stream`, refused in favour of the live `incumbent`, open for
@@ -347,12 +414,18 @@ impl ConnectionManager {
     /// until its window ends.
     /// `a_stream_closed_while_standing_by_is_never_registered`,
     /// `a_newer_stream_supersedes_the_one_standing_by`.
-    fn stand_by(
+    ///
+    /// `promote`: how it is registered when the incumbent goes down: by
+    /// the table's rules, or (a claim its incumbent never answered) by the
+    /// claim check again, so it never displaces a live generation that took
+    /// the slot meanwhile without that generation's word.
+    pub(super) fn stand_by(
         &self,
         node: NodeName,
         stream: Connected,
         origin: Origin,
         incumbent: Arc<DistConnection>,
+        promote: Promote,
     ) {
         let mut window = self.shared.connect_timeout.saturating_mul(2);
         if let Some(tick) = self.shared.tick {
@@ -425,9 +498,23 @@ impl ConnectionManager {
             };
             // Registered only if nothing live took the slot meanwhile; a
             // second refusal drops the stream (it stands by once).
-            if let Registered::New(connection) =
-                manager.register_or_stand_by(node, stream, origin, false)
-            {
+            let registered = match promote {
+                Promote::Table => {
+                    match manager.register_or_stand_by(node, stream, origin, false, Checked::Unchecked) {
+                        Ok(Registered::New(connection)) => Some(connection),
+                        _ => None,
+                    }
+                }
+                Promote::Claim(nonce) => {
+                    let before = manager.shared.table.lock().last_generation;
+                    manager
+                        .settle_claim(node, nonce, stream, false)
+                        .await
+                        .ok()
+                        .filter(|connection| connection.generation() > before)
+                }
+            };
+            if let Some(connection) = registered {
                 mark(Mark::StandbyRegistered);
                 tracing::debug!(node = %connection.node(), generation = connection.generation(), ?origin, "a refused stream that stood by was registered: its incumbent went down");
             }
@@ -437,7 +524,7 @@ impl ConnectionManager {
     /// A stream refused in favour of the live `incumbent`: logged; the
     /// caller drops it (closing it) or lets it stand by. `simultaneous`: the two
     /// were dialed from opposite ends.
-    fn refuse(
+    pub(super) fn refuse(
         incumbent: Arc<DistConnection>,
         origin: Origin,
         peer: &str,
