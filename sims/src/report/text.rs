@@ -11,7 +11,7 @@ use crate::hunt::genes::size;
 use crate::hunt::{Found, HuntReport, Origin, Stop};
 use crate::real::{Fidelity, RealOutcome};
 use crate::run::bench::BenchReport;
-use crate::run::selftest::{catalogue_contracts, BugReport};
+use crate::run::selftest::{catalogue_contracts, not_expected_because, BugReport};
 use crate::run::signature::Signature;
 use crate::run::{Repro, RunResult};
 use crate::scenario::{Scenario, WorldKind};
@@ -367,9 +367,12 @@ pub(super) fn selftest_table(reports: &[BugReport]) -> String {
             .collect();
         if catching.is_empty() {
             let verdict = if report.expected {
-                "ESCAPED"
+                "ESCAPED".to_owned()
             } else {
-                "not caught (not expected: loom/shuttle)"
+                format!(
+                    "not caught (not expected: {})",
+                    not_expected_because(report.bug)
+                )
             };
             let _ = writeln!(
                 out,
