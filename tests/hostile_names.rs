@@ -214,3 +214,32 @@ async fn concurrent_insider_claims_never_displace_a_live_generation() {
         assert!(!real.is_down());
     }
 }
+
+/// One live connection is asked about claim after claim: the real a
+/// answers every query, one after another, so each insider in turn is
+/// denied and closed at once (an answer that never gave its turn back
+/// would leave the second claim unanswered, standing by for a's next
+/// blip).
+#[tokio::test]
+async fn the_live_node_answers_claim_after_claim_on_one_connection() {
+    let z = served_on("z@test", ip(1), config()).await;
+    let a = served_on("a@test", ip(3), config()).await;
+    let a_name = NodeName::from("a@test");
+    let real = z.manager.dial(&a_name, &a.addr).await.unwrap();
+    for round in 0..3_u8 {
+        let insider = served_on("a@test", ip(10 + round), config()).await;
+        let claimed = insider
+            .manager
+            .dial(z.manager.local(), &z.addr)
+            .await
+            .unwrap();
+        let began = std::time::Instant::now();
+        wait_for("z to close the insider's stream", || claimed.is_down()).await;
+        assert!(
+            began.elapsed() < Duration::from_secs(1),
+            "claim {round} waited {:?}: it was not answered",
+            began.elapsed()
+        );
+    }
+    assert!(!real.is_down());
+}

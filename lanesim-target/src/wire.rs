@@ -265,7 +265,13 @@ mod tests {
             decode(&data, 64),
             Ok(Some((Frame::Data { .. }, _)))
         ));
-        // Over its own bound, whatever the reader's maximum.
+        // Exactly at its bound it is whole; over it, refused whatever the
+        // reader's maximum.
+        let largest = encode_node(&[b'?'; MAX_NODE_FRAME as usize]);
+        assert!(matches!(
+            decode(&largest, 0),
+            Ok(Some((Frame::Node { .. }, _)))
+        ));
         let mut long = header(NODE_FRAME, MAX_NODE_FRAME + 1).to_vec();
         long.extend_from_slice(&[0; 65]);
         assert_eq!(
