@@ -265,6 +265,20 @@ pub struct Down<'a> {
     pub table: Option<u64>,
 }
 
+/// A link between a local process and a process on a remote node, made
+/// over one generation ([`NodeCapabilities::links`]): the duty a down
+/// carries (DC-3) is one `noconnection` for each link made over that
+/// generation or an older one of the same node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Link {
+    /// The generation the link was made over.
+    pub generation: u64,
+    /// The local process.
+    pub local: u64,
+    /// The remote process.
+    pub remote: u64,
+}
+
 /// Where a node reports to the world. Only the first three are required:
 /// the world's model of links and pairs is built on them. The rest are the
 /// drain's account of each frame ([`NodeCapabilities::drain`]).
@@ -315,6 +329,13 @@ pub trait NodeEvents: Send + Sync {
     /// The drain ended (shut down) with this data frame unwritten.
     fn data_discarded(&self, node: &str, frame: &[u8]) {
         let _ = (node, frame);
+    }
+    /// The node's link table broke `link` over `node` (its generation went
+    /// down, or was down when the link was made): `noconnection`, once per
+    /// link, after that generation's [`NodeEvents::down`]
+    /// ([`NodeCapabilities::links`]).
+    fn noconnection(&self, node: &str, link: Link) {
+        let _ = (node, link);
     }
 }
 
@@ -492,6 +513,25 @@ pub trait Node: Send + Sync {
         let _ = node;
         None
     }
+
+    /// Records a link between `local` and `remote` over `over`'s
+    /// generation in the node's link table ([`NodeCapabilities::links`]):
+    /// `Some(link)` kept until a down of its generation breaks it, `None`
+    /// when that generation was down already (then
+    /// [`NodeEvents::noconnection`] was reported for it at once). A target
+    /// without a table is never asked.
+    fn link(&self, over: &Conn, local: u64, remote: u64) -> Option<Link> {
+        let _ = (over, local, remote);
+        None
+    }
+
+    /// Removes `link` over `node` from the link table (an unlink, or an
+    /// exit that reached the peer): whether it was there
+    /// ([`NodeCapabilities::links`]).
+    fn unlink(&self, node: &str, link: &Link) -> bool {
+        let _ = (node, link);
+        false
+    }
 }
 
 /// Values a node (or a sender) has built in instead of taking them from
@@ -541,6 +581,12 @@ pub struct NodeCapabilities {
     pub stats: bool,
     /// [`Node::slot`] and [`Down::table`] report its table.
     pub table: bool,
+    /// It keeps a link table ([`Node::link`], [`Node::unlink`],
+    /// [`NodeEvents::noconnection`]): the mesh world then makes the
+    /// workload's links in it and decides M2 and M3 on its deliveries;
+    /// without it the world keeps links itself over the up and down
+    /// reports.
+    pub links: bool,
     /// The marks and preemption points its code uses.
     pub sites: Sites,
 }

@@ -132,6 +132,11 @@ pub enum Role {
     ClaimReclaimed,
     /// A generation went down because its name's owner reclaimed it.
     DownNameReclaimed,
+    /// A down broke links made over its generation (or an older one of
+    /// its node): `noconnection` for each, from the node's link table.
+    LinkBrokenByDown,
+    /// A link was made over a generation already down: broken at once.
+    LinkMadeOverDown,
 }
 
 impl Role {
@@ -172,6 +177,8 @@ impl Role {
         Self::ClaimDenied,
         Self::ClaimReclaimed,
         Self::DownNameReclaimed,
+        Self::LinkBrokenByDown,
+        Self::LinkMadeOverDown,
     ];
 
     /// Its name in scenario files (after `role:`) and reports.
@@ -213,6 +220,8 @@ impl Role {
             Self::ClaimDenied => "claim_denied",
             Self::ClaimReclaimed => "claim_reclaimed",
             Self::DownNameReclaimed => "down_name_reclaimed",
+            Self::LinkBrokenByDown => "link_broken_by_down",
+            Self::LinkMadeOverDown => "link_made_over_down",
         }
     }
 
@@ -255,6 +264,8 @@ impl Role {
             Self::ClaimDenied => "a claim on a live node's name was denied by that node",
             Self::ClaimReclaimed => "a name's owner reclaimed it from a squatter",
             Self::DownNameReclaimed => "a generation went down: its name's owner reclaimed it",
+            Self::LinkBrokenByDown => "a down broke links made over its generation (noconnection from the node's link table)",
+            Self::LinkMadeOverDown => "a link made over a generation already down was broken at once",
         }
     }
 

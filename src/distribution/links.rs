@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::connection::{DistConnection, DownEvent};
 use super::manager::ConnectionManager;
 use super::node::NodeName;
+use crate::shim::probe::{mark, Mark};
 use crate::shim::sync::{Arc, Mutex};
 
 /// A link between a local process and a process on a remote node.
@@ -73,6 +74,7 @@ impl LinkTable {
                 return Some(link);
             }
         }
+        mark(Mark::LinkMadeOverDown);
         (self.deliver)(connection.node(), link);
         None
     }
@@ -109,8 +111,14 @@ impl LinkTable {
                 local: 0,
                 remote: 0,
             });
+            if !kept.is_empty() {
+                mark(Mark::LinkKeptAcrossDown);
+            }
             std::mem::replace(of_node, kept).into_iter().collect()
         };
+        if !broken.is_empty() {
+            mark(Mark::LinkBrokenByDown);
+        }
         for link in broken {
             (self.deliver)(&event.node, link);
         }

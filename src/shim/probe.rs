@@ -198,6 +198,14 @@ named! {
         /// Every handshake place being held, the heaviest source's oldest
         /// handshake was evicted for a lighter source's stream.
         AdmissionEvicted => "admission_evicted",
+        /// A down broke links over its node made at or before its
+        /// generation (`noconnection` for each).
+        LinkBrokenByDown => "link_broken_by_down",
+        /// A down kept links over its node made over a newer generation (a
+        /// redial registered before the old generation's hook ran).
+        LinkKeptAcrossDown => "link_kept_across_down",
+        /// A link was made over a generation already down: broken at once.
+        LinkMadeOverDown => "link_made_over_down",
     }
 }
 
@@ -315,6 +323,9 @@ pub const NODE_SITES: Sites = Sites {
         Mark::AdmissionRefusedForSource.name(),
         Mark::AdmissionRefusedFull.name(),
         Mark::AdmissionEvicted.name(),
+        Mark::LinkBrokenByDown.name(),
+        Mark::LinkKeptAcrossDown.name(),
+        Mark::LinkMadeOverDown.name(),
     ],
     points: &[
         Point::DrainPicked.name(),
@@ -349,6 +360,8 @@ pub const NODE_SITES: Sites = Sites {
         ClaimDenied,
         ClaimReclaimed,
         DownNameReclaimed,
+        LinkBrokenByDown,
+        LinkMadeOverDown,
     ),
 };
 
@@ -394,6 +407,9 @@ pub const LAYER_SITES: Sites = Sites {
         Mark::AdmissionRefusedForSource.name(),
         Mark::AdmissionRefusedFull.name(),
         Mark::AdmissionEvicted.name(),
+        Mark::LinkBrokenByDown.name(),
+        Mark::LinkKeptAcrossDown.name(),
+        Mark::LinkMadeOverDown.name(),
     ],
     points: &[
         Point::ReadBeforeMarkDown.name(),
@@ -420,11 +436,13 @@ pub const LAYER_SITES: Sites = Sites {
         ClaimDenied,
         ClaimReclaimed,
         DownNameReclaimed,
+        LinkBrokenByDown,
+        LinkMadeOverDown,
     ),
 };
 
-/// The sites of [`NODE_SITES`] only a node that accepts reaches (the mesh
-/// world's).
+/// The sites of [`NODE_SITES`] only the mesh world reaches: a node that
+/// accepts, and links made in the node's own table.
 pub const ACCEPTOR_SITES: Sites = Sites {
     marks: &[
         Mark::RegisterTieBreakWon.name(),
@@ -442,6 +460,9 @@ pub const ACCEPTOR_SITES: Sites = Sites {
         Mark::AdmissionRefusedForSource.name(),
         Mark::AdmissionRefusedFull.name(),
         Mark::AdmissionEvicted.name(),
+        Mark::LinkBrokenByDown.name(),
+        Mark::LinkKeptAcrossDown.name(),
+        Mark::LinkMadeOverDown.name(),
     ],
     points: &[],
     roles: roles!(
@@ -452,6 +473,8 @@ pub const ACCEPTOR_SITES: Sites = Sites {
         ClaimDenied,
         ClaimReclaimed,
         DownNameReclaimed,
+        LinkBrokenByDown,
+        LinkMadeOverDown,
     ),
 };
 

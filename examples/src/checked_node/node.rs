@@ -35,6 +35,7 @@ impl NodeTarget for CheckedNode {
             drain: true,
             stats: true,
             table: true,
+            links: false,
             sites: Sites::default(),
         }
     }

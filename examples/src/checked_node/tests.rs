@@ -652,6 +652,7 @@ fn the_target_declares_what_it_reports() {
         drain,
         stats,
         table,
+        links,
         frame_budget,
         frame_deadline,
         fixed,
@@ -659,6 +660,7 @@ fn the_target_declares_what_it_reports() {
         sites,
     } = CheckedNode.capabilities();
     assert!(accepts && heartbeat && drain && stats && table);
+    assert!(!links, "the world keeps its links");
     assert!(frame_deadline && !frame_budget);
     assert_eq!(fixed, lanesim_target::node::NodeFixed::default());
     assert!(hazards.is_empty(), "it keeps S9: nothing to accept");

@@ -87,6 +87,7 @@ impl NodeTarget for ExampleNode {
             drain: true,
             stats: true,
             table: true,
+            links: false,
             sites: Sites::default(),
         }
     }

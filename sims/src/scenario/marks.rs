@@ -101,7 +101,9 @@ fn role_world(role: Role) -> WorldKind {
         | Role::ProofRefused
         | Role::ClaimDenied
         | Role::ClaimReclaimed
-        | Role::DownNameReclaimed => WorldKind::Mesh,
+        | Role::DownNameReclaimed
+        | Role::LinkBrokenByDown
+        | Role::LinkMadeOverDown => WorldKind::Mesh,
     }
 }
 

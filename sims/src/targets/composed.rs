@@ -12,8 +12,8 @@ use std::sync::Arc;
 use lanesim_target::layer::{LayerConn, Sender, SenderCapabilities, SenderSetup};
 use lanesim_target::net::Listener;
 use lanesim_target::node::{
-    BoxFuture, Conn, ControlOutcome, DataOutcome, DialFailure, Node, NodeCapabilities, NodeFixed,
-    NodeSetup, NodeTarget, SenderStats,
+    BoxFuture, Conn, ControlOutcome, DataOutcome, DialFailure, Link, Node, NodeCapabilities,
+    NodeFixed, NodeSetup, NodeTarget, SenderStats,
 };
 use lanesim_target::probe::Sites;
 use lanesim_target::Targets;
@@ -164,5 +164,13 @@ impl Node for Both {
 
     fn slot(&self, node: &str) -> Option<(u64, bool)> {
         self.layer.slot(node)
+    }
+
+    fn link(&self, over: &Conn, local: u64, remote: u64) -> Option<Link> {
+        self.layer.link(over, local, remote)
+    }
+
+    fn unlink(&self, node: &str, link: &Link) -> bool {
+        self.layer.unlink(node, link)
     }
 }

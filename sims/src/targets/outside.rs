@@ -140,6 +140,7 @@ impl NodeTarget for OutsideNode<'_> {
             drain: false,
             stats: false,
             table: false,
+            links: false,
             ..self.0.capabilities()
         }
     }

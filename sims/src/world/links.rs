@@ -1,8 +1,10 @@
 //! The links a node's local processes hold over its generations, and the
 //! `noconnection` each gets when its generation goes down: the duty a down
-//! report carries (DC-3), modelled by the world over any node target's up
-//! and down reports, so the end-to-end contracts (E2E, M2, M3) are decided
-//! for every target alike.
+//! report carries (DC-3). A node target that keeps its own link table
+//! (`NodeCapabilities::links`, lanesim's does) gets the workload's links in
+//! it, and its `noconnection`s are the ones the end-to-end contracts (E2E,
+//! M2, M3) decide; for any other target the world models the table over
+//! its up and down reports ([`Keeper`]).
 //!
 //! Model: a link is tagged with the generation it was made over. A down of
 //! generation G breaks the node's links of generations `<= G` and no
@@ -17,17 +19,55 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use lanesim_target::node::Connection;
+use lanesim_target::node::{Conn, Connection, Node};
 
-/// A link between a local process and a process on a remote node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Link {
-    /// The generation the link was made over.
-    pub generation: u64,
-    /// The local process.
-    pub local: u64,
-    /// The remote process.
-    pub remote: u64,
+pub use lanesim_target::node::Link;
+
+/// Where one table of links is kept: the world's model, or the target's
+/// own link table (whose `noconnection`s reach the world as reports).
+#[derive(Clone)]
+pub enum Keeper {
+    /// The world's model, over the target's up and down reports.
+    World(Links),
+    /// The target's table.
+    Target,
+}
+
+impl Keeper {
+    /// The target's table if it keeps one, else the world's model
+    /// delivering through `deliver`.
+    pub fn new(target_keeps: bool, deliver: impl Fn(&str, Link) + Send + Sync + 'static) -> Self {
+        if target_keeps {
+            Self::Target
+        } else {
+            Self::World(Links::new(deliver))
+        }
+    }
+
+    /// Records a link over `over` ([`Links::link`]): `None` when its
+    /// generation was down (its `noconnection` delivered at once).
+    pub fn link(&self, node: &dyn Node, over: &Conn, local: u64, remote: u64) -> Option<Link> {
+        match self {
+            Self::World(links) => links.link(&**over, local, remote),
+            Self::Target => node.link(over, local, remote),
+        }
+    }
+
+    /// Removes a link: whether it was there.
+    pub fn unlink(&self, node: &dyn Node, peer: &str, link: &Link) -> bool {
+        match self {
+            Self::World(links) => links.unlink(peer, link),
+            Self::Target => node.unlink(peer, link),
+        }
+    }
+
+    /// A generation went down: the world's model breaks its links; the
+    /// target's table does that itself.
+    pub fn down(&self, peer: &str, generation: u64) {
+        if let Self::World(links) = self {
+            links.down(peer, generation);
+        }
+    }
 }
 
 type Deliver = Arc<dyn Fn(&str, Link) + Send + Sync>;

@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use lanesim::distribution::{
     ConnectionManager, ControlEnqueueError, ControlOutbound, Cookie, DialError, DistConnection,
-    DistSender, Enqueued, InboundFrame, ManagerConfig, NodeName, Origin as Side, SenderConfig,
-    SenderLane as Lane, SenderObserver, WeakConnectionManager, WriteOutcome as Outcome,
+    DistSender, Enqueued, InboundFrame, Link as OwnLink, LinkTable, ManagerConfig, NodeName,
+    Origin as Side, SenderConfig, SenderLane as Lane, SenderObserver, WeakConnectionManager,
+    WriteOutcome as Outcome,
 };
 use lanesim::planted::Planted;
 /// The connection layer's own sites (without the sender's).
@@ -21,8 +22,8 @@ use lanesim_target::layer::{ConnectionLayer, LayerConn, LayerConnection, Sender,
 use lanesim_target::net::Listener;
 use lanesim_target::node::{
     BoxFuture, Conn, Connection, ControlOutcome, DataOutcome, DialFailure, Down, DownReason,
-    Generation, Node, NodeCapabilities, NodeFixed, NodeReports, NodeSetup, NodeTarget, Origin,
-    Runtime, SenderLane, SenderStats, Up, WriteOutcome,
+    Generation, Link, Node, NodeCapabilities, NodeFixed, NodeReports, NodeSetup, NodeTarget,
+    Origin, Runtime, SenderLane, SenderStats, Up, WriteOutcome,
 };
 
 /// lanesim's node, with a planted bug or none.
@@ -267,6 +268,9 @@ impl Sender for OwnSender {
 pub struct Started0 {
     manager: ConnectionManager,
     accepting: Mutex<Vec<JoinHandle<()>>>,
+    /// lanesim's link table over the manager (`NodeCapabilities::links`):
+    /// its `noconnection`s are the reports'.
+    links: LinkTable,
 }
 
 impl Started0 {
@@ -326,6 +330,27 @@ impl Started0 {
         slot_of(&self.manager, node)
     }
 
+    /// Records a link over `over`'s generation in lanesim's link table.
+    #[must_use]
+    pub fn link(&self, over: &Conn, local: u64, remote: u64) -> Option<Link> {
+        self.links
+            .link(&own_connection(over.as_any()), local, remote)
+            .map(link)
+    }
+
+    /// Removes a link from lanesim's link table.
+    #[must_use]
+    pub fn unlink(&self, node: &str, made: &Link) -> bool {
+        self.links.unlink(
+            &NodeName::from(node),
+            &OwnLink {
+                generation: made.generation,
+                local: made.local,
+                remote: made.remote,
+            },
+        )
+    }
+
     /// Installs `stream` as `node`'s connection with no handshake (the
     /// model world's in-memory sockets, whose peer the world vouches for)
     /// and returns the node's live connection after the tie-break.
@@ -355,6 +380,14 @@ impl Drop for Started0 {
         {
             task.abort();
         }
+    }
+}
+
+fn link(own: OwnLink) -> Link {
+    Link {
+        generation: own.generation,
+        local: own.local,
+        remote: own.remote,
     }
 }
 
@@ -408,6 +441,14 @@ impl Node for Started {
     fn slot(&self, node: &str) -> Option<(u64, bool)> {
         self.layer.slot(node)
     }
+
+    fn link(&self, over: &Conn, local: u64, remote: u64) -> Option<Link> {
+        self.layer.link(over, local, remote)
+    }
+
+    fn unlink(&self, node: &str, link: &Link) -> bool {
+        self.layer.unlink(node, link)
+    }
 }
 
 impl NodeTarget for LanesimNode {
@@ -422,6 +463,7 @@ impl NodeTarget for LanesimNode {
             drain: true,
             stats: true,
             table: true,
+            links: true,
             sites: NODE_SITES,
         }
     }
@@ -511,7 +553,7 @@ impl LanesimNode {
             });
         });
         let (downs, table): (NodeReports, WeakConnectionManager) =
-            (setup.reports, manager.downgrade());
+            (setup.reports.clone(), manager.downgrade());
         manager.register_connection_down(move |event| {
             let node = event.node.as_str();
             let table = table
@@ -525,9 +567,15 @@ impl LanesimNode {
                 table,
             });
         });
+        // After the down report's hook: a down is reported before the
+        // noconnections it causes.
+        let broken = setup.reports;
+        let links = LinkTable::new(move |node, own| broken.noconnection(node.as_str(), link(own)));
+        links.attach(&manager);
         Ok(Started0 {
             manager,
             accepting: Mutex::new(Vec::new()),
+            links,
         })
     }
 }

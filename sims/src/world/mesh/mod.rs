@@ -1,5 +1,5 @@
 //! The mesh world: N production nodes (2 to 64) on turmoil hosts, every one
-//! a `ConnectionManager` + `DistSender` + two `LinkTable`s that dials every
+//! a `ConnectionManager` + `DistSender` + a `LinkTable` that dials every
 //! other node and accepts their dials, so the bugs that live *between*
 //! production nodes (simultaneous dials, heartbeats, restarts, squatters)
 //! are in reach, where the sender world's peers are frame readers that
@@ -58,7 +58,7 @@ use tokio::sync::mpsc;
 use super::net::{AcceptFault, AcceptGate, Injected, ReadGate};
 use super::WorldRun;
 use crate::coverage::{self, PreemptPolicy, WorldMark, WorldProbe};
-use crate::event::{Event, EventLog, LinkMsg, MeshFaultApplied};
+use crate::event::{Event, EventLog, LinkMsg, LinkSide, MeshFaultApplied};
 use crate::explore::{self, WorldExplorer};
 use crate::scenario::{MeshFaultKind, MeshParams};
 use crate::targets::Subject;
@@ -119,6 +119,17 @@ fn dialer_of(local: &str, peer: &str) -> Option<SocketAddr> {
 /// A link's id: unique in the run (node, incarnation, counter).
 fn link_id(node: u64, incarnation: u64, counter: u64) -> u64 {
     (node << 48) | (incarnation << 32) | counter
+}
+
+/// Which end of `link` node `index` is: a link's id names its maker
+/// ([`link_id`]), which tells the two ends apart when both share the
+/// target's link table.
+fn link_side(index: u64, link: &lanesim_target::node::Link) -> LinkSide {
+    if link.local >> 48 == index {
+        LinkSide::Maker
+    } else {
+        LinkSide::Learner
+    }
 }
 
 /// A data frame: `D` and its sequence number.

@@ -10,20 +10,20 @@ use std::time::Duration;
 
 use lanesim_target::net::Transport;
 use lanesim_target::node::{
-    Conn, Down, DownReason, Generation, Node, NodeEvents, NodeReports, NodeSetup, Runtime, Up,
+    Conn, Down, DownReason, Generation, Link, Node, NodeEvents, NodeReports, NodeSetup, Runtime, Up,
 };
 use tokio::sync::mpsc;
 
 use super::{
-    control, data_frame, dialer_of, link_id, node_index, node_name, parse_control, NodeHandle,
-    Order, Shared, CONTROL_CAPACITY, DATA_CAPACITY, FRAME_BUDGET, MAX_FRAME, MSS, PORT,
+    control, data_frame, dialer_of, link_id, link_side, node_index, node_name, parse_control,
+    NodeHandle, Order, Shared, CONTROL_CAPACITY, DATA_CAPACITY, FRAME_BUDGET, MAX_FRAME, MSS, PORT,
 };
 use crate::coverage::WorldMark;
 use crate::event::{Event, Intruder, LinkMsg, LinkSide};
 use crate::rng::SimRng;
 use crate::world::handshake::{self, COOKIE};
 use crate::world::held::Crossing;
-use crate::world::links::{Link, Links};
+use crate::world::links::Keeper;
 use crate::world::net::{AcceptGate, ReadGate, TurmoilTcp};
 
 /// Turns one incarnation's reports into events: its generations coming
@@ -37,8 +37,10 @@ struct MeshObserver {
     node: Arc<OnceLock<std::sync::Weak<dyn Node>>>,
     /// One per other node: a keeper waits on it for a down.
     downs: Arc<Vec<tokio::sync::Notify>>,
-    links: Links,
-    learned: Links,
+    /// The links it made.
+    made: Keeper,
+    /// The links its peers made, learned from their LINKs.
+    learned: Keeper,
     /// The node's read gate: what it holds of unfinished frames.
     reads: Arc<ReadGate>,
     /// A stretch with no data that holds a stretch with no frame at all
@@ -129,7 +131,7 @@ impl NodeEvents for MeshObserver {
         if let Some(wake) = self.downs.get(peer as usize) {
             wake.notify_one();
         }
-        self.links.down(down.node, down.generation);
+        self.made.down(down.node, down.generation);
         self.learned.down(down.node, down.generation);
     }
 
@@ -174,7 +176,7 @@ impl NodeEvents for MeshObserver {
         match msg {
             LinkMsg::Link => match node.connection(from.node) {
                 Some(connection) if connection.generation() == from.generation => {
-                    self.learned.link(&*connection, link, peer);
+                    self.learned.link(&*node, &connection, link, peer);
                 }
                 // The generation it arrived on is gone already (its
                 // down was in the same instant): broken at once.
@@ -187,11 +189,38 @@ impl NodeEvents for MeshObserver {
                 }),
             },
             LinkMsg::Exit => {
-                self.learned.unlink(from.node, &learned_link);
+                self.learned.unlink(&*node, from.node, &learned_link);
             }
         }
     }
+
+    fn noconnection(&self, node: &str, link: Link) {
+        let side = link_side(self.index, &link);
+        broke(&self.shared, self.index, self.incarnation, node, link, side);
+    }
 }
+
+/// `noconnection` for `link` over `node`, delivered on `side` of incarnation
+/// `incarnation` of node `index` (after the down's record: the log shows a
+/// down before its noconnections).
+fn broke(shared: &Shared, index: u64, incarnation: u64, node: &str, link: Link, side: LinkSide) {
+    if !shared.current(index, incarnation) {
+        return;
+    }
+    shared.record(
+        &node_name(index),
+        Event::MeshNoConnection {
+            node: index,
+            peer: node_index(node).unwrap_or(u64::MAX),
+            generation: link.generation,
+            link: link.local,
+            side,
+        },
+    );
+}
+
+/// The share of links made over a kept handle.
+const STALE_HANDLE_SHARE: f64 = 0.25;
 
 /// One incarnation of a production node.
 pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> turmoil::Result {
@@ -211,28 +240,19 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
 
     let downs: Arc<Vec<tokio::sync::Notify>> =
         Arc::new((0..p.nodes).map(|_| tokio::sync::Notify::new()).collect());
-    // After the down's record: the log shows a down before its
-    // noconnections.
+    let target = shared
+        .subject
+        .node()
+        .expect("checked before the run: the target has a node");
     let broken = |side: LinkSide| {
         let shared = Arc::clone(&shared);
-        move |node: &str, link: Link| {
-            if !shared.current(index, incarnation) {
-                return;
-            }
-            shared.record(
-                &node_name(index),
-                Event::MeshNoConnection {
-                    node: index,
-                    peer: node_index(node).unwrap_or(u64::MAX),
-                    generation: link.generation,
-                    link: link.local,
-                    side,
-                },
-            );
-        }
+        move |node: &str, link: Link| broke(&shared, index, incarnation, node, link, side)
     };
-    let links = Links::new(broken(LinkSide::Maker));
-    let learned = Links::new(broken(LinkSide::Learner));
+    // Both ends' links share a target's table: its `noconnection`s tell
+    // the ends apart by the link's id (`link_side`).
+    let keeps = target.capabilities().links;
+    let made = Keeper::new(keeps, broken(LinkSide::Maker));
+    let learned = Keeper::new(keeps, broken(LinkSide::Learner));
     // The frame report needs the node, which exists only after it starts.
     let cell: Arc<OnceLock<std::sync::Weak<dyn Node>>> = Arc::new(OnceLock::new());
     let gate = Arc::new(ReadGate::default());
@@ -269,8 +289,8 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
         incarnation,
         node: Arc::clone(&cell),
         downs: Arc::clone(&downs),
-        links: links.clone(),
-        learned: learned.clone(),
+        made: made.clone(),
+        learned,
         reads: Arc::clone(&gate),
         quiet: (p.frame_timeout + Duration::from_millis(100) < p.heartbeat / 4)
             .then_some(p.heartbeat / 2),
@@ -283,10 +303,6 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
         gate: Some(Arc::clone(&gate)),
         accepts: Some(Arc::clone(&accepts)),
     });
-    let target = shared
-        .subject
-        .node()
-        .expect("checked before the run: the target has a node");
     let node: Arc<dyn Node> = Arc::from(
         target
             .start(NodeSetup {
@@ -467,20 +483,32 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
         .collect();
     times.sort();
     let elapsed = turmoil::sim_elapsed().unwrap_or_default();
+    // A share of links go over the handle the previous link to the same
+    // peer looked up, as a process that keeps its connection handle would:
+    // if that generation went down meanwhile, the link is broken at once
+    // (`link_made_over_down`). Its own stream: the other draws stay as
+    // they were.
+    let mut reuse = rng.fork("reuse");
+    let mut handles: Vec<Option<Conn>> = vec![None; p.nodes as usize];
     for (counter, (at, peer)) in times.into_iter().enumerate() {
         if at < elapsed {
             continue;
         }
         tokio::time::sleep_until(start + (at - elapsed)).await;
-        let connection = match node.connection(&node_name(peer)) {
+        let current = match node.connection(&node_name(peer)) {
             Some(connection) => connection,
             None => match dial(peer).await {
                 Some(connection) => connection,
                 None => continue,
             },
         };
+        let kept = handles[peer as usize].replace(Arc::clone(&current));
+        let connection = match kept.filter(|_| reuse.chance(STALE_HANDLE_SHARE)) {
+            Some(kept) => kept,
+            None => current,
+        };
         let link = link_id(index, incarnation, counter as u64);
-        make_link(&shared, index, &links, &*node, &connection, peer, link);
+        make_link(&shared, index, &made, &*node, &connection, peer, link);
         let hold = Duration::from_micros(
             rng.range(p.hold.0.as_micros() as u64, p.hold.1.as_micros() as u64),
         );
@@ -506,7 +534,7 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
 fn make_link(
     shared: &Shared,
     index: u64,
-    links: &Links,
+    made: &Keeper,
     sender: &dyn Node,
     connection: &Conn,
     peer: u64,
@@ -521,7 +549,7 @@ fn make_link(
             link,
         },
     );
-    if links.link(&**connection, link, peer).is_none() {
+    if made.link(sender, connection, link, peer).is_none() {
         shared.probe.world(WorldMark::LinkOverDownGeneration);
         return;
     }

@@ -14,7 +14,7 @@ use lanesim_target::node::{Conn, Node, NodeReports, NodeSetup, Runtime};
 use tokio::sync::{mpsc, Notify};
 
 use super::dialer::Dialer;
-use super::observer::{Observer, WorldHost};
+use super::observer::{record_noconnection, Observer, WorldHost};
 use super::{peer_index, Clock, Live, LocalNet, Shared, LOCAL, STALE_LINK};
 use crate::coverage::WorldMark;
 use crate::event::{ControlOutcome, DataOutcome, Event, Lane};
@@ -23,7 +23,7 @@ use crate::rng::SimRng;
 use crate::scenario::{FaultKind, SenderParams};
 use crate::targets::Subject;
 use crate::world::handshake::{self, COOKIE};
-use crate::world::links::Links;
+use crate::world::links::Keeper;
 use crate::world::net::{RealTcp, Tapped, TurmoilTcp, WriteTap};
 use crate::world::peer::{peer_name, PeerWorld, MAX_INBOUND};
 use crate::world::tag::{frame_len, Tag};
@@ -79,7 +79,7 @@ struct Local {
     p: SenderParams,
     node: Arc<dyn Node>,
     dialer: Arc<Dialer>,
-    links: Links,
+    links: Keeper,
     /// Per peer, what its keeper waits on for a down.
     downs: Vec<Arc<Notify>>,
     /// Every peer's node name, by index.
@@ -155,16 +155,12 @@ impl Local {
                 },
             ),
         };
+        let target = subject
+            .node()
+            .expect("checked before the run: the target has a node");
         let link_log = Arc::clone(shared);
-        let links = Links::new(move |node, link| {
-            link_log.record(
-                LOCAL,
-                Event::NoConnection {
-                    peer: peer_index(node),
-                    generation: link.generation,
-                    link: link.local,
-                },
-            );
+        let links = Keeper::new(target.capabilities().links, move |node, link| {
+            record_noconnection(&link_log, node, link);
         });
         let downs: Vec<Arc<Notify>> = (0..p.peers).map(|_| Arc::new(Notify::new())).collect();
         let observer = Observer(WorldHost {
@@ -172,9 +168,6 @@ impl Local {
             downs: downs.clone(),
             links: links.clone(),
         });
-        let target = subject
-            .node()
-            .expect("checked before the run: the target has a node");
         let node: Arc<dyn Node> = Arc::from(
             target
                 .start(NodeSetup {
@@ -343,7 +336,11 @@ impl Local {
                             link,
                         },
                     );
-                    if self.links.link(&*connection, link, link).is_some() {
+                    if self
+                        .links
+                        .link(&*self.node, &connection, link, link)
+                        .is_some()
+                    {
                         open_links.push((link, connection));
                     }
                 }

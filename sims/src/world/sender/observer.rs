@@ -5,14 +5,14 @@
 use std::sync::Arc;
 
 use lanesim_target::node::{
-    Down, DownReason, Generation, NodeEvents, SenderLane, Up, WriteOutcome,
+    Down, DownReason, Generation, Link, NodeEvents, SenderLane, Up, WriteOutcome,
 };
 use tokio::sync::Notify;
 
 use super::{peer_index, Shared, LOCAL, UNTAGGED};
 use crate::coverage::WorldMark;
 use crate::event::{Event, Lane};
-use crate::world::links::Links;
+use crate::world::links::Keeper;
 use crate::world::peer::PeerWorld;
 use crate::world::tag::Tag;
 
@@ -32,6 +32,20 @@ pub(crate) trait ReportHost: Send + Sync {
     fn control_done(&self, _tag: &Tag, _to: Generation<'_>) {}
     /// A generation went down, its down logged.
     fn after_down(&self, _down: &Down<'_>) {}
+    /// The target's link table broke `link` over `node`.
+    fn noconnection(&self, _node: &str, _link: Link) {}
+}
+
+/// The local side's `noconnection` for `link` over `node`.
+pub(super) fn record_noconnection(shared: &Shared, node: &str, link: Link) {
+    shared.record(
+        LOCAL,
+        Event::NoConnection {
+            peer: peer_index(node),
+            generation: link.generation,
+            link: link.local,
+        },
+    );
 }
 
 /// Turns a node's reports into events: its downs, its inbound frames, and
@@ -46,7 +60,7 @@ pub(super) struct WorldHost {
     /// Per peer, what a keeper waits on for a down.
     pub(super) downs: Vec<Arc<Notify>>,
     /// The local processes' links.
-    pub(super) links: Links,
+    pub(super) links: Keeper,
 }
 
 impl ReportHost for WorldHost {
@@ -83,6 +97,10 @@ impl ReportHost for WorldHost {
         // After the down's record: the log shows a generation's down
         // before the noconnections it causes.
         self.links.down(down.node, down.generation);
+    }
+
+    fn noconnection(&self, node: &str, link: Link) {
+        record_noconnection(&self.shared, node, link);
     }
 }
 
@@ -150,6 +168,10 @@ impl<H: ReportHost> NodeEvents for Observer<H> {
     /// The world logs a generation when its dial returns it
     /// ([`Dialer::dial`]): the local node only dials.
     fn up(&self, _: Up<'_>) {}
+
+    fn noconnection(&self, node: &str, link: Link) {
+        self.0.noconnection(node, link);
+    }
 
     fn down(&self, down: Down<'_>) {
         self.0.record(Event::ConnectionDown {

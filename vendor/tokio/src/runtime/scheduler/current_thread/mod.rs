@@ -887,7 +887,12 @@ impl CoreGuard<'_> {
             let waker = Handle::waker_ref(&context.handle);
             let mut cx = std::task::Context::from_waker(&waker);
 
-            core.metrics.start_processing_scheduled_tasks();
+            // lanesim patch (LANESIM.md): a simulated world's runtime reads
+            // no wall clock for its busy time.
+            let timed = context.handle.shared.explorer.is_none();
+            if timed {
+                core.metrics.start_processing_scheduled_tasks();
+            }
 
             'outer: loop {
                 let handle = &context.handle;
@@ -917,7 +922,9 @@ impl CoreGuard<'_> {
                     let task = match entry {
                         Some(entry) => entry,
                         None => {
-                            core.metrics.end_processing_scheduled_tasks();
+                            if timed {
+                                core.metrics.end_processing_scheduled_tasks();
+                            }
 
                             core = if context.has_pending_work(&core) {
                                 context.park_yield(core, handle)
@@ -925,7 +932,9 @@ impl CoreGuard<'_> {
                                 context.park(core, handle)
                             };
 
-                            core.metrics.start_processing_scheduled_tasks();
+                            if timed {
+                                core.metrics.start_processing_scheduled_tasks();
+                            }
 
                             // Try polling the `block_on` future next
                             continue 'outer;
@@ -968,13 +977,17 @@ impl CoreGuard<'_> {
                     core = c;
                 }
 
-                core.metrics.end_processing_scheduled_tasks();
+                if timed {
+                    core.metrics.end_processing_scheduled_tasks();
+                }
 
                 // Yield to the driver, this drives the timer and pulls any
                 // pending I/O events.
                 core = context.park_yield(core, handle);
 
-                core.metrics.start_processing_scheduled_tasks();
+                if timed {
+                    core.metrics.start_processing_scheduled_tasks();
+                }
             }
         });
 
