@@ -582,10 +582,10 @@ pub struct NodeCapabilities {
     /// [`Node::slot`] and [`Down::table`] report its table.
     pub table: bool,
     /// It keeps a link table ([`Node::link`], [`Node::unlink`],
-    /// [`NodeEvents::noconnection`]): the mesh world then makes the
-    /// workload's links in it and decides M2 and M3 on its deliveries;
-    /// without it the world keeps links itself over the up and down
-    /// reports.
+    /// [`NodeEvents::noconnection`]): the worlds then make the workload's
+    /// links in it and decide E2E (sender world), M2 and M3 (mesh) on its
+    /// deliveries; without it the world keeps links itself over the up and
+    /// down reports.
     pub links: bool,
     /// The marks and preemption points its code uses.
     pub sites: Sites,

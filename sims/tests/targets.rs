@@ -485,3 +485,133 @@ fn fixed_constants_never_fail_correct_code() {
     // Both kinds happen: the constants decide, not a blanket refusal.
     assert!(ran >= 5 && refused >= 5, "{ran} ran, {refused} refused");
 }
+
+/// A target that keeps its own link table (`NodeCapabilities::links`) is
+/// judged on its table's deliveries: lanesim's node with every
+/// `noconnection` report swallowed loses death signals (M2) in the mesh,
+/// while the same node declaring no table passes, the world keeping the
+/// links over its up and down reports (and its table's roles are then not
+/// decided, never missed).
+#[test]
+fn the_mesh_judges_m2_on_a_targets_own_link_table() {
+    use std::sync::Arc;
+
+    use lanesim_sims::targets::lanesim::node::LanesimNode;
+    use lanesim_target::node::{
+        Down, Generation, Link, Node, NodeCapabilities, NodeEvents, NodeReports, NodeSetup,
+        NodeTarget, SenderLane, Up, WriteOutcome,
+    };
+    use lanesim_target::Targets;
+
+    /// Every report but `noconnection`.
+    struct Deaf(NodeReports);
+    impl NodeEvents for Deaf {
+        fn up(&self, up: Up<'_>) {
+            self.0.up(up);
+        }
+        fn down(&self, down: Down<'_>) {
+            self.0.down(down);
+        }
+        fn frame(&self, from: Generation<'_>, control: &[u8], payload: &[u8]) {
+            self.0.frame(from, control, payload);
+        }
+        fn write_started(&self, to: Generation<'_>, lane: SenderLane, frame: &[u8]) {
+            self.0.write_started(to, lane, frame);
+        }
+        fn write_finished(
+            &self,
+            to: Generation<'_>,
+            lane: SenderLane,
+            frame: &[u8],
+            outcome: WriteOutcome,
+        ) {
+            self.0.write_finished(to, lane, frame, outcome);
+        }
+        fn write_abandoned(&self, to: Generation<'_>, lane: SenderLane, frame: &[u8]) {
+            self.0.write_abandoned(to, lane, frame);
+        }
+        fn control_skipped(&self, pinned: Generation<'_>, frame: &[u8]) {
+            self.0.control_skipped(pinned, frame);
+        }
+        fn control_discarded(&self, pinned: Generation<'_>, frame: &[u8]) {
+            self.0.control_discarded(pinned, frame);
+        }
+        fn data_unroutable(&self, node: &str, frame: &[u8]) {
+            self.0.data_unroutable(node, frame);
+        }
+        fn data_discarded(&self, node: &str, frame: &[u8]) {
+            self.0.data_discarded(node, frame);
+        }
+        fn noconnection(&self, _: &str, _: Link) {}
+    }
+    struct Swallowing {
+        table: bool,
+    }
+    impl NodeTarget for Swallowing {
+        fn capabilities(&self) -> NodeCapabilities {
+            NodeCapabilities {
+                links: self.table,
+                ..LanesimNode::default().capabilities()
+            }
+        }
+        fn start(&self, setup: NodeSetup) -> Result<Box<dyn Node>, String> {
+            let reports = NodeReports::new(Arc::new(Deaf(setup.reports.clone())));
+            LanesimNode::default().start(NodeSetup { reports, ..setup })
+        }
+    }
+    impl Targets for Swallowing {
+        fn name(&self) -> &str {
+            "swallowing"
+        }
+        fn node(&self) -> Option<&dyn NodeTarget> {
+            Some(self)
+        }
+    }
+    let scenarios: Vec<Scenario> = shipped()
+        .into_iter()
+        .filter(|s| s.name == "mesh_chaos")
+        .collect();
+    assert_eq!(scenarios.len(), 1);
+    let run = |table| {
+        sweep(
+            &Plan {
+                scenarios: &scenarios,
+                seeds: Some(SeedRange::new(0, 7).unwrap()),
+                shard: Shard::ALL,
+                wall: None,
+                jobs: 2,
+                subject: Subject::user(Arc::new(Swallowing { table })),
+                accept_undecided: true,
+            },
+            &mut Unwatched,
+        )
+    };
+    let judged = run(true);
+    let tally = &judged.scenarios[0];
+    assert!(
+        tally.failures.iter().any(|failure| failure
+            .violations
+            .iter()
+            .any(|v| v.contract == Contract::M2)),
+        "no run lost a death signal: {:?}",
+        tally.verdicts
+    );
+    let modelled = run(false);
+    let tally = &modelled.scenarios[0];
+    assert!(tally.failures.is_empty(), "{:?}", tally.failures.first());
+    assert_eq!(tally.verdicts.pass, 8);
+    // Its table's roles are not missed but not decided: the world kept its
+    // links, so its table never ran.
+    let reach = &modelled.reaches()[0];
+    assert!(reach.missed().is_empty(), "{:?}", reach.missed());
+    let undecided: Vec<String> = reach
+        .undecided
+        .iter()
+        .filter(|not| not.why.contains("NodeCapabilities::links"))
+        .map(|not| not.what.to_string())
+        .collect();
+    assert_eq!(
+        undecided,
+        ["role:link_broken_by_down", "role:link_made_over_down"]
+    );
+}

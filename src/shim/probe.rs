@@ -441,8 +441,8 @@ pub const LAYER_SITES: Sites = Sites {
     ),
 };
 
-/// The sites of [`NODE_SITES`] only the mesh world reaches: a node that
-/// accepts, and links made in the node's own table.
+/// The sites of [`NODE_SITES`] only a node that accepts reaches (the mesh
+/// world's).
 pub const ACCEPTOR_SITES: Sites = Sites {
     marks: &[
         Mark::RegisterTieBreakWon.name(),
@@ -460,9 +460,6 @@ pub const ACCEPTOR_SITES: Sites = Sites {
         Mark::AdmissionRefusedForSource.name(),
         Mark::AdmissionRefusedFull.name(),
         Mark::AdmissionEvicted.name(),
-        Mark::LinkBrokenByDown.name(),
-        Mark::LinkKeptAcrossDown.name(),
-        Mark::LinkMadeOverDown.name(),
     ],
     points: &[],
     roles: roles!(
@@ -473,8 +470,6 @@ pub const ACCEPTOR_SITES: Sites = Sites {
         ClaimDenied,
         ClaimReclaimed,
         DownNameReclaimed,
-        LinkBrokenByDown,
-        LinkMadeOverDown,
     ),
 };
 

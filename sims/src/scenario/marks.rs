@@ -93,7 +93,9 @@ fn role_world(role: Role) -> WorldKind {
         | Role::DownOverBudget
         | Role::FrameBudgetRefused
         | Role::KeepaliveSent
-        | Role::RegisterIncumbentKept => WorldKind::Sender,
+        | Role::RegisterIncumbentKept
+        | Role::LinkBrokenByDown
+        | Role::LinkMadeOverDown => WorldKind::Sender,
         Role::DownSimultaneousConnect
         | Role::RegisterTieBreakWon
         | Role::RegisterTieBreakLost
@@ -101,9 +103,7 @@ fn role_world(role: Role) -> WorldKind {
         | Role::ProofRefused
         | Role::ClaimDenied
         | Role::ClaimReclaimed
-        | Role::DownNameReclaimed
-        | Role::LinkBrokenByDown
-        | Role::LinkMadeOverDown => WorldKind::Mesh,
+        | Role::DownNameReclaimed => WorldKind::Mesh,
     }
 }
 

@@ -17,6 +17,7 @@
 //! S2 and S4, and nothing else, undecided (L5 is decided on lanes the world
 //! infers from the router's tasks, run by run: `world::lanes::infer`).
 
+use lanesim::shim::probe::Mark;
 use lanesim_target::hazard::Hazard;
 use lanesim_target::lanes::{LanesCapabilities, ModeKind};
 use lanesim_target::node::NodeCapabilities;
@@ -27,6 +28,21 @@ use crate::check::Reported;
 use crate::coverage::{CoverMark, Coverage, Role, Site, WorldMark};
 use crate::explore::tokio_explores;
 use crate::scenario::{Contract, Policy, Scenario, WorldKind};
+
+/// The roles a node's own link table reaches: a target that declares none
+/// (`NodeCapabilities::links`) has its links kept by the world, and never
+/// reaches them, whatever marks its code declares.
+const LINK_ROLES: &[Role] = &[Role::LinkBrokenByDown, Role::LinkMadeOverDown];
+
+/// lanesim's link table's marks (`src/distribution/links.rs`).
+const LINK_MARKS: &[&str] = &[
+    Mark::LinkBrokenByDown.name(),
+    Mark::LinkKeptAcrossDown.name(),
+    Mark::LinkMadeOverDown.name(),
+];
+
+const NO_LINK_TABLE: &str =
+    "the world keeps the target's links: it declares no link table (NodeCapabilities::links)";
 
 /// A contract or mark the target cannot support, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -286,6 +302,7 @@ impl Subject {
             };
         }
         let frame_deadline = self.node().is_none_or(|n| n.capabilities().frame_deadline);
+        let links = self.node().is_none_or(|n| n.capabilities().links);
         let (contracts, clauses, sites, lifecycle) = match world {
             WorldKind::Lanes => {
                 let caps = self.lanes().map(|l| l.capabilities());
@@ -335,6 +352,10 @@ impl Subject {
                         STOCK_TOKIO
                     }
                     CoverMark::Task(..) if !tokio_explores() => STOCK_TOKIO,
+                    CoverMark::Role(role) if !links && LINK_ROLES.contains(&role) => NO_LINK_TABLE,
+                    CoverMark::Code(site) if !links && LINK_MARKS.contains(&site.name()) => {
+                        NO_LINK_TABLE
+                    }
                     CoverMark::Role(role) if !sites.roles.iter().any(|(r, _)| *r == role) => {
                         "the target maps none of its marks to this role (Sites::roles)"
                     }
