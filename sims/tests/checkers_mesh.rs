@@ -426,6 +426,23 @@ fn m3_detects_a_noconnection_delivered_twice() {
 }
 
 #[test]
+fn m3_detects_a_noconnection_for_a_learned_link_its_exit_ended() {
+    let mut log = healthy();
+    let tables = is!(Event::MeshTableAtEnd { node: 1, .. });
+    insert_before(&mut log, tables, down(400, 1, 0, 1));
+    let told = insert_before(
+        &mut log,
+        tables,
+        noconnection(410, 1, 0, 1, 7, LinkSide::Learner),
+    );
+    replace(&mut log, tables, table(5000, 1, 0, None));
+    let exit = arrived(300, 1, 0, 1, 7, LinkMsg::Exit);
+    let found = broken(&log);
+    assert!(found.contains(&Contract::M3), "{found:?}");
+    assert_violates(&log, &context(), Contract::M3, &[&exit, &told]);
+}
+
+#[test]
 fn m4_detects_a_down_hook_fired_twice_for_one_generation() {
     let mut log = healthy();
     let tables = is!(Event::MeshTableAtEnd { node: 0, .. });

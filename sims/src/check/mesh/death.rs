@@ -1,7 +1,8 @@
 //! M2, M3 and M4: one generation's life and the death signals it owes.
 //! M2 holds every link settled (its EXIT over its socket, or a
 //! `noconnection`) on both ends, M3 every `noconnection` to a generation
-//! that went down (once per link and end), M4 the down hook to once per
+//! that went down (once per link and end, never for a learned link its
+//! EXIT already ended), M4 the down hook to once per
 //! generation that came up, and every generation that is not live at the
 //! end to have gone down. All three read the same ups, downs, crashes and
 //! `noconnection`s by incarnation.
@@ -130,6 +131,21 @@ pub(super) fn m3(out: &mut Collector<'_>, model: &Model) {
                 ),
                 &[index],
             ),
+        }
+        // A learned link its EXIT unlinked is nobody's any more: a later
+        // down owes it nothing.
+        if side == LinkSide::Learner {
+            if let Some(exit) = model.arrived.iter().find(|a| {
+                a.on == gen && a.link == link && a.msg == LinkMsg::Exit && a.record < index
+            }) {
+                out.violate(
+                    Contract::M3,
+                    format!(
+                        "node{node} delivered noconnection for link {link:#x} (Learner) after its EXIT had arrived and ended it"
+                    ),
+                    &[exit.record, index],
+                );
+            }
         }
         if deliveries.len() > 1 {
             let cited: Vec<usize> = deliveries.iter().map(|d| d.record).collect();
