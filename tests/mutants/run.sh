@@ -3,7 +3,7 @@
 # worlds catch?
 #
 #   run.sh <repo-checkout> [--label L] [--tests] [--sims-tests] [--hunt SECS]
-#          [--models] [--no-baseline] [--keep] [--timeout SECS]
+#          [--models] [--cascade] [--no-baseline] [--keep] [--timeout SECS]
 #          [--corpus FILE] [--until TIME] [mutant-id...]
 #
 # For each mutant (all of the corpus unless ids are given; the corpus is
@@ -30,6 +30,12 @@
 #      single-threaded run can reach are judged here):
 #      RUSTFLAGS="--cfg loom" cargo test --release -p lanesim --features planted-bugs --test 'loom_*'
 #      RUSTFLAGS="--cfg shuttle" cargo test ... --test 'shuttle_*'
+# --cascade: the hunt, the models, the unit tests and the testbed tests run
+# for a mutant only while no earlier one caught it (scenarios, hunt,
+# models, unit tests, in that order): a batch judged layer by layer in the
+# time of its misses. The summary's "by layer" line counts each mutant once,
+# by the first layer that caught it, and the share the worlds (scenarios
+# and hunts) caught.
 # --until TIME (anything `date -d` reads, e.g. 08:40Z): start no mutant
 # after TIME; those left get the verdict not-started (a time-boxed batch).
 # Results: $LANESIM_MUTANTS_OUT/results-<label>.tsv (label = --label, else the
@@ -54,13 +60,21 @@ export CARGO_TARGET_DIR="$OUT/target"
 BIN="$CARGO_TARGET_DIR/release/lanesim"
 
 # The whole comment block above, however long it grows.
+# With --cascade, a later layer (hunt, models, unit tests, testbed tests)
+# runs only for a mutant no earlier layer caught.
+later() {
+  [ "$CASCADE" = 0 ] && return 0
+  [ "$verdict" != caught ] && [ "$hunt" != caught ] && [[ "$models" != FAIL* ]] && [ "$tests" != FAIL ]
+}
+
 usage() { awk 'NR>1 && /^#/ {print; next} NR>1 {exit}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 
-CHECKOUT=""; LABEL=""; TESTS=0; SIMS_TESTS=0; HUNT=0; MODELS=0; BASELINE=1; KEEP=0; TIMEOUT=600; UNTIL=""; IDS=()
+CHECKOUT=""; LABEL=""; CASCADE=0; TESTS=0; SIMS_TESTS=0; HUNT=0; MODELS=0; BASELINE=1; KEEP=0; TIMEOUT=600; UNTIL=""; IDS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --label) LABEL="$2"; shift 2 ;;
     --tests) TESTS=1; shift ;;
+    --cascade) CASCADE=1; shift ;;
     --sims-tests) SIMS_TESTS=1; shift ;;
     --hunt) HUNT="$2"; shift 2 ;;
     --models) MODELS=1; shift ;;
@@ -153,7 +167,7 @@ for id in "${IDS[@]}"; do
       if [ "$id" = "_baseline" ] && [ "$code" != 0 ]; then
         echo "!! baseline does not pass (exit $code): every mutant result is suspect" >&2
       fi
-      if [ "$HUNT" != 0 ]; then
+      if [ "$HUNT" != 0 ] && later; then
         ( cd "$dst" && timeout -k 10 $(( HUNT + 600 )) nice -n 19 "$BIN" hunt --for "${HUNT}s" --seed 1 --no-shrink \
             --regressions "$LOGS/$id.hunt-regressions.txt" ) > "$LOGS/$id.hunt.log" 2>&1
         case "$?" in
@@ -164,7 +178,7 @@ for id in "${IDS[@]}"; do
           *) hunt="crash" ;;
         esac
       fi
-      if [ "$MODELS" = 1 ]; then
+      if [ "$MODELS" = 1 ] && later; then
         if ( cd "$dst" \
              && RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$OUT/target-loom" timeout -k 30 3600 nice -n 19 \
                   cargo test --release -p lanesim --features planted-bugs --test 'loom_*' \
@@ -181,11 +195,11 @@ for id in "${IDS[@]}"; do
                           | awk '!seen[$0]++' | paste -sd, -)"
         fi
       fi
-      if [ "$TESTS" = 1 ]; then
+      if [ "$TESTS" = 1 ] && later; then
         if ( cd "$dst" && timeout -k 30 3600 nice -n 19 cargo test --release -p lanesim ) > "$LOGS/$id.tests.log" 2>&1; then
           tests="pass"; else tests="FAIL"; fi
       fi
-      if [ "$SIMS_TESTS" = 1 ]; then
+      if [ "$SIMS_TESTS" = 1 ] && later; then
         if ( cd "$dst" && timeout -k 30 3600 nice -n 19 \
                cargo test --release --no-fail-fast -p lanesim-sims -p lanesim-examples ) > "$LOGS/$id.sims-tests.log" 2>&1; then
           sims_tests="pass"
@@ -221,6 +235,9 @@ awk -F'\t' 'NR>1 && $1!="_baseline" {
     if ($16 ~ /^FAIL/) { st++; if ($6!="caught" && $6!="mark-miss") so++ }
     if ($16 != "-" && $16 != "") sran++
     if ($6!="caught" && $6!="mark-miss" && $6!="not-started" && ($16 == "pass" || $16 == "-" || $16 == "") && $9 != "FAIL" && $15 !~ /^FAIL/ && $13 != "caught") none++
+    if ($6!="caught" && $13!="caught" && $15 ~ /^FAIL/) mo_first++
+    if ($6!="caught" && $13!="caught" && $15 !~ /^FAIL/ && $9=="FAIL") uo++
+    if ($6!="caught" && $6!="mark-miss" && $13!="caught" && $15 !~ /^FAIL/ && $9!="FAIL" && $16 ~ /^FAIL/) so_first++
     t[$2]++
   }
   END {
@@ -231,6 +248,15 @@ awk -F'\t' 'NR>1 && $1!="_baseline" {
     printf "models (loom, shuttle): caught %d (of which %d not caught by the scenarios)\n", m+0, mo+0
     if (sran) printf "testbed tests (--sims-tests): failed for %d (of which %d not caught by the scenarios, exit 1, 3 or 5)\n", st+0, so+0
     printf "caught by nothing run: %d\n", none+0
+    # Each mutant once, by the first layer that caught it, in the order
+    # the issue tracker asks for: the worlds (scenarios, then hunts), then
+    # the models, then unit tests, then the testbed tests.
+    worlds = v["caught"] + ho
+    judged = n - v["not-started"] - v["build-fail"] - v["apply-fail"]
+    printf "by layer: scenarios %d, hunts only %d, models only %d, unit tests only %d, testbed tests only %d, nothing %d",
+      v["caught"], ho+0, mo_first+0, uo+0, so_first+0, none+0
+    if (judged > 0) printf "; the worlds caught %d of %d (%d %%)", worlds, judged, 100 * worlds / judged
+    printf "\n"
   }' "$RESULTS"
 awk -F'\t' 'NR>1 && $1=="_baseline" && $6!="pass" {print "WARNING: baseline verdict " $6 " (exit " $5 ")"}' "$RESULTS"
 awk -F'\t' 'NR>1 && $1=="_baseline" && $15 ~ /^FAIL/ {print "WARNING: baseline models " $15}' "$RESULTS"
