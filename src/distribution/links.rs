@@ -20,16 +20,9 @@ use super::node::NodeName;
 use crate::shim::probe::{mark, Mark};
 use crate::shim::sync::{Arc, Mutex};
 
-/// A link between a local process and a process on a remote node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Link {
-    /// The generation the link was made over.
-    pub generation: u64,
-    /// The local process.
-    pub local: u64,
-    /// The remote process.
-    pub remote: u64,
-}
+/// A link between a local process and a process on a remote node: the
+/// target API's own type, which the testbed's worlds make links with.
+pub use lanesim_target::node::Link;
 
 type Deliver = Arc<dyn Fn(&NodeName, Link) + Send + Sync>;
 

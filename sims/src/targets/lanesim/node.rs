@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use lanesim::distribution::{
     ConnectionManager, ControlEnqueueError, ControlOutbound, Cookie, DialError, DistConnection,
-    DistSender, Enqueued, InboundFrame, Link as OwnLink, LinkTable, ManagerConfig, NodeName,
-    Origin as Side, SenderConfig, SenderLane as Lane, SenderObserver, WeakConnectionManager,
+    DistSender, Enqueued, InboundFrame, LinkTable, ManagerConfig, NodeName, Origin as Side,
+    SenderConfig, SenderLane as Lane, SenderObserver, WeakConnectionManager,
     WriteOutcome as Outcome,
 };
 use lanesim::planted::Planted;
@@ -335,20 +335,12 @@ impl Started0 {
     pub fn link(&self, over: &Conn, local: u64, remote: u64) -> Option<Link> {
         self.links
             .link(&own_connection(over.as_any()), local, remote)
-            .map(link)
     }
 
     /// Removes a link from lanesim's link table.
     #[must_use]
     pub fn unlink(&self, node: &str, made: &Link) -> bool {
-        self.links.unlink(
-            &NodeName::from(node),
-            &OwnLink {
-                generation: made.generation,
-                local: made.local,
-                remote: made.remote,
-            },
-        )
+        self.links.unlink(&NodeName::from(node), made)
     }
 
     /// Installs `stream` as `node`'s connection with no handshake (the
@@ -380,14 +372,6 @@ impl Drop for Started0 {
         {
             task.abort();
         }
-    }
-}
-
-fn link(own: OwnLink) -> Link {
-    Link {
-        generation: own.generation,
-        local: own.local,
-        remote: own.remote,
     }
 }
 
@@ -570,7 +554,7 @@ impl LanesimNode {
         // After the down report's hook: a down is reported before the
         // noconnections it causes.
         let broken = setup.reports;
-        let links = LinkTable::new(move |node, own| broken.noconnection(node.as_str(), link(own)));
+        let links = LinkTable::new(move |node, link| broken.noconnection(node.as_str(), link));
         links.attach(&manager);
         Ok(Started0 {
             manager,
