@@ -1,7 +1,18 @@
 //! Log capture: every tracing event on this thread, rendered as one string.
+//!
+//! One subscriber, set as the binary's global default the first time a
+//! test captures, hands each event to the capture installed on the thread
+//! that emits it (a thread-local). It is interested in every callsite,
+//! always, so tracing's per-callsite interest cache can never hold "never"
+//! for a callsite a capturing test hits: with a scoped subscriber per test
+//! (`set_default`) it could, when the callsite was first hit on another
+//! test's thread while no capture was alive, and CI lost
+//! `a_refused_dialer_is_told_which_cap_turned_it_away`'s and
+//! `an_impostor_without_the_cookie_never_registers`'s lines so, under load.
 
+use std::cell::RefCell;
 use std::fmt::{self, Write as _};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
 
 /// Every tracing event on this thread, one rendered record per event, as a
 /// `fmt` subscriber prints it: level, message, then `name=value` fields
@@ -10,18 +21,33 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone, Default)]
 pub struct Captured(Arc<Mutex<Vec<String>>>);
 
+thread_local! {
+    /// The capture events on this thread go to, if any.
+    static CURRENT: RefCell<Option<Captured>> = const { RefCell::new(None) };
+}
+
+/// Capturing on this thread until dropped.
+pub struct Installed(());
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        CURRENT.with(|current| current.borrow_mut().take());
+    }
+}
+
 impl Captured {
     /// Captures this thread's events until the guard drops.
-    ///
-    /// Then rebuilds tracing's per-callsite interest: a callsite first hit
-    /// on another test's thread, with no subscriber there, may have cached
-    /// "never" in a race with this registration, and would drop this
-    /// thread's events too (CI lost `an_impostor_without_the_cookie_never_registers`'s
-    /// refusal so, once, under load).
-    pub fn install(&self) -> tracing::subscriber::DefaultGuard {
-        let guard = tracing::subscriber::set_default(self.clone());
-        tracing::callsite::rebuild_interest_cache();
-        guard
+    pub fn install(&self) -> Installed {
+        static ROUTER: Once = Once::new();
+        ROUTER.call_once(|| {
+            tracing::subscriber::set_global_default(Router)
+                .expect("no other global subscriber in a test binary");
+            // A callsite registered on another thread while the router was
+            // being set may have stored the interest it computed before.
+            tracing::callsite::rebuild_interest_cache();
+        });
+        CURRENT.with(|current| *current.borrow_mut() = Some(self.clone()));
+        Installed(())
     }
 
     pub fn records(&self) -> Vec<String> {
@@ -53,13 +79,18 @@ impl tracing::field::Visit for Render {
     }
 }
 
-impl tracing::Subscriber for Captured {
-    // Asked at every event, never cached: other threads run without it.
+/// The global subscriber: each event to its thread's capture.
+struct Router;
+
+impl tracing::Subscriber for Router {
     fn register_callsite(
         &self,
         _: &'static tracing::Metadata<'static>,
     ) -> tracing::subscriber::Interest {
-        tracing::subscriber::Interest::sometimes()
+        tracing::subscriber::Interest::always()
+    }
+    fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
+        Some(tracing::level_filters::LevelFilter::TRACE)
     }
     fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
         true
@@ -70,6 +101,10 @@ impl tracing::Subscriber for Captured {
     fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
     fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
     fn event(&self, event: &tracing::Event<'_>) {
+        // `try_with`: an event while the thread's locals are torn down.
+        let Ok(Some(captured)) = CURRENT.try_with(|current| current.borrow().clone()) else {
+            return;
+        };
         let mut render = Render::default();
         event.record(&mut render);
         let record = format!(
@@ -78,7 +113,7 @@ impl tracing::Subscriber for Captured {
             render.message,
             render.fields
         );
-        self.0.lock().unwrap().push(record);
+        captured.0.lock().unwrap().push(record);
     }
     fn enter(&self, _: &tracing::span::Id) {}
     fn exit(&self, _: &tracing::span::Id) {}
