@@ -103,6 +103,12 @@ pub enum WorldMark {
     PeerWroteMaxFrame,
     /// A peer wrote a header over the local maximum on a socket.
     PeerWroteOversize,
+    /// ... with the excess in its payload length alone.
+    PeerWroteOversizePayload,
+    /// ... with the excess in its control length alone.
+    PeerWroteOversizeControl,
+    /// ... split so neither length alone is over the maximum.
+    PeerWroteOversizeBoth,
     /// A peer tore its stream inside a frame's header and closed it.
     PeerToreHeader,
     /// A peer tore its stream inside a frame's body and closed it.
@@ -163,7 +169,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 52] = [
+    pub const ALL: [WorldMark; 55] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -196,6 +202,9 @@ impl WorldMark {
         Self::FaultTornFrame,
         Self::PeerWroteMaxFrame,
         Self::PeerWroteOversize,
+        Self::PeerWroteOversizePayload,
+        Self::PeerWroteOversizeControl,
+        Self::PeerWroteOversizeBoth,
         Self::PeerToreHeader,
         Self::PeerToreBody,
         Self::WriteBlockedOnWindow,
@@ -254,6 +263,9 @@ impl WorldMark {
             Self::FaultTornFrame => "fault_applied_torn_frame",
             Self::PeerWroteMaxFrame => "peer_wrote_max_frame",
             Self::PeerWroteOversize => "peer_wrote_oversize",
+            Self::PeerWroteOversizePayload => "peer_wrote_oversize_payload",
+            Self::PeerWroteOversizeControl => "peer_wrote_oversize_control",
+            Self::PeerWroteOversizeBoth => "peer_wrote_oversize_both",
             Self::PeerToreHeader => "peer_tore_header",
             Self::PeerToreBody => "peer_tore_body",
             Self::WriteBlockedOnWindow => "write_blocked_on_window",

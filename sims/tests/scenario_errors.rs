@@ -174,6 +174,35 @@ fn sender_files_refuse_missing_peers_unknown_faults_and_zero_deadlines() {
 }
 
 #[test]
+fn only_an_oversize_frame_takes_a_split_and_only_a_known_one() {
+    let oversize = SENDER.replacen("kind = \"wedge\"", "kind = \"oversize_frame\"", 1);
+    for split in ["payload", "control", "both"] {
+        let source = oversize.replacen(
+            "at = \"1s\"",
+            &format!("at = \"1s\"\nsplit = \"{split}\""),
+            1,
+        );
+        assert!(
+            Scenario::parse(Path::new("s.toml"), &source).is_ok(),
+            "{split}"
+        );
+    }
+    let error = sender_error("at = \"1s\"", "at = \"1s\"\nsplit = \"control\"");
+    assert_eq!(
+        error,
+        "s.toml:17:9: sender.fault[0].split: only an oversize_frame fault takes `split`"
+    );
+    let source = oversize.replacen("at = \"1s\"", "at = \"1s\"\nsplit = \"sideways\"", 1);
+    let error = Scenario::parse(Path::new("s.toml"), &source)
+        .expect_err("an unknown split")
+        .to_string();
+    assert!(
+        error.starts_with("s.toml:17:") && error.contains("unknown variant `sideways`"),
+        "{error}"
+    );
+}
+
+#[test]
 fn every_hostile_file_in_the_corpus_is_refused_without_a_panic() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad");
     let mut count = 0;

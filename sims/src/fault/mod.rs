@@ -21,7 +21,7 @@ use lanesim_target::wire::HEADER_LEN;
 
 use crate::coverage::WorldMark;
 use crate::event::{FaultApplied, PeerAct};
-use crate::scenario::{FaultKind, ScheduledFault, TORN_FRAME_LEN};
+use crate::scenario::{FaultKind, OversizeSplit, ScheduledFault, TORN_FRAME_LEN};
 
 /// What a peer host is told to do; it checks between frames, and is woken
 /// from a pending read when told.
@@ -49,8 +49,9 @@ pub struct PeerControl {
 pub enum Hostile {
     /// A well-formed frame whose body is exactly the local maximum.
     MaxFrame,
-    /// A header claiming one byte more than the local maximum.
-    Oversize,
+    /// A header claiming one byte more than the local maximum, the excess
+    /// in the length `split` says.
+    Oversize { split: OversizeSplit },
     /// The first `bytes` bytes of a frame, then the socket closed.
     Torn { bytes: u32 },
 }
@@ -61,7 +62,7 @@ impl Hostile {
     pub fn act(self) -> PeerAct {
         match self {
             Self::MaxFrame => PeerAct::WroteMaxFrame,
-            Self::Oversize => PeerAct::WroteOversize,
+            Self::Oversize { .. } => PeerAct::WroteOversize,
             Self::Torn { bytes } => PeerAct::Tore { bytes },
         }
     }
@@ -72,17 +73,21 @@ impl Hostile {
     /// (and `encode` cannot write a header that lies about its length).
     #[must_use]
     pub fn bytes(self, max: u64) -> Vec<u8> {
-        let header = |body: u64| -> Vec<u8> {
-            let payload = u32::try_from(body).expect("a test maximum fits a header");
-            [0u32.to_be_bytes(), payload.to_be_bytes()].concat()
+        let parts = |control: u64, payload: u64| -> Vec<u8> {
+            let part = |len: u64| u32::try_from(len).expect("a test maximum fits a header");
+            [part(control).to_be_bytes(), part(payload).to_be_bytes()].concat()
         };
+        let header = |body: u64| parts(0, body);
         match self {
             Self::MaxFrame => {
                 let mut frame = header(max);
                 frame.resize(frame.len() + max as usize, 0x5A);
                 frame
             }
-            Self::Oversize => header(max + 1),
+            Self::Oversize { split } => {
+                let (control, payload) = split.lengths(max);
+                parts(control, payload)
+            }
             Self::Torn { bytes } => {
                 let body = TORN_FRAME_LEN - HEADER_LEN as u64;
                 let mut frame = header(body);
@@ -157,7 +162,7 @@ impl Action {
             },
             Self::Disconnect => FaultApplied::Disconnect,
             Self::Hostile(Hostile::MaxFrame) => FaultApplied::MaxFrame,
-            Self::Hostile(Hostile::Oversize) => FaultApplied::OversizeFrame,
+            Self::Hostile(Hostile::Oversize { .. }) => FaultApplied::OversizeFrame,
             Self::Hostile(Hostile::Torn { bytes }) => FaultApplied::TornFrame { bytes },
         }
     }
@@ -176,7 +181,7 @@ impl Action {
             Self::Latency(_) => WorldMark::FaultLatency,
             Self::Disconnect => WorldMark::FaultDisconnect,
             Self::Hostile(Hostile::MaxFrame) => WorldMark::FaultMaxFrame,
-            Self::Hostile(Hostile::Oversize) => WorldMark::FaultOversizeFrame,
+            Self::Hostile(Hostile::Oversize { .. }) => WorldMark::FaultOversizeFrame,
             Self::Hostile(Hostile::Torn { .. }) => WorldMark::FaultTornFrame,
         }
     }
@@ -204,7 +209,8 @@ pub fn timeline(faults: &[ScheduledFault]) -> Vec<(Duration, u64, Action)> {
             FaultKind::Disconnect => steps.push((at, peer, Action::Disconnect)),
             FaultKind::MaxFrame => steps.push((at, peer, Action::Hostile(Hostile::MaxFrame))),
             FaultKind::OversizeFrame => {
-                steps.push((at, peer, Action::Hostile(Hostile::Oversize)));
+                let split = fault.split;
+                steps.push((at, peer, Action::Hostile(Hostile::Oversize { split })));
             }
             FaultKind::TornFrame => steps.push((
                 at,

@@ -16,8 +16,8 @@ use proptest::prelude::*;
 use crate::coverage::PreemptPolicy;
 use crate::explore::Exploration;
 use crate::scenario::{
-    FaultKind, LanesParams, MeshFault, MeshFaultKind, MeshParams, Params, Policy, ScheduledFault,
-    SenderParams, WorldKind, HALF_OPEN_MIN_TICKS, SLOW_FRACTION, TORN_FRAME_LEN,
+    FaultKind, LanesParams, MeshFault, MeshFaultKind, MeshParams, OversizeSplit, Params, Policy,
+    ScheduledFault, SenderParams, WorldKind, HALF_OPEN_MIN_TICKS, SLOW_FRACTION, TORN_FRAME_LEN,
 };
 
 /// The most each knob is drawn at (the least, where it is not 0 or 1):
@@ -316,6 +316,8 @@ pub fn sender() -> impl Strategy<Value = SenderParams> {
                         } else {
                             0
                         },
+                        // From the same gene: no case's other draws move.
+                        split: OversizeSplit::ALL[(permille % 3) as usize],
                     }
                 })
                 .collect();

@@ -134,6 +134,9 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         | WorldMark::FaultTornFrame
         | WorldMark::PeerWroteMaxFrame
         | WorldMark::PeerWroteOversize
+        | WorldMark::PeerWroteOversizePayload
+        | WorldMark::PeerWroteOversizeControl
+        | WorldMark::PeerWroteOversizeBoth
         | WorldMark::PeerToreHeader
         | WorldMark::PeerToreBody
         | WorldMark::WriteBlockedOnWindow

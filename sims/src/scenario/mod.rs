@@ -53,8 +53,8 @@ pub use params::{
 pub use reach::Reach;
 pub use seeds::{SeedRange, MAX_SEEDS};
 pub use spec::{
-    Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec, Policy,
-    ScenarioFile, SenderSpec, TORN_FRAME_LEN,
+    Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec,
+    OversizeSplit, Policy, ScenarioFile, SenderSpec, TORN_FRAME_LEN,
 };
 // Defined in `world_kind`, which the coverage registry and the targets
 // import too: this path is the one callers name.

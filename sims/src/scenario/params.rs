@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use super::sample::{fmt_duration, Dur, Sampled};
 use super::spec::{
-    Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec, Policy,
-    ScenarioFile, SenderSpec, TORN_FRAME_LEN,
+    Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec,
+    OversizeSplit, Policy, ScenarioFile, SenderSpec, TORN_FRAME_LEN,
 };
 use crate::coverage::PreemptPolicy;
 use crate::explore::Exploration;
@@ -200,6 +200,9 @@ pub struct ScheduledFault {
     pub lasting: Duration,
     /// torn_frame: bytes of the frame written before the close (else 0).
     pub bytes: u32,
+    /// oversize_frame: which header length carries the excess (else
+    /// `Payload`, unused).
+    pub split: OversizeSplit,
 }
 
 /// The sender world, sampled.
@@ -333,7 +336,25 @@ fn torn_bytes(kind: FaultKind, bytes: Option<&Sampled<u64>>, rng: &mut SimRng) -
     u32::try_from(bytes.clamp(1, TORN_FRAME_LEN - 1)).expect("under 40")
 }
 
+/// Where an `oversize_frame` header puts its excess: the file's, else
+/// drawn from `splits` (a stream of its own, so the other draws of every
+/// scenario stay where they were); `Payload`, with no draw, for other kinds.
+fn oversize_split(
+    kind: FaultKind,
+    split: Option<OversizeSplit>,
+    splits: &mut SimRng,
+) -> OversizeSplit {
+    match (kind, split) {
+        (FaultKind::OversizeFrame, Some(split)) => split,
+        (FaultKind::OversizeFrame, None) => {
+            OversizeSplit::ALL[splits.range(0, OversizeSplit::ALL.len() as u64 - 1) as usize]
+        }
+        _ => OversizeSplit::Payload,
+    }
+}
+
 fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderParams {
+    let mut splits = rng.fork("oversize split");
     let peers = spec.peers.sample(rng);
     let write_timeout = spec
         .write_timeout
@@ -348,6 +369,7 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
             lasting: fault.lasting.map_or(Duration::ZERO, |d| d.sample(rng)),
             // Drawn only for a tear, so no other scenario's draws move.
             bytes: torn_bytes(fault.kind, fault.bytes.as_ref(), rng),
+            split: oversize_split(fault.kind, fault.split, &mut splits),
         })
         .collect();
     let data_frames = spec.data_frames.sample(rng);
@@ -391,6 +413,7 @@ fn sample_sender(spec: &SenderSpec, rng: &mut SimRng, exact: bool) -> SenderPara
                 Duration::ZERO
             },
             bytes: torn_bytes(kind, None, rng),
+            split: oversize_split(kind, None, &mut splits),
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.peer));
@@ -888,6 +911,7 @@ impl SenderParams {
                 at: dur(f.at),
                 lasting: f.kind.lasts().then_some(dur(f.lasting)),
                 bytes: (f.kind == FaultKind::TornFrame).then_some(one(u64::from(f.bytes))),
+                split: (f.kind == FaultKind::OversizeFrame).then_some(f.split),
             })
             .collect(),
         }

@@ -515,6 +515,40 @@ pub struct FaultSpec {
     /// the header); absent, drawn per run from that whole range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Sampled<u64>>,
+    /// oversize_frame only: which length of the header's two (control,
+    /// payload) carries the excess; absent, drawn per run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<OversizeSplit>,
+}
+
+/// Where an `oversize_frame` header puts its claim of one byte over the
+/// local maximum: a decoder must refuse the sum of the header's two
+/// lengths, not either one alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OversizeSplit {
+    /// All in the payload length (the control length 0).
+    Payload,
+    /// All in the control length (the payload length 0).
+    Control,
+    /// Half each: neither length alone is over the maximum.
+    Both,
+}
+
+impl OversizeSplit {
+    /// Every split, in the order draws index them.
+    pub const ALL: [OversizeSplit; 3] = [Self::Payload, Self::Control, Self::Both];
+
+    /// The (control, payload) lengths of a header claiming `max + 1`.
+    #[must_use]
+    pub fn lengths(self, max: u64) -> (u64, u64) {
+        let over = max + 1;
+        match self {
+            Self::Payload => (0, over),
+            Self::Control => (over, 0),
+            Self::Both => (over / 2, over - over / 2),
+        }
+    }
 }
 
 /// The whole length of the frame a `torn_frame` peer starts to write: an

@@ -40,6 +40,7 @@ use super::tag::Tag;
 use crate::coverage::WorldMark;
 use crate::event::{Event, PeerAct, SocketEnd};
 use crate::fault::{Hostile, PeerControl};
+use crate::scenario::OversizeSplit;
 
 /// The local node's largest inbound frame body (its
 /// `ManagerConfig::max_frame`): small, so a hostile peer writes a frame of
@@ -274,9 +275,16 @@ where
             // Logged before the first byte leaves: the local node may act
             // on it (and log its down) within the write.
             shared.record(&host, acted(hostile.act()));
+            if let Hostile::Oversize { split } = hostile {
+                shared.mark(match split {
+                    OversizeSplit::Payload => WorldMark::PeerWroteOversizePayload,
+                    OversizeSplit::Control => WorldMark::PeerWroteOversizeControl,
+                    OversizeSplit::Both => WorldMark::PeerWroteOversizeBoth,
+                });
+            }
             shared.mark(match hostile {
                 Hostile::MaxFrame => WorldMark::PeerWroteMaxFrame,
-                Hostile::Oversize => WorldMark::PeerWroteOversize,
+                Hostile::Oversize { .. } => WorldMark::PeerWroteOversize,
                 Hostile::Torn { bytes } if (bytes as usize) < HEADER_LEN => {
                     WorldMark::PeerToreHeader
                 }
@@ -291,7 +299,7 @@ where
                     }));
                 }
                 // A few bytes: written in place.
-                Hostile::Oversize | Hostile::Torn { .. } => {
+                Hostile::Oversize { .. } | Hostile::Torn { .. } => {
                     let written = half.write_all(&bytes).await;
                     if written.is_err() {
                         shared.record(&host, ended(SocketEnd::Error));

@@ -206,6 +206,12 @@ fn faults(sender: &SenderSpec, problems: &mut Vec<Problem>) {
             )),
             (None, _) => {}
         }
+        if fault.split.is_some() && fault.kind != FaultKind::OversizeFrame {
+            problems.push(problem(
+                key("split"),
+                "only an oversize_frame fault takes `split`",
+            ));
+        }
         match (&fault.lasting, fault.kind.lasts()) {
             (Some(lasting), true) => span(&key("for"), lasting, true, problems),
             (None, true) => problems.push(problem(
