@@ -239,7 +239,10 @@ impl DistConnection {
         let mut writer = match bounded(deadline, lock).await {
             Some(Some(writer)) => writer,
             Some(None) => return Err(aborted()),
-            None => return Err(self.write_timed_out()),
+            None => {
+                mark(Mark::LockWaitDeadlineFired);
+                return Err(self.write_timed_out());
+            }
         };
         // Checked under the lock: the flag may have flipped while we waited.
         let writer = match writer.as_mut() {

@@ -118,6 +118,9 @@ named! {
         WriteAbandonedOnDown => "write_abandoned_on_down",
         /// The drain's write deadline fired.
         WriteDeadlineFired => "write_deadline_fired",
+        /// ... while the write still waited for the writer lock (another
+        /// writer held it): one deadline covers the wait and the write.
+        LockWaitDeadlineFired => "lock_wait_deadline_fired",
         /// A full control lane marked the pinned generation down.
         ControlOverflowMarkedDown => "control_overflow_marked_down",
         /// The drain skipped a control whose pinned generation was down.
@@ -292,6 +295,7 @@ pub const NODE_SITES: Sites = Sites {
         Mark::WriteRefusedDown.name(),
         Mark::WriteAbandonedOnDown.name(),
         Mark::WriteDeadlineFired.name(),
+        Mark::LockWaitDeadlineFired.name(),
         Mark::ControlOverflowMarkedDown.name(),
         Mark::ControlSkippedPinnedDown.name(),
         Mark::DataUnroutable.name(),

@@ -64,6 +64,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "sender_fifo.toml",
     "sender_heartbeat_contention.toml",
     "sender_hostile_peer.toml",
+    "sender_keepalive_wedged.toml",
     "sender_late_down.toml",
     "sender_latency_blast_radius.toml",
     "sender_partition_heal.toml",
