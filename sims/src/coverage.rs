@@ -145,6 +145,8 @@ pub enum WorldMark {
     FaultTrickle,
     /// Mesh: a node closed the trickler's stream before the trickle ended.
     TrickleCut,
+    /// Mesh: the trickled frame fits in one read chunk (1 KiB or less).
+    TrickledSmallFrame,
     /// Mesh: a generation read a frame after a stretch with no frame at
     /// all longer than its node's frame deadline, and was still up: the
     /// deadline did not count the wait for a header. (No data for half a
@@ -169,7 +171,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 55] = [
+    pub const ALL: [WorldMark; 56] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -220,6 +222,7 @@ impl WorldMark {
         Self::FaultSpend,
         Self::FaultTrickle,
         Self::TrickleCut,
+        Self::TrickledSmallFrame,
         Self::QuietPastFrameDeadline,
         Self::HeldPastHalfBudget,
         Self::ScheduleShuffled,
@@ -281,6 +284,7 @@ impl WorldMark {
             Self::FaultSpend => "fault_applied_spend",
             Self::FaultTrickle => "fault_applied_trickle",
             Self::TrickleCut => "trickle_cut",
+            Self::TrickledSmallFrame => "trickled_small_frame",
             Self::QuietPastFrameDeadline => "quiet_past_frame_deadline",
             Self::HeldPastHalfBudget => "held_past_half_budget",
             Self::ScheduleShuffled => "schedule_shuffled",

@@ -334,8 +334,9 @@ pub enum MeshFaultApplied {
     Exhaust { node: u64 },
     /// ... it has again; `accepts` accepts and `dials` dials failed.
     ExhaustEnd { node: u64, accepts: u64, dials: u64 },
-    /// The spender is to trickle a frame to `node` for up to `us`.
-    Trickle { node: u64, us: u64 },
+    /// The spender is to trickle a frame of `frame` body bytes to `node`
+    /// for up to `us`.
+    Trickle { node: u64, us: u64, frame: u64 },
 }
 
 /// The sender's counters, as `SenderStats` reports them, in the units the

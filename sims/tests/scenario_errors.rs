@@ -450,7 +450,7 @@ fn a_file_larger_than_any_scenario_is_refused_unread() {
 /// cross the simulated network apart), and a trickle is held to the
 /// deadline the file sets, not to the default.
 #[test]
-fn a_mesh_frame_deadline_is_bounded_and_holds_its_trickles() {
+fn a_mesh_frame_deadline_is_bounded_and_holds_its_trickles_and_their_frames() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad");
     for (file, expected) in [
         (
@@ -460,6 +460,14 @@ fn a_mesh_frame_deadline_is_bounded_and_holds_its_trickles() {
         (
             "mesh_trickle_under_its_deadline.toml",
             ":16:7: mesh.fault[0].for: a trickle must last more than 5204ms",
+        ),
+        (
+            "mesh_trickle_frame_too_short.toml",
+            ":16:9: mesh.fault[0].frame: a trickled frame needs at least 10 bytes",
+        ),
+        (
+            "mesh_frame_on_a_flood.toml",
+            ":16:9: mesh.fault[0].frame: only a trickle fault takes `frame`",
         ),
     ] {
         let error = Scenario::load(&dir.join(file)).unwrap_err().to_string();

@@ -438,6 +438,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
                         b: (a + 1 + step % (nodes - 1)) % nodes,
                         at: Duration::from_millis(at_ms.min(workload_ms)),
                         lasting: mesh_lasting(kind, heartbeat, permille),
+                        frame: None,
                     }
                 })
                 .collect();

@@ -64,6 +64,9 @@ pub const MAX_MESH_NODES: u64 = 64;
 pub const MAX_MESH_LINKS: u64 = 10_000;
 /// Longest mesh workload window, and longest fault.
 pub const MAX_MESH_SPAN: Duration = Duration::from_secs(600);
+/// The mesh nodes' largest inbound frame body, and so the longest frame a
+/// `trickle` fault may trickle (`frame`).
+pub const MESH_MAX_FRAME: u64 = 64 * 1024;
 
 /// A slow peer's read interval is at most this fraction of the write
 /// deadline (the chaos sampler draws up to 1/50).

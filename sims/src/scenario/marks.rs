@@ -159,6 +159,7 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         | WorldMark::FaultSpend
         | WorldMark::FaultTrickle
         | WorldMark::TrickleCut
+        | WorldMark::TrickledSmallFrame
         | WorldMark::QuietPastFrameDeadline
         | WorldMark::HeldPastHalfBudget => WorldKind::Mesh,
         WorldMark::ScheduleShuffled | WorldMark::AwaitPreempted | WorldMark::TaskHeld => {

@@ -44,7 +44,8 @@ use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 
 pub use limits::{
-    MAX_MESH_LINKS, MAX_MESH_NODES, MAX_MESH_SPAN, MAX_PEERS, MAX_PREEMPT, SLOW_FRACTION,
+    MAX_MESH_LINKS, MAX_MESH_NODES, MAX_MESH_SPAN, MAX_PEERS, MAX_PREEMPT, MESH_MAX_FRAME,
+    SLOW_FRACTION,
 };
 pub use params::{
     mesh_frame_deadline, mesh_trickle_bound, LanesParams, MeshFault, MeshParams, Params,

@@ -38,6 +38,9 @@ pub struct MeshFault {
     pub b: u64,
     pub at: Duration,
     pub lasting: Duration,
+    /// trickle: the body length its header announces (`None`: the
+    /// largest frame).
+    pub frame: Option<u64>,
 }
 
 /// How long after an accept fault ends a node may take to accept again:
@@ -524,6 +527,8 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
                 b,
                 at: fault.at.sample(rng),
                 lasting: fault.lasting.map_or(Duration::ZERO, |d| d.sample(rng)),
+                // Drawn only when written, so no other file's draws move.
+                frame: fault.frame.map(|frame| frame.sample(rng)),
             }
         })
         .collect();
@@ -561,6 +566,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
             } else {
                 Duration::ZERO
             },
+            frame: None,
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.a, fault.b));
@@ -839,6 +845,7 @@ impl MeshParams {
                     b: Some(one(f.b)),
                     at: dur(f.at),
                     lasting: f.kind.lasts().then_some(dur(f.lasting)),
+                    frame: f.frame.map(one),
                 })
                 .collect(),
         }

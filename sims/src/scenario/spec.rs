@@ -785,4 +785,9 @@ pub struct MeshFaultSpec {
     /// How long.
     #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
     pub lasting: Option<Sampled<Dur>>,
+    /// trickle only: the body length its header announces, 2 to
+    /// [`MESH_MAX_FRAME`](super::MESH_MAX_FRAME) (absent: the largest). A frame deadline must
+    /// cut a small frame as it cuts a large one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<Sampled<u64>>,
 }

@@ -7,7 +7,9 @@ use std::time::Duration;
 use super::common::{
     chance, count, preemption, problem, span, Preemption, Problem, MESH_TICKS_PER_HEARTBEAT,
 };
-use crate::scenario::limits::{self, MAX_MESH_LINKS, MAX_MESH_NODES, MAX_MESH_SPAN};
+use crate::scenario::limits::{
+    self, MAX_MESH_LINKS, MAX_MESH_NODES, MAX_MESH_SPAN, MESH_MAX_FRAME,
+};
 use crate::scenario::params::{self, mesh_trickle_bound, HALF_OPEN_MIN_TICKS};
 use crate::scenario::position::KeyPath;
 use crate::scenario::sample::Dur;
@@ -216,6 +218,40 @@ fn faults(mesh: &MeshSpec, heartbeat: Duration, problems: &mut Vec<Problem>) {
                 .is_some_and(|b| b.bounds() == fault.a.bounds() && b.bounds().0 == b.bounds().1)
         {
             problems.push(problem(key("b"), "a fault between a node and itself"));
+        }
+        if let Some(frame) = &fault.frame {
+            if fault.kind == MeshFaultKind::Trickle {
+                // One byte per quarter tick, never the last: a frame that
+                // runs out of bytes inside the deadline and its slack goes
+                // quiet, and the silence clock, not the frame deadline,
+                // ends it.
+                let bound =
+                    mesh_trickle_bound(params::mesh_frame_timeout(mesh), params::mesh_tick(mesh));
+                let drip = (heartbeat / 4).as_micros().max(1);
+                let least = u64::try_from(bound.as_micros() / drip).unwrap_or(u64::MAX) + 2;
+                count(&key("frame"), frame, 0, problems);
+                if frame.bounds().0 < least {
+                    problems.push(problem(
+                        key("frame"),
+                        format!(
+                            "a trickled frame needs at least {least} bytes: it drips one a quarter tick and never the last, so a shorter one goes quiet inside the frame deadline and its slack ({}), and the silence clock, not the deadline, ends it (got {})",
+                            Dur(bound),
+                            frame.bounds().0
+                        ),
+                    ));
+                }
+                if frame.bounds().1 > MESH_MAX_FRAME {
+                    problems.push(problem(
+                        key("frame"),
+                        format!(
+                            "a trickled frame is at most the nodes' largest frame, {MESH_MAX_FRAME} bytes (got {})",
+                            frame.bounds().1
+                        ),
+                    ));
+                }
+            } else {
+                problems.push(problem(key("frame"), "only a trickle fault takes `frame`"));
+            }
         }
         span(&key("at"), &fault.at, false, problems);
         if fault.at.bounds().1 .0 > MAX_MESH_SPAN {

@@ -31,7 +31,12 @@ pub(super) enum Spend {
     /// Hold most of `node`'s frame budget for `lasting`.
     Hold { node: u64, lasting: Duration },
     /// Trickle a frame to `node` for `lasting`, unless it is cut off first.
-    Trickle { node: u64, lasting: Duration },
+    Trickle {
+        node: u64,
+        lasting: Duration,
+        /// The body length its header announces.
+        frame: u64,
+    },
 }
 
 /// A stream to node `target`'s listener.
@@ -42,8 +47,14 @@ async fn connect(target: u64) -> std::io::Result<turmoil::net::TcpStream> {
 /// The header of a data frame of the largest size the nodes accept, all
 /// of it body: what a spender sends before (part of) that body.
 fn largest_header() -> Vec<u8> {
+    header_of(MAX_FRAME)
+}
+
+/// The header of a frame whose payload is `body` bytes (at most
+/// [`MAX_FRAME`]).
+fn header_of(body: u64) -> Vec<u8> {
     let mut header = 0_u32.to_be_bytes().to_vec();
-    header.extend_from_slice(&u32::try_from(MAX_FRAME).expect("64 KiB").to_be_bytes());
+    header.extend_from_slice(&u32::try_from(body).expect("at most 64 KiB").to_be_bytes());
     header
 }
 
@@ -326,13 +337,26 @@ pub(super) async fn spender(shared: Arc<Shared>) -> turmoil::Result {
     while let Some(order) = orders.recv().await {
         match order {
             Spend::Hold { node, lasting } => hold(&shared, &nonces, node, lasting).await,
-            Spend::Trickle { node, lasting } => {
+            Spend::Trickle {
+                node,
+                lasting,
+                frame,
+            } => {
                 // A name of its own for each: two streams under one name
                 // are the tie-break's business (a second one may wait
                 // unread in stand-by), not the frame deadline's.
                 let name = format!("trickler{trickles}");
                 trickles += 1;
-                let trickle = trickle(Arc::clone(&shared), node, lasting, name, nonces.next());
+                let trickle = trickle(
+                    Arc::clone(&shared),
+                    Trickled {
+                        target: node,
+                        lasting,
+                        frame,
+                    },
+                    name,
+                    nonces.next(),
+                );
                 spawn_world(trickle);
             }
         }
@@ -382,8 +406,20 @@ async fn hold(shared: &Arc<Shared>, nonces: &Arc<SeededNonces>, target: u64, las
     });
 }
 
+/// What a trickle trickles, and to whom.
+struct Trickled {
+    target: u64,
+    lasting: Duration,
+    /// The body length its header announces.
+    frame: u64,
+}
+
+/// A trickled frame this short or shorter fits in one of a reader's
+/// chunks (lanesim's are 8 KiB): `trickled_small_frame`.
+const SMALL_TRICKLE: u64 = 1024;
+
 /// A slowloris: dials `target`, proves the cookie as `name`, writes
-/// the header of a frame of [`MAX_FRAME`] bytes and then one byte of its
+/// the header of a frame of `frame` bytes (by default [`MAX_FRAME`]) and then one byte of its
 /// body at once and every quarter tick: often enough that the node's
 /// silence clock never fires, so only its frame deadline can end the
 /// frame. Reads what the node writes (its keepalives) all along, until the
@@ -392,7 +428,12 @@ async fn hold(shared: &Arc<Shared>, nonces: &Arc<SeededNonces>, target: u64, las
 /// header (M9 bounds it by the frame deadline). Marks
 /// `fault_applied_trickle` once the header is written, `trickle_cut` when
 /// the node closed the stream.
-async fn trickle(shared: Arc<Shared>, target: u64, lasting: Duration, name: String, nonce: Nonce) {
+async fn trickle(shared: Arc<Shared>, trickled: Trickled, name: String, nonce: Nonce) {
+    let Trickled {
+        target,
+        lasting,
+        frame,
+    } = trickled;
     let Ok(mut stream) = connect(target).await else {
         return;
     };
@@ -405,10 +446,13 @@ async fn trickle(shared: Arc<Shared>, target: u64, lasting: Duration, name: Stri
     let Ok(socket) = stream.local_addr() else {
         return;
     };
-    if stream.write_all(&largest_header()).await.is_err() {
+    if stream.write_all(&header_of(frame)).await.is_err() {
         return;
     }
     shared.probe.world(WorldMark::FaultTrickle);
+    if frame <= SMALL_TRICKLE {
+        shared.probe.world(WorldMark::TrickledSmallFrame);
+    }
     let began = tokio::time::Instant::now();
     let mut drips = tokio::time::interval(shared.params.heartbeat / 4);
     let (mut sent, mut closed) = (0_u64, false);
@@ -424,7 +468,7 @@ async fn trickle(shared: Arc<Shared>, target: u64, lasting: Duration, name: Stri
                 }
             }
             // Never the last byte: the frame must not complete.
-            _ = drips.tick(), if sent + 1 < MAX_FRAME => {
+            _ = drips.tick(), if sent + 1 < frame => {
                 if stream.write_all(&[0x5a]).await.is_err() {
                     closed = true;
                     break;

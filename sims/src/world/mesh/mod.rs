@@ -86,7 +86,7 @@ const SPENDERS: u64 = 5;
 const PROBER: &str = "prober";
 /// Largest inbound frame: links and exits are a few bytes, and a small cap
 /// turns a header garbled by a dropped segment into a prompt `ReadError`.
-const MAX_FRAME: u64 = 64 * 1024;
+const MAX_FRAME: u64 = crate::scenario::MESH_MAX_FRAME;
 /// Each node's budget for partly read frames: four of the largest, so a
 /// few spenders (the `spend` fault) can contend for it.
 pub(crate) const FRAME_BUDGET: u64 = 4 * MAX_FRAME;
@@ -559,7 +559,8 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
             }
             MeshFaultKind::Trickle => {
                 let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
-                push(fault.at, MeshFaultApplied::Trickle { node: a, us });
+                let frame = fault.frame.unwrap_or(MAX_FRAME);
+                push(fault.at, MeshFaultApplied::Trickle { node: a, us, frame });
             }
             MeshFaultKind::CrossDial => push(fault.at, MeshFaultApplied::CrossDial { a, b }),
             MeshFaultKind::Wedge => {
@@ -725,10 +726,11 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
             mark(WorldMark::FaultFlood);
             shared.floods.send((node, Duration::from_micros(us)));
         }
-        MeshFaultApplied::Trickle { node, us } => {
+        MeshFaultApplied::Trickle { node, us, frame } => {
             shared.spends.send(intruders::Spend::Trickle {
                 node,
                 lasting: Duration::from_micros(us),
+                frame,
             });
         }
         MeshFaultApplied::CrossDial { a, b } => {
