@@ -455,9 +455,24 @@ pub async fn read_frame_within<R: AsyncRead + Unpin + ?Sized>(
     let (control_len, len) = match body_len(&header, max)? {
         Announced::Keepalive => return Ok(Frame::Keepalive),
         Announced::Node(len) => {
-            // At most `MAX_NODE_FRAME` bytes: read whole, charged to nobody.
+            // At most `MAX_NODE_FRAME` bytes: read whole, charged to nobody,
+            // and held to the frame deadline like any body (a node frame
+            // trickled a byte at a time would otherwise hold the stream for
+            // as long as its bytes last:
+            // `a_node_frame_trickled_is_cut_at_the_frame_deadline`).
             let mut payload = vec![0; len as usize];
-            read_node_payload(reader, &mut payload).await?;
+            let read = read_node_payload(reader, &mut payload);
+            match deadline {
+                None => read.await?,
+                Some(deadline) => {
+                    timeout(deadline, read)
+                        .await
+                        .map_err(|_| ReadFrameError::Slow {
+                            deadline,
+                            expected: HEADER_LEN as u64 + u64::from(len),
+                        })??
+                }
+            }
             return Ok(Frame::Node { payload });
         }
         Announced::Data { control, body } => (u64::from(control), body),
@@ -632,6 +647,37 @@ mod tests {
             (ended, early.len(), budget.used()),
             (Buffered::Closed, 100, 0)
         );
+    }
+
+    /// A node frame's payload is bounded by the frame deadline as a data
+    /// frame's body is: one trickled a byte at a time is cut at it.
+    #[tokio::test(start_paused = true)]
+    async fn a_node_frame_trickled_is_cut_at_the_frame_deadline() {
+        use tokio::io::AsyncWriteExt;
+        const DEADLINE: Duration = Duration::from_millis(500);
+        let (mut writer, mut reader) = tokio::io::duplex(1024);
+        let mut header = wire::header(wire::NODE_FRAME, 40).to_vec();
+        header.push(1);
+        writer.write_all(&header).await.unwrap();
+        let drip = tokio::spawn(async move {
+            // The whole frame, over 3.9 s: a read with no deadline on it
+            // returns it whole.
+            for _ in 0..39 {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                if writer.write_all(&[1]).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let started = tokio::time::Instant::now();
+        let budget = FrameBudget::unlimited();
+        let read = read_frame_within(&mut reader, 1024, &budget, Some(DEADLINE)).await;
+        assert!(
+            matches!(read, Err(ReadFrameError::Slow { deadline, expected: 48 }) if deadline == DEADLINE),
+            "{read:?}"
+        );
+        assert_eq!(started.elapsed(), DEADLINE);
+        drip.abort();
     }
 
     /// 60 and 30 of 100 held; a newcomer's 20 does not fit. Its share is a
