@@ -316,8 +316,14 @@ pub fn sender() -> impl Strategy<Value = SenderParams> {
                         } else {
                             0
                         },
-                        // From the same gene: no case's other draws move.
-                        split: OversizeSplit::ALL[(permille % 3) as usize],
+                        // From the same gene: no case's other draws move
+                        // (and `Payload`, unused, for the other kinds, as a
+                        // file's sampling gives them).
+                        split: if kind == FaultKind::OversizeFrame {
+                            OversizeSplit::ALL[(permille % 3) as usize]
+                        } else {
+                            OversizeSplit::Payload
+                        },
                     }
                 })
                 .collect();
