@@ -147,6 +147,8 @@ pub enum WorldMark {
     TrickleCut,
     /// Mesh: the trickled frame fits in one read chunk (1 KiB or less).
     TrickledSmallFrame,
+    /// Mesh: the trickled frame is a node-protocol frame.
+    TrickledNodeFrame,
     /// Mesh: a generation read a frame after a stretch with no frame at
     /// all longer than its node's frame deadline, and was still up: the
     /// deadline did not count the wait for a header. (No data for half a
@@ -171,7 +173,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 56] = [
+    pub const ALL: [WorldMark; 57] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -223,6 +225,7 @@ impl WorldMark {
         Self::FaultTrickle,
         Self::TrickleCut,
         Self::TrickledSmallFrame,
+        Self::TrickledNodeFrame,
         Self::QuietPastFrameDeadline,
         Self::HeldPastHalfBudget,
         Self::ScheduleShuffled,
@@ -285,6 +288,7 @@ impl WorldMark {
             Self::FaultTrickle => "fault_applied_trickle",
             Self::TrickleCut => "trickle_cut",
             Self::TrickledSmallFrame => "trickled_small_frame",
+            Self::TrickledNodeFrame => "trickled_node_frame",
             Self::QuietPastFrameDeadline => "quiet_past_frame_deadline",
             Self::HeldPastHalfBudget => "held_past_half_budget",
             Self::ScheduleShuffled => "schedule_shuffled",

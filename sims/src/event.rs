@@ -334,9 +334,15 @@ pub enum MeshFaultApplied {
     Exhaust { node: u64 },
     /// ... it has again; `accepts` accepts and `dials` dials failed.
     ExhaustEnd { node: u64, accepts: u64, dials: u64 },
-    /// The spender is to trickle a frame of `frame` body bytes to `node`
-    /// for up to `us`.
-    Trickle { node: u64, us: u64, frame: u64 },
+    /// The spender is to trickle a frame of `frame` body bytes (a
+    /// node-protocol frame's payload if `node_frame`) to `node` for up to
+    /// `us`.
+    Trickle {
+        node: u64,
+        us: u64,
+        frame: u64,
+        node_frame: bool,
+    },
 }
 
 /// The sender's counters, as `SenderStats` reports them, in the units the

@@ -466,6 +466,10 @@ fn a_mesh_frame_deadline_is_bounded_and_holds_its_trickles_and_their_frames() {
             ":16:9: mesh.fault[0].frame: a trickled frame needs at least 10 bytes",
         ),
         (
+            "mesh_node_frame_too_long.toml",
+            ":17:9: mesh.fault[0].frame: a trickled frame is at most a node frame's payload, 64 bytes (got 100)",
+        ),
+        (
             "mesh_frame_on_a_flood.toml",
             ":16:9: mesh.fault[0].frame: only a trickle fault takes `frame`",
         ),

@@ -445,6 +445,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
                         at: Duration::from_millis(at_ms.min(workload_ms)),
                         lasting: mesh_lasting(kind, heartbeat, permille),
                         frame: None,
+                        node_frame: false,
                     }
                 })
                 .collect();

@@ -160,6 +160,7 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         | WorldMark::FaultTrickle
         | WorldMark::TrickleCut
         | WorldMark::TrickledSmallFrame
+        | WorldMark::TrickledNodeFrame
         | WorldMark::QuietPastFrameDeadline
         | WorldMark::HeldPastHalfBudget => WorldKind::Mesh,
         WorldMark::ScheduleShuffled | WorldMark::AwaitPreempted | WorldMark::TaskHeld => {

@@ -39,8 +39,10 @@ pub struct MeshFault {
     pub at: Duration,
     pub lasting: Duration,
     /// trickle: the body length its header announces (`None`: the
-    /// largest frame).
+    /// largest frame of its kind).
     pub frame: Option<u64>,
+    /// trickle: a node-protocol frame, not a data frame.
+    pub node_frame: bool,
 }
 
 /// How long after an accept fault ends a node may take to accept again:
@@ -529,6 +531,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
                 lasting: fault.lasting.map_or(Duration::ZERO, |d| d.sample(rng)),
                 // Drawn only when written, so no other file's draws move.
                 frame: fault.frame.map(|frame| frame.sample(rng)),
+                node_frame: fault.node_frame.unwrap_or(false),
             }
         })
         .collect();
@@ -567,6 +570,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
                 Duration::ZERO
             },
             frame: None,
+            node_frame: false,
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.a, fault.b));
@@ -846,6 +850,7 @@ impl MeshParams {
                     at: dur(f.at),
                     lasting: f.kind.lasts().then_some(dur(f.lasting)),
                     frame: f.frame.map(one),
+                    node_frame: f.node_frame.then_some(true),
                 })
                 .collect(),
         }

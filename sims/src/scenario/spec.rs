@@ -790,4 +790,9 @@ pub struct MeshFaultSpec {
     /// cut a small frame as it cuts a large one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<Sampled<u64>>,
+    /// trickle only: trickle a node-protocol frame (its control length the
+    /// node frames' marker, its payload `frame` bytes, by default and at
+    /// most the 64 a node frame may have) instead of a data frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_frame: Option<bool>,
 }

@@ -13,7 +13,8 @@ use crate::scenario::limits::{
 use crate::scenario::params::{self, mesh_trickle_bound, HALF_OPEN_MIN_TICKS};
 use crate::scenario::position::KeyPath;
 use crate::scenario::sample::Dur;
-use crate::scenario::spec::{MeshFaultKind, MeshSpec};
+use crate::scenario::spec::{MeshFaultKind, MeshFaultSpec, MeshSpec};
+use lanesim_target::wire;
 
 /// `mesh.<field>`.
 fn key(field: &str) -> KeyPath {
@@ -194,6 +195,70 @@ pub(super) fn validate(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>
 /// Each `[[mesh.fault]]`: nodes that exist and differ, `at` and `for`
 /// within bounds, `for` exactly when the kind lasts, and long enough for a
 /// half-open drop or a trickle to mean what it says.
+/// A trickle's `frame` and `node_frame`: only a trickle takes them; its
+/// frame is at most the largest of its kind, and long enough to drip
+/// through the frame deadline and its slack (one byte a quarter tick, never
+/// the last: a shorter one goes quiet, and the silence clock, not the
+/// deadline, ends it).
+fn trickled_frame(
+    mesh: &MeshSpec,
+    fault: &MeshFaultSpec,
+    heartbeat: Duration,
+    key: &dyn Fn(&str) -> KeyPath,
+    problems: &mut Vec<Problem>,
+) {
+    if fault.kind != MeshFaultKind::Trickle {
+        for (field, given) in [
+            ("frame", fault.frame.is_some()),
+            ("node_frame", fault.node_frame.is_some()),
+        ] {
+            if given {
+                problems.push(problem(
+                    key(field),
+                    format!("only a trickle fault takes `{field}`"),
+                ));
+            }
+        }
+        return;
+    }
+    let node_frame = fault.node_frame == Some(true);
+    let (largest, what) = if node_frame {
+        (u64::from(wire::MAX_NODE_FRAME), "a node frame's payload")
+    } else {
+        (MESH_MAX_FRAME, "the nodes' largest frame")
+    };
+    let (lo, hi) = match &fault.frame {
+        Some(frame) => {
+            count(&key("frame"), frame, 0, problems);
+            frame.bounds()
+        }
+        None => (largest, largest),
+    };
+    let field = if fault.frame.is_some() {
+        "frame"
+    } else {
+        "node_frame"
+    };
+    let bound = mesh_trickle_bound(params::mesh_frame_timeout(mesh), params::mesh_tick(mesh));
+    let drip = (heartbeat / 4).as_micros().max(1);
+    let least = u64::try_from(bound.as_micros() / drip).unwrap_or(u64::MAX) + 2;
+    if lo < least {
+        problems.push(problem(
+            key(field),
+            format!(
+                "a trickled frame needs at least {least} bytes: it drips one a quarter tick and never the last, so a shorter one goes quiet inside the frame deadline and its slack ({}), and the silence clock, not the deadline, ends it (got {lo})",
+                Dur(bound),
+            ),
+        ));
+    }
+    if hi > largest {
+        problems.push(problem(
+            key(field),
+            format!("a trickled frame is at most {what}, {largest} bytes (got {hi})"),
+        ));
+    }
+}
+
 fn faults(mesh: &MeshSpec, heartbeat: Duration, problems: &mut Vec<Problem>) {
     let min_nodes = mesh.nodes.bounds().0;
     for (index, fault) in mesh.fault.iter().enumerate() {
@@ -219,40 +284,7 @@ fn faults(mesh: &MeshSpec, heartbeat: Duration, problems: &mut Vec<Problem>) {
         {
             problems.push(problem(key("b"), "a fault between a node and itself"));
         }
-        if let Some(frame) = &fault.frame {
-            if fault.kind == MeshFaultKind::Trickle {
-                // One byte per quarter tick, never the last: a frame that
-                // runs out of bytes inside the deadline and its slack goes
-                // quiet, and the silence clock, not the frame deadline,
-                // ends it.
-                let bound =
-                    mesh_trickle_bound(params::mesh_frame_timeout(mesh), params::mesh_tick(mesh));
-                let drip = (heartbeat / 4).as_micros().max(1);
-                let least = u64::try_from(bound.as_micros() / drip).unwrap_or(u64::MAX) + 2;
-                count(&key("frame"), frame, 0, problems);
-                if frame.bounds().0 < least {
-                    problems.push(problem(
-                        key("frame"),
-                        format!(
-                            "a trickled frame needs at least {least} bytes: it drips one a quarter tick and never the last, so a shorter one goes quiet inside the frame deadline and its slack ({}), and the silence clock, not the deadline, ends it (got {})",
-                            Dur(bound),
-                            frame.bounds().0
-                        ),
-                    ));
-                }
-                if frame.bounds().1 > MESH_MAX_FRAME {
-                    problems.push(problem(
-                        key("frame"),
-                        format!(
-                            "a trickled frame is at most the nodes' largest frame, {MESH_MAX_FRAME} bytes (got {})",
-                            frame.bounds().1
-                        ),
-                    ));
-                }
-            } else {
-                problems.push(problem(key("frame"), "only a trickle fault takes `frame`"));
-            }
-        }
+        trickled_frame(mesh, fault, heartbeat, &key, problems);
         span(&key("at"), &fault.at, false, problems);
         if fault.at.bounds().1 .0 > MAX_MESH_SPAN {
             problems.push(problem(

@@ -36,6 +36,8 @@ pub(super) enum Spend {
         lasting: Duration,
         /// The body length its header announces.
         frame: u64,
+        /// A node-protocol frame, not a data frame.
+        node_frame: bool,
     },
 }
 
@@ -341,6 +343,7 @@ pub(super) async fn spender(shared: Arc<Shared>) -> turmoil::Result {
                 node,
                 lasting,
                 frame,
+                node_frame,
             } => {
                 // A name of its own for each: two streams under one name
                 // are the tie-break's business (a second one may wait
@@ -353,6 +356,7 @@ pub(super) async fn spender(shared: Arc<Shared>) -> turmoil::Result {
                         target: node,
                         lasting,
                         frame,
+                        node_frame,
                     },
                     name,
                     nonces.next(),
@@ -412,6 +416,8 @@ struct Trickled {
     lasting: Duration,
     /// The body length its header announces.
     frame: u64,
+    /// A node-protocol frame (control length `wire::NODE_FRAME`).
+    node_frame: bool,
 }
 
 /// A trickled frame this short or shorter fits in one of a reader's
@@ -433,6 +439,7 @@ async fn trickle(shared: Arc<Shared>, trickled: Trickled, name: String, nonce: N
         target,
         lasting,
         frame,
+        node_frame,
     } = trickled;
     let Ok(mut stream) = connect(target).await else {
         return;
@@ -446,10 +453,19 @@ async fn trickle(shared: Arc<Shared>, trickled: Trickled, name: String, nonce: N
     let Ok(socket) = stream.local_addr() else {
         return;
     };
-    if stream.write_all(&header_of(frame)).await.is_err() {
+    let header = if node_frame {
+        let len = u32::try_from(frame).expect("at most 64 bytes");
+        lanesim_target::wire::header(lanesim_target::wire::NODE_FRAME, len).to_vec()
+    } else {
+        header_of(frame)
+    };
+    if stream.write_all(&header).await.is_err() {
         return;
     }
     shared.probe.world(WorldMark::FaultTrickle);
+    if node_frame {
+        shared.probe.world(WorldMark::TrickledNodeFrame);
+    }
     if frame <= SMALL_TRICKLE {
         shared.probe.world(WorldMark::TrickledSmallFrame);
     }

@@ -559,8 +559,21 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
             }
             MeshFaultKind::Trickle => {
                 let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
-                let frame = fault.frame.unwrap_or(MAX_FRAME);
-                push(fault.at, MeshFaultApplied::Trickle { node: a, us, frame });
+                let node_frame = fault.node_frame;
+                let frame = fault.frame.unwrap_or(if node_frame {
+                    u64::from(lanesim_target::wire::MAX_NODE_FRAME)
+                } else {
+                    MAX_FRAME
+                });
+                push(
+                    fault.at,
+                    MeshFaultApplied::Trickle {
+                        node: a,
+                        us,
+                        frame,
+                        node_frame,
+                    },
+                );
             }
             MeshFaultKind::CrossDial => push(fault.at, MeshFaultApplied::CrossDial { a, b }),
             MeshFaultKind::Wedge => {
@@ -726,11 +739,17 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
             mark(WorldMark::FaultFlood);
             shared.floods.send((node, Duration::from_micros(us)));
         }
-        MeshFaultApplied::Trickle { node, us, frame } => {
+        MeshFaultApplied::Trickle {
+            node,
+            us,
+            frame,
+            node_frame,
+        } => {
             shared.spends.send(intruders::Spend::Trickle {
                 node,
                 lasting: Duration::from_micros(us),
                 frame,
+                node_frame,
             });
         }
         MeshFaultApplied::CrossDial { a, b } => {
