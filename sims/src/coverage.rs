@@ -141,6 +141,8 @@ pub enum WorldMark {
     ImpostorRefused,
     /// Mesh: spenders sent a node all but the last byte of their frames.
     FaultSpend,
+    /// ... in place of their hellos, before any proof of the cookie.
+    FaultSpendBeforeHello,
     /// Mesh: the trickler wrote a node the header of a frame it trickles.
     FaultTrickle,
     /// Mesh: a node closed the trickler's stream before the trickle ended.
@@ -173,7 +175,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 57] = [
+    pub const ALL: [WorldMark; 58] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -222,6 +224,7 @@ impl WorldMark {
         Self::FaultImpostor,
         Self::ImpostorRefused,
         Self::FaultSpend,
+        Self::FaultSpendBeforeHello,
         Self::FaultTrickle,
         Self::TrickleCut,
         Self::TrickledSmallFrame,
@@ -285,6 +288,7 @@ impl WorldMark {
             Self::FaultImpostor => "fault_applied_impostor",
             Self::ImpostorRefused => "impostor_refused",
             Self::FaultSpend => "fault_applied_spend",
+            Self::FaultSpendBeforeHello => "fault_applied_spend_before_hello",
             Self::FaultTrickle => "fault_applied_trickle",
             Self::TrickleCut => "trickle_cut",
             Self::TrickledSmallFrame => "trickled_small_frame",

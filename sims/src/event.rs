@@ -312,7 +312,11 @@ pub enum MeshFaultApplied {
     /// An impostor without the cookie is to dial `a` as `b`.
     Impostor { a: u64, b: u64 },
     /// Spenders are to hold most of `node`'s frame budget for `us`.
-    Spend { node: u64, us: u64 },
+    Spend {
+        node: u64,
+        us: u64,
+        before_hello: bool,
+    },
     /// A flooder is to open half-open handshakes to `node` from one
     /// address for `us`.
     Flood { node: u64, us: u64 },

@@ -446,6 +446,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
                         lasting: mesh_lasting(kind, heartbeat, permille),
                         frame: None,
                         node_frame: false,
+                        before_hello: false,
                     }
                 })
                 .collect();

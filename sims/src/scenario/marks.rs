@@ -157,6 +157,7 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         | WorldMark::FaultImpostor
         | WorldMark::ImpostorRefused
         | WorldMark::FaultSpend
+        | WorldMark::FaultSpendBeforeHello
         | WorldMark::FaultTrickle
         | WorldMark::TrickleCut
         | WorldMark::TrickledSmallFrame
@@ -194,6 +195,7 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
     // does not hold honest nodes to it.
     const SPENDERS: &[CoverMark] = &[
         CoverMark::World(WorldMark::FaultSpend),
+        CoverMark::World(WorldMark::FaultSpendBeforeHello),
         CoverMark::World(WorldMark::FaultTrickle),
         CoverMark::World(WorldMark::QuietPastFrameDeadline),
     ];

@@ -43,6 +43,8 @@ pub struct MeshFault {
     pub frame: Option<u64>,
     /// trickle: a node-protocol frame, not a data frame.
     pub node_frame: bool,
+    /// spend: the frames in place of a hello, before any proof.
+    pub before_hello: bool,
 }
 
 /// How long after an accept fault ends a node may take to accept again:
@@ -532,6 +534,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
                 // Drawn only when written, so no other file's draws move.
                 frame: fault.frame.map(|frame| frame.sample(rng)),
                 node_frame: fault.node_frame.unwrap_or(false),
+                before_hello: fault.before_hello.unwrap_or(false),
             }
         })
         .collect();
@@ -571,6 +574,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
             },
             frame: None,
             node_frame: false,
+            before_hello: false,
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.a, fault.b));
@@ -851,6 +855,7 @@ impl MeshParams {
                     lasting: f.kind.lasts().then_some(dur(f.lasting)),
                     frame: f.frame.map(one),
                     node_frame: f.node_frame.then_some(true),
+                    before_hello: f.before_hello.then_some(true),
                 })
                 .collect(),
         }

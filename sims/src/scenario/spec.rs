@@ -795,4 +795,8 @@ pub struct MeshFaultSpec {
     /// most the 64 a node frame may have) instead of a data frame.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_frame: Option<bool>,
+    /// spend only: `true` to send the frames in place of a hello, before
+    /// any proof of the cookie (by default after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_hello: Option<bool>,
 }

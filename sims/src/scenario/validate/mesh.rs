@@ -285,6 +285,12 @@ fn faults(mesh: &MeshSpec, heartbeat: Duration, problems: &mut Vec<Problem>) {
             problems.push(problem(key("b"), "a fault between a node and itself"));
         }
         trickled_frame(mesh, fault, heartbeat, &key, problems);
+        if fault.before_hello.is_some() && fault.kind != MeshFaultKind::Spend {
+            problems.push(problem(
+                key("before_hello"),
+                "only a spend fault takes `before_hello`",
+            ));
+        }
         span(&key("at"), &fault.at, false, problems);
         if fault.at.bounds().1 .0 > MAX_MESH_SPAN {
             problems.push(problem(

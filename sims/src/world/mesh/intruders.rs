@@ -28,8 +28,13 @@ use crate::world::handshake::{self, COOKIE};
 /// What the spender is told to do.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Spend {
-    /// Hold most of `node`'s frame budget for `lasting`.
-    Hold { node: u64, lasting: Duration },
+    /// Hold most of `node`'s frame budget for `lasting` (in place of a
+    /// hello, before any proof, if `before_hello`).
+    Hold {
+        node: u64,
+        lasting: Duration,
+        before_hello: bool,
+    },
     /// Trickle a frame to `node` for `lasting`, unless it is cut off first.
     Trickle {
         node: u64,
@@ -338,7 +343,11 @@ pub(super) async fn spender(shared: Arc<Shared>) -> turmoil::Result {
     let mut trickles = 0_u64;
     while let Some(order) = orders.recv().await {
         match order {
-            Spend::Hold { node, lasting } => hold(&shared, &nonces, node, lasting).await,
+            Spend::Hold {
+                node,
+                lasting,
+                before_hello,
+            } => hold(&shared, &nonces, node, lasting, before_hello).await,
             Spend::Trickle {
                 node,
                 lasting,
@@ -375,16 +384,28 @@ pub(super) async fn spender(shared: Arc<Shared>) -> turmoil::Result {
 /// the node's budget: a node that refuses whoever asks last refuses an
 /// honest node's small frame meanwhile (M9). Marks `fault_applied_spend`
 /// once every stream proved the cookie and wrote what the node would read
-/// of its frame.
-async fn hold(shared: &Arc<Shared>, nonces: &Arc<SeededNonces>, target: u64, lasting: Duration) {
+/// of its frame. `before_hello`: the frames go in place of each stream's
+/// hello, with no proof (a handshake frame is a few hundred bytes at most:
+/// a node that reads one as large as a data frame holds them all before it
+/// knows who sent them); `fault_applied_spend_before_hello` once all are
+/// written.
+async fn hold(
+    shared: &Arc<Shared>,
+    nonces: &Arc<SeededNonces>,
+    target: u64,
+    lasting: Duration,
+    before_hello: bool,
+) {
     let mut streams = tokio::task::JoinSet::new();
     for index in 0..SPENDERS {
         let nonce = nonces.next();
         streams.spawn(async move {
             let mut stream = connect(target).await.ok()?;
-            let name = format!("spender{index}");
-            let proved = handshake::dial(&mut stream, &name, COOKIE, nonce).await;
-            (proved.ok()? == handshake::Dialed::Proved).then_some(())?;
+            if !before_hello {
+                let name = format!("spender{index}");
+                let proved = handshake::dial(&mut stream, &name, COOKIE, nonce).await;
+                (proved.ok()? == handshake::Dialed::Proved).then_some(())?;
+            }
             let body = usize::try_from(MAX_FRAME).expect("64 KiB");
             let mut frame = largest_header();
             frame.resize(frame.len() + body - 1, 0x5a);
@@ -400,7 +421,11 @@ async fn hold(shared: &Arc<Shared>, nonces: &Arc<SeededNonces>, target: u64, las
         }
     }
     if held.len() as u64 == SPENDERS {
-        shared.probe.world(WorldMark::FaultSpend);
+        shared.probe.world(if before_hello {
+            WorldMark::FaultSpendBeforeHello
+        } else {
+            WorldMark::FaultSpend
+        });
     }
     let shared = Arc::clone(shared);
     spawn_world(async move {

@@ -551,7 +551,15 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
             MeshFaultKind::Impostor => push(fault.at, MeshFaultApplied::Impostor { a, b }),
             MeshFaultKind::Spend => {
                 let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
-                push(fault.at, MeshFaultApplied::Spend { node: a, us });
+                let before_hello = fault.before_hello;
+                push(
+                    fault.at,
+                    MeshFaultApplied::Spend {
+                        node: a,
+                        us,
+                        before_hello,
+                    },
+                );
             }
             MeshFaultKind::Flood => {
                 let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
@@ -729,10 +737,15 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
             mark(WorldMark::FaultClaim);
             shared.claims.send((a, b));
         }
-        MeshFaultApplied::Spend { node, us } => {
+        MeshFaultApplied::Spend {
+            node,
+            us,
+            before_hello,
+        } => {
             shared.spends.send(intruders::Spend::Hold {
                 node,
                 lasting: Duration::from_micros(us),
+                before_hello,
             });
         }
         MeshFaultApplied::Flood { node, us } => {
