@@ -470,6 +470,10 @@ fn a_mesh_frame_deadline_is_bounded_and_holds_its_trickles_and_their_frames() {
             ":17:9: mesh.fault[0].frame: a trickled frame is at most a node frame's payload, 64 bytes (got 100)",
         ),
         (
+            "mesh_descriptors_too_few.toml",
+            ":10:15: mesh.descriptors: 72 to 1048576 (got 50)",
+        ),
+        (
             "mesh_frame_on_a_flood.toml",
             ":16:9: mesh.fault[0].frame: only a trickle fault takes `frame`",
         ),

@@ -121,6 +121,9 @@ named! {
         /// ... while the write still waited for the writer lock (another
         /// writer held it): one deadline covers the wait and the write.
         LockWaitDeadlineFired => "lock_wait_deadline_fired",
+        /// A node started with its inbound caps lowered to fit its
+        /// transport's descriptor limit.
+        CapsFittedToDescriptors => "caps_fitted_to_descriptors",
         /// A full control lane marked the pinned generation down.
         ControlOverflowMarkedDown => "control_overflow_marked_down",
         /// The drain skipped a control whose pinned generation was down.
@@ -296,6 +299,7 @@ pub const NODE_SITES: Sites = Sites {
         Mark::WriteAbandonedOnDown.name(),
         Mark::WriteDeadlineFired.name(),
         Mark::LockWaitDeadlineFired.name(),
+        Mark::CapsFittedToDescriptors.name(),
         Mark::ControlOverflowMarkedDown.name(),
         Mark::ControlSkippedPinnedDown.name(),
         Mark::DataUnroutable.name(),

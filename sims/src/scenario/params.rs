@@ -66,6 +66,8 @@ pub struct MeshParams {
     /// The nodes' frame deadline (`frame_timeout`).
     pub frame_timeout: Duration,
     pub connect_timeout: Duration,
+    /// The descriptor limit each node is told (`None`: none).
+    pub descriptors: Option<u64>,
     pub redial_after: Duration,
     pub tick: Duration,
     pub faults: Vec<MeshFault>,
@@ -596,6 +598,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
         heartbeat,
         frame_timeout: mesh_frame_timeout(spec),
         connect_timeout,
+        descriptors: spec.descriptors,
         redial_after,
         tick: mesh_tick(spec),
         faults,
@@ -837,6 +840,7 @@ impl MeshParams {
             frame_timeout: (self.frame_timeout != mesh_frame_deadline(self.heartbeat))
                 .then_some(Dur(self.frame_timeout)),
             connect_timeout: Some(Dur(self.connect_timeout)),
+            descriptors: self.descriptors,
             redial_after: Some(dur(self.redial_after)),
             tick: Some(Dur(self.tick)),
             chaos: None,

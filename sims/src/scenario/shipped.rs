@@ -32,6 +32,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "mesh_chaos_explored.toml",
     "mesh_cross_dial.toml",
     "mesh_flood.toml",
+    "mesh_flood_small_caps.toml",
     "mesh_impostor.toml",
     "mesh_insider.toml",
     "mesh_partition_half_open.toml",

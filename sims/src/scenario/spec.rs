@@ -596,6 +596,11 @@ pub struct MeshSpec {
     /// Dial timeout (default: 500ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_timeout: Option<Dur>,
+    /// The descriptor limit the network tells each node (default: none, no
+    /// limit to fit): a node fits its inbound caps within it, so a small
+    /// one gives small caps that floods and dials reach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descriptors: Option<u64>,
     /// A node with no live connection to another redials after this long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redial_after: Option<Sampled<Dur>>,

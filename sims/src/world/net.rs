@@ -66,10 +66,14 @@ pub struct TurmoilTcp {
     /// What the listener and the dials obey, if set: streams reset before
     /// accept, descriptors exhausted.
     pub accepts: Option<Arc<AcceptGate>>,
+    /// The descriptor limit it tells a node (the mesh's `descriptors`): a
+    /// node fits its inbound caps within it.
+    pub descriptors: Option<u64>,
 }
 
 impl TurmoilTcp {
-    /// Segments of at most `mss` bytes, no tap, no gate.
+    /// Segments of at most `mss` bytes, no tap, no gate, no descriptor
+    /// limit.
     #[must_use]
     pub fn new(mss: usize) -> Self {
         Self {
@@ -77,6 +81,7 @@ impl TurmoilTcp {
             tap: None,
             gate: None,
             accepts: None,
+            descriptors: None,
         }
     }
 
@@ -133,9 +138,14 @@ impl Transport for TurmoilTcp {
                     tap: self.tap.clone(),
                     gate: self.gate.clone(),
                     accepts: self.accepts.clone(),
+                    descriptors: self.descriptors,
                 },
             }) as Box<dyn Listener>)
         })
+    }
+
+    fn descriptor_limit(&self) -> Option<u64> {
+        self.descriptors
     }
 }
 

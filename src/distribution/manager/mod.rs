@@ -387,6 +387,7 @@ impl ConnectionManager {
         match serve::fit_caps(limit, max_handshakes, max_connections) {
             Ok(None) => {}
             Ok(Some(fitted)) => {
+                mark(Mark::CapsFittedToDescriptors);
                 tracing::warn!(
                     limit,
                     max_connections = fitted.max_connections,

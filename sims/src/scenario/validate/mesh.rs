@@ -40,6 +40,16 @@ pub(super) fn validate(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>
         ));
     }
     count(&key("links"), &mesh.links, 0, problems);
+    if let Some(descriptors) = mesh.descriptors {
+        if !(MIN_DESCRIPTORS..=MAX_DESCRIPTORS).contains(&descriptors) {
+            problems.push(problem(
+                key("descriptors"),
+                format!(
+                    "{MIN_DESCRIPTORS} to {MAX_DESCRIPTORS} (got {descriptors}): under {MIN_DESCRIPTORS} lanesim's node keeps 64 descriptors for itself and has fewer than 8 left to serve, and refuses to start"
+                ),
+            ));
+        }
+    }
     if let Some(data) = &mesh.data {
         count(&key("data"), data, 0, problems);
         if data.bounds().1 > MAX_MESH_LINKS {
@@ -258,6 +268,12 @@ fn trickled_frame(
         ));
     }
 }
+
+/// The smallest descriptor limit a mesh file may tell its nodes: lanesim's
+/// node keeps 64 and needs at least 8 for inbound streams.
+const MIN_DESCRIPTORS: u64 = 72;
+/// The largest (a real `nofile` hard limit is about a million).
+const MAX_DESCRIPTORS: u64 = 1 << 20;
 
 fn faults(mesh: &MeshSpec, heartbeat: Duration, problems: &mut Vec<Problem>) {
     let min_nodes = mesh.nodes.bounds().0;

@@ -302,6 +302,7 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
         tap: None,
         gate: Some(Arc::clone(&gate)),
         accepts: Some(Arc::clone(&accepts)),
+        descriptors: p.descriptors,
     });
     let node: Arc<dyn Node> = Arc::from(
         target

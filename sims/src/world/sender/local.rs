@@ -138,6 +138,7 @@ impl Local {
                     tap: Some(tap),
                     gate: None,
                     accepts: None,
+                    descriptors: None,
                 }),
                 Runtime::World(world),
             ),
