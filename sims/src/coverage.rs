@@ -86,6 +86,8 @@ pub enum WorldMark {
     /// Mesh: an insider (with the cookie) claimed another node's name and
     /// keeps its heartbeat.
     FaultClaim,
+    /// ... the name of the node it dialed (a claim with `b` = `a`).
+    FaultClaimOwnName,
     /// Mesh: a flooder began opening half-open handshakes to a node.
     FaultFlood,
     /// Mesh: two nodes dropped their connection and redialed each other
@@ -175,7 +177,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 58] = [
+    pub const ALL: [WorldMark; 59] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -200,6 +202,7 @@ impl WorldMark {
         Self::FaultHalfOpen,
         Self::FaultSquat,
         Self::FaultClaim,
+        Self::FaultClaimOwnName,
         Self::FaultFlood,
         Self::FaultCrossDial,
         Self::SimultaneousFirstDial,
@@ -264,6 +267,7 @@ impl WorldMark {
             Self::FaultHalfOpen => "fault_applied_half_open",
             Self::FaultSquat => "fault_applied_squat",
             Self::FaultClaim => "fault_applied_claim",
+            Self::FaultClaimOwnName => "fault_applied_claim_own_name",
             Self::FaultFlood => "fault_applied_flood",
             Self::FaultCrossDial => "fault_applied_cross_dial",
             Self::SimultaneousFirstDial => "simultaneous_first_dial",

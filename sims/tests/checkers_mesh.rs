@@ -908,6 +908,17 @@ fn m8_detects_an_impostor_registered_or_written_to() {
     assert_violates(&log, &context(), Contract::M8, &[&registered, &silent]);
 }
 
+/// Node 1 registers a generation under its own name (its peer is node 1):
+/// M8, whatever else the run shows.
+#[test]
+fn m8_detects_a_node_registering_its_own_name() {
+    let mut log = healthy();
+    let the_end = is!(Event::MeshTableAtEnd { node: 0, .. });
+    let registered = insert_before(&mut log, the_end, up(1600, 1, 1, 1, 6000));
+    insert_before(&mut log, the_end, down(1700, 1, 1, 1));
+    assert_violates_exactly(&log, &context(), Contract::M8, &[&registered]);
+}
+
 /// The insider proved itself to node 1 as node 0 from `port`.
 fn claim(ms: u64, port: u16) -> Record {
     at(

@@ -147,6 +147,7 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         | WorldMark::FaultHalfOpen
         | WorldMark::FaultSquat
         | WorldMark::FaultClaim
+        | WorldMark::FaultClaimOwnName
         | WorldMark::FaultFlood
         | WorldMark::FaultCrossDial
         | WorldMark::SimultaneousFirstDial
@@ -189,6 +190,7 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
     const IMPOSTORS: &[CoverMark] = &[
         CoverMark::World(WorldMark::FaultImpostor),
         CoverMark::World(WorldMark::FaultClaim),
+        CoverMark::World(WorldMark::FaultClaimOwnName),
     ];
     // M9 holds a node to its budget and its frame deadline: spenders and
     // tricklers test that it does, a link quiet past the deadline that it

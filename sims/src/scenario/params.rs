@@ -522,7 +522,11 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
             // node and itself would silently do nothing (validation refuses
             // only equal fixed values), so `b` moves to the next node. No
             // extra draw: the rest of the run samples as before.
-            let b = if b == a && !fault.kind.one_node() {
+            let own_name_claimed = fault.kind == MeshFaultKind::Claim
+                && fault.b.is_some_and(|b| {
+                    b.bounds() == fault.a.bounds() && b.bounds().0 == b.bounds().1
+                });
+            let b = if b == a && !fault.kind.one_node() && !own_name_claimed {
                 (a + 1) % nodes
             } else {
                 b

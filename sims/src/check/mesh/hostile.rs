@@ -91,6 +91,32 @@ pub(super) fn m7(out: &mut Collector<'_>, model: &Model) {
 }
 
 pub(super) fn m8(out: &mut Collector<'_>, model: &Model) {
+    // A node's own name is never a peer's: a stream whose hello names the
+    // node itself (a cookie holder's, or a misdial that reached the node
+    // it came from) is refused, never registered.
+    for (
+        &GenId {
+            node,
+            peer,
+            generation,
+            ..
+        },
+        &Up {
+            record: up, socket, ..
+        },
+    ) in &model.ups
+    {
+        if node == peer {
+            out.violate(
+                Contract::M8,
+                format!(
+                    "node{node} registered generation {generation} under its own name on stream \
+                     {socket}: a hello that names the node itself is refused"
+                ),
+                &[up],
+            );
+        }
+    }
     let by_socket: BTreeMap<SocketAddr, &Impostor> =
         model.impostors.iter().map(|i| (i.socket, i)).collect();
     for (

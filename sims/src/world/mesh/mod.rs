@@ -735,6 +735,9 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
         }
         MeshFaultApplied::Claim { a, b } => {
             mark(WorldMark::FaultClaim);
+            if a == b {
+                mark(WorldMark::FaultClaimOwnName);
+            }
             shared.claims.send((a, b));
         }
         MeshFaultApplied::Spend {
