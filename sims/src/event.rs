@@ -603,6 +603,16 @@ pub enum Event {
         msg: LinkMsg,
         outcome: ControlOutcome,
     },
+    /// A frame arrived at `node` from `peer` on `node`'s generation that
+    /// is neither a data frame nor a LINK or EXIT: no node of the mesh
+    /// writes one (`control_len`, `payload_len`: its parts' lengths).
+    MeshStrayFrame {
+        node: u64,
+        peer: u64,
+        generation: u64,
+        control_len: u64,
+        payload_len: u64,
+    },
     /// A LINK or EXIT arrived at `node` from `peer` on `node`'s generation.
     MeshArrived {
         node: u64,

@@ -679,6 +679,29 @@ fn data(ms: u64, node: u64, peer: u64, generation: u64, seq: u64) -> Record {
     )
 }
 
+/// A frame delivered that no node wrote (an empty one, as a keepalive
+/// handed over as a frame would be): M6, citing it alone.
+#[test]
+fn m6_detects_a_frame_no_node_wrote() {
+    let mut log = healthy();
+    let tables = is!(Event::MeshTableAtEnd { node: 0, .. });
+    let stray = insert_before(
+        &mut log,
+        tables,
+        at(
+            450,
+            Event::MeshStrayFrame {
+                node: 1,
+                peer: 0,
+                generation: 1,
+                control_len: 0,
+                payload_len: 0,
+            },
+        ),
+    );
+    assert_violates_exactly(&log, &context(), Contract::M6, &[&stray]);
+}
+
 /// Out of order, and twice: both cite the two arrivals of a pair, so a
 /// frame read twice in a row on one generation is both (two violations
 /// cite the pair), and two frames swapped are the first alone (one does).

@@ -297,6 +297,7 @@ impl Replay<'_> {
             | Event::MeshLinked { .. }
             | Event::MeshControl { .. }
             | Event::MeshArrived { .. }
+            | Event::MeshStrayFrame { .. }
             | Event::MeshNoConnection { .. }
             | Event::MeshFault { .. }
             | Event::MeshSquat { .. }

@@ -84,6 +84,7 @@ kinds!(
     MeshDown,
     MeshLinked,
     MeshControl,
+    MeshStrayFrame,
     MeshArrived,
     MeshNoConnection,
     MeshFault,

@@ -197,6 +197,8 @@ pub(super) struct Model {
     pub(super) linked: Vec<Linked>,
     /// Data arrivals.
     pub(super) data: Vec<DataArrival>,
+    /// Frames no node writes, delivered (record indices).
+    pub(super) strays: Vec<usize>,
     /// Link frames' arrivals.
     pub(super) arrived: Vec<Arrival>,
     /// Every `noconnection`, by where it was delivered.
@@ -341,6 +343,7 @@ impl Model {
                     on: m.gen(node, peer, generation),
                     seq,
                 }),
+                Event::MeshStrayFrame { .. } => m.strays.push(index),
                 Event::MeshFault { fault } => m.fault(index, at, fault),
                 // Converging after simultaneous first dials is the same
                 // duty as after a cross-dial.

@@ -135,7 +135,7 @@ impl NodeEvents for MeshObserver {
         self.learned.down(down.node, down.generation);
     }
 
-    fn frame(&self, from: Generation<'_>, control: &[u8], _: &[u8]) {
+    fn frame(&self, from: Generation<'_>, control: &[u8], payload: &[u8]) {
         let Some(peer) = node_index(from.node) else {
             return;
         };
@@ -144,18 +144,29 @@ impl NodeEvents for MeshObserver {
         }
         let index = self.index;
         self.heard(peer, from.generation);
-        if let Some((&b'D', seq)) = control.split_first() {
-            if let Ok(seq) = seq.try_into() {
-                self.record(Event::MeshDataArrived {
-                    node: index,
-                    peer,
-                    generation: from.generation,
-                    seq: u64::from_be_bytes(seq),
-                });
-            }
+        let data = control
+            .split_first()
+            .filter(|(&kind, _)| kind == b'D')
+            .and_then(|(_, seq)| <[u8; 8]>::try_from(seq).ok());
+        if let Some(seq) = data {
+            self.record(Event::MeshDataArrived {
+                node: index,
+                peer,
+                generation: from.generation,
+                seq: u64::from_be_bytes(seq),
+            });
             return;
         }
         let Some((msg, link)) = parse_control(control) else {
+            // No node writes it: a frame invented or garbled on the way
+            // (M6 counts it).
+            self.record(Event::MeshStrayFrame {
+                node: index,
+                peer,
+                generation: from.generation,
+                control_len: control.len() as u64,
+                payload_len: payload.len() as u64,
+            });
             return;
         };
         self.record(Event::MeshArrived {
