@@ -461,18 +461,8 @@ pub async fn read_frame_within<R: AsyncRead + Unpin + ?Sized>(
             // as long as its bytes last:
             // `a_node_frame_trickled_is_cut_at_the_frame_deadline`).
             let mut payload = vec![0; len as usize];
-            let read = read_node_payload(reader, &mut payload);
-            match deadline {
-                None => read.await?,
-                Some(deadline) => {
-                    timeout(deadline, read)
-                        .await
-                        .map_err(|_| ReadFrameError::Slow {
-                            deadline,
-                            expected: HEADER_LEN as u64 + u64::from(len),
-                        })??
-                }
-            }
+            let expected = HEADER_LEN as u64 + u64::from(len);
+            within(deadline, expected, read_node_payload(reader, &mut payload)).await?;
             return Ok(Frame::Node { payload });
         }
         Announced::Data { control, body } => (u64::from(control), body),
@@ -481,17 +471,8 @@ pub async fn read_frame_within<R: AsyncRead + Unpin + ?Sized>(
     // #18 times each read instead of the frame (`read_body`).
     let per_read = deadline.filter(|_| budget.planted.has(PlantedBug::FrameDeadlinePerRead));
     let read_body = read_body(reader, len, budget, &mut body, per_read);
-    match deadline.filter(|_| per_read.is_none()) {
-        None => read_body.await?,
-        Some(deadline) => {
-            timeout(deadline, read_body)
-                .await
-                .map_err(|_| ReadFrameError::Slow {
-                    deadline,
-                    expected: HEADER_LEN as u64 + len,
-                })??
-        }
-    }
+    let whole = deadline.filter(|_| per_read.is_none());
+    within(whole, HEADER_LEN as u64 + len, read_body).await?;
     // `control_len <= len <= max`, and `max` bounds what we could allocate.
     let payload = body.split_off(control_len as usize);
     Ok(Frame::Data {
@@ -550,6 +531,21 @@ async fn read_body<R: AsyncRead + Unpin + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// `read` within `deadline` of now, if any: past it, `Slow` for a frame
+/// of `expected` bytes (a body and a node payload alike).
+async fn within(
+    deadline: Option<Duration>,
+    expected: u64,
+    read: impl std::future::Future<Output = Result<(), ReadFrameError>>,
+) -> Result<(), ReadFrameError> {
+    match deadline {
+        None => read.await,
+        Some(deadline) => timeout(deadline, read)
+            .await
+            .map_err(|_| ReadFrameError::Slow { deadline, expected })?,
+    }
 }
 
 /// Planted #18's deadline on one read (never, without the bug).
