@@ -23,8 +23,9 @@
 #      `run scenarios` on lanesim's own components cannot see; column
 #      `sims_tests`: pass, or FAIL:<failing tests> / FAIL:build-or-timeout):
 #      nice -n 19 cargo test --release --no-fail-fast -p lanesim-sims -p lanesim-examples
-#   6. with --hunt SECS, also a generated-case hunt (fixed seed, one job):
-#      nice -n 19 target/release/lanesim hunt --for SECS --seed 1 --no-shrink
+#   6. with --hunt SECS, also a generated-case hunt of SECS per world
+#      (fixed seed, one job; lanes and sender cases, then mesh cases):
+#      nice -n 19 target/release/lanesim hunt --world both|mesh --for SECS --seed 1 --no-shrink
 #   7. with --models, also every loom and shuttle model, as CI runs them
 #      (own target dirs beside the shared one; the thread-level races no
 #      single-threaded run can reach are judged here):
@@ -168,15 +169,21 @@ for id in "${IDS[@]}"; do
         echo "!! baseline does not pass (exit $code): every mutant result is suspect" >&2
       fi
       if [ "$HUNT" != 0 ] && later; then
-        ( cd "$dst" && timeout -k 10 $(( HUNT + 600 )) nice -n 19 "$BIN" hunt --for "${HUNT}s" --seed 1 --no-shrink \
-            --regressions "$LOGS/$id.hunt-regressions.txt" ) > "$LOGS/$id.hunt.log" 2>&1
-        case "$?" in
-          0) hunt="missed" ;;
-          1|3) hunt="caught"
-               hunt_found="$(grep -m1 -oE '^FAIL case [0-9]+ .*: ([A-Za-z0-9-]+ violated|liveness)' "$LOGS/$id.hunt.log" \
-                 | sed -E 's/^FAIL case ([0-9]+) .*: ([A-Za-z0-9-]+)( violated)?$/\2@case\1/')" ;;
-          *) hunt="crash" ;;
-        esac
+        # SECS per world: lanes and sender cases alternating, then mesh
+        # cases; each guided toward the marks its corpus reached least.
+        hunt="missed"
+        for world in both mesh; do
+          ( cd "$dst" && timeout -k 10 $(( HUNT + 600 )) nice -n 19 "$BIN" hunt --world "$world" --for "${HUNT}s" --seed 1 --no-shrink \
+              --regressions "$LOGS/$id.hunt-regressions-$world.txt" ) > "$LOGS/$id.hunt-$world.log" 2>&1
+          case "$?" in
+            0) ;;
+            1|3) hunt="caught"
+                 hunt_found="$world:$(grep -m1 -oE '^FAIL case [0-9]+ .*: ([A-Za-z0-9-]+ violated|liveness)' "$LOGS/$id.hunt-$world.log" \
+                   | sed -E 's/^FAIL case ([0-9]+) .*: ([A-Za-z0-9-]+)( violated)?$/\2@case\1/')"
+                 break ;;
+            *) hunt="crash" ;;
+          esac
+        done
       fi
       if [ "$MODELS" = 1 ] && later; then
         if ( cd "$dst" \
