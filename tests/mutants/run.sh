@@ -173,6 +173,7 @@ for id in "${IDS[@]}"; do
         # cases; each guided toward the marks its corpus reached least.
         hunt="missed"
         for world in both mesh; do
+          : > "$LOGS/$id.hunt-regressions-$world.txt"
           ( cd "$dst" && timeout -k 10 $(( HUNT + 600 )) nice -n 19 "$BIN" hunt --world "$world" --for "${HUNT}s" --seed 1 --no-shrink \
               --regressions "$LOGS/$id.hunt-regressions-$world.txt" ) > "$LOGS/$id.hunt-$world.log" 2>&1
           case "$?" in
