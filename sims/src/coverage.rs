@@ -153,6 +153,14 @@ pub enum WorldMark {
     TrickledSmallFrame,
     /// Mesh: the trickled frame is a node-protocol frame.
     TrickledNodeFrame,
+    /// Mesh: a node was told to dial another at an address where a third
+    /// host answers (`misdial`).
+    FaultMisdial,
+    /// Mesh: a misdialed dial answered by another node failed.
+    MisdialRefusedByNode,
+    /// Mesh: a misdialed dial answered by the stranger (no cookie) failed
+    /// after the stranger wrote its challenge.
+    MisdialRefusedByStranger,
     /// Mesh: a generation read a frame after a stretch with no frame at
     /// all longer than its node's frame deadline, and was still up: the
     /// deadline did not count the wait for a header. (No data for half a
@@ -177,7 +185,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 59] = [
+    pub const ALL: [WorldMark; 62] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -232,6 +240,9 @@ impl WorldMark {
         Self::TrickleCut,
         Self::TrickledSmallFrame,
         Self::TrickledNodeFrame,
+        Self::FaultMisdial,
+        Self::MisdialRefusedByNode,
+        Self::MisdialRefusedByStranger,
         Self::QuietPastFrameDeadline,
         Self::HeldPastHalfBudget,
         Self::ScheduleShuffled,
@@ -297,6 +308,9 @@ impl WorldMark {
             Self::TrickleCut => "trickle_cut",
             Self::TrickledSmallFrame => "trickled_small_frame",
             Self::TrickledNodeFrame => "trickled_node_frame",
+            Self::FaultMisdial => "fault_applied_misdial",
+            Self::MisdialRefusedByNode => "misdial_refused_by_node",
+            Self::MisdialRefusedByStranger => "misdial_refused_by_stranger",
             Self::QuietPastFrameDeadline => "quiet_past_frame_deadline",
             Self::HeldPastHalfBudget => "held_past_half_budget",
             Self::ScheduleShuffled => "schedule_shuffled",

@@ -9,14 +9,16 @@ use std::time::Duration;
 
 use lanesim_target::lanes::LaneExit;
 use lanesim_target::node::{
-    ControlOutcome as Answered, DataOutcome as Offered, DialFailure as Failed, DownReason, Origin,
-    SenderLane, SenderStats, WriteOutcome,
+    ControlOutcome as Answered, DataOutcome as Offered, DownReason, SenderLane, SenderStats,
+    WriteOutcome,
 };
 use serde::{Deserialize, Serialize};
 
 mod kind;
+mod mesh;
 
 pub use kind::EventKind;
+pub use mesh::{DialFailure, Intruder, LinkMsg, LinkSide, MeshFaultApplied, MisdialOutcome, Side};
 
 /// A lane task's end, as the router's [`LaneExit`] reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -75,32 +77,6 @@ impl From<WriteOutcome> for Written {
     }
 }
 
-/// A host on the mesh that is not a node, by what it does (its name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Intruder {
-    /// `spender<N>`: holds all but the last byte of a large frame.
-    Spender,
-    /// `trickler<N>`: sends a frame's body a byte at a time.
-    Trickler,
-    /// Any other name.
-    Other,
-}
-
-impl Intruder {
-    /// The intruder a generation's node name is.
-    #[must_use]
-    pub fn named(name: &str) -> Self {
-        if name.starts_with("spender") {
-            Self::Spender
-        } else if name.starts_with("trickler") {
-            Self::Trickler
-        } else {
-            Self::Other
-        }
-    }
-}
-
 /// A down reason in the log's JSON: its `snake_case` name, as the log's
 /// own enums are spelled. The log holds lanesim-target's [`DownReason`]
 /// itself (it needs no variant of its own), so its `Debug` and its hash are
@@ -143,29 +119,6 @@ impl From<Answered> for ControlOutcome {
             Answered::Queued => Self::Queued,
             Answered::Overflow => Self::Overflow,
             Answered::Closed => Self::Closed,
-        }
-    }
-}
-
-/// Why a dial failed ([`DialError`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DialFailure {
-    Timeout,
-    Io,
-    BadHello,
-    BadName,
-    Unauthenticated,
-}
-
-impl From<Failed> for DialFailure {
-    fn from(error: Failed) -> Self {
-        match error {
-            Failed::Timeout => Self::Timeout,
-            Failed::Io => Self::Io,
-            Failed::BadHello => Self::BadHello,
-            Failed::BadName => Self::BadName,
-            Failed::Unauthenticated => Self::Unauthenticated,
         }
     }
 }
@@ -246,107 +199,6 @@ pub enum FaultApplied {
     OversizeFrame,
     /// The peer is told to tear its stream `bytes` bytes into a frame.
     TornFrame { bytes: u32 },
-}
-
-/// Which end dialed a mesh connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Side {
-    Dialed,
-    Accepted,
-}
-
-impl From<Origin> for Side {
-    fn from(origin: Origin) -> Self {
-        match origin {
-            Origin::Dialed => Self::Dialed,
-            Origin::Accepted => Self::Accepted,
-        }
-    }
-}
-
-/// A mesh link's control frames.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LinkMsg {
-    Link,
-    Exit,
-}
-
-/// Which end of a mesh link a `noconnection` was delivered on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LinkSide {
-    /// The node that made the link.
-    Maker,
-    /// The node the LINK reached.
-    Learner,
-}
-
-/// A mesh fault the driver applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum MeshFaultApplied {
-    /// The node's host crashed.
-    Crash { node: u64 },
-    /// The node's host restarted.
-    Bounce { node: u64 },
-    /// Segments between `a` and `b` are held.
-    Partition { a: u64, b: u64 },
-    /// ... and released.
-    Heal { a: u64, b: u64 },
-    /// Segments from `from` to `to` are dropped.
-    HalfOpen { from: u64, to: u64 },
-    /// ... no longer.
-    HalfOpenHealed { from: u64, to: u64 },
-    /// `a` disconnected its live generation to `b`.
-    Kill { a: u64, b: u64 },
-    /// The link gained latency.
-    Latency { a: u64, b: u64, us: u64 },
-    /// The latency went.
-    LatencyEnd { a: u64, b: u64 },
-    /// A squatter dials `a` as `b`.
-    Squat { a: u64, b: u64 },
-    /// An insider (with the cookie, keeping its heartbeat) dials `a` as `b`.
-    Claim { a: u64, b: u64 },
-    /// An impostor without the cookie is to dial `a` as `b`.
-    Impostor { a: u64, b: u64 },
-    /// Spenders are to hold most of `node`'s frame budget for `us`.
-    Spend {
-        node: u64,
-        us: u64,
-        before_hello: bool,
-    },
-    /// A flooder is to open half-open handshakes to `node` from one
-    /// address for `us`.
-    Flood { node: u64, us: u64 },
-    /// `a` and `b` dropped their connection and redial each other now.
-    CrossDial { a: u64, b: u64 },
-    /// `node` stopped reading what `peer` sends.
-    Wedge { node: u64, peer: u64 },
-    /// ... and reads it again.
-    Unwedge { node: u64, peer: u64 },
-    /// `node` reads what `peer` sends once per `every_us`.
-    Slow { node: u64, peer: u64, every_us: u64 },
-    /// ... and at full speed again.
-    SlowEnd { node: u64, peer: u64 },
-    /// Every stream dialed to `node` is reset before it is accepted.
-    Resets { node: u64 },
-    /// ... no longer; `reset` streams were.
-    ResetsEnd { node: u64, reset: u64 },
-    /// `node` has no descriptors: its accepts and dials fail with `EMFILE`.
-    Exhaust { node: u64 },
-    /// ... it has again; `accepts` accepts and `dials` dials failed.
-    ExhaustEnd { node: u64, accepts: u64, dials: u64 },
-    /// The spender is to trickle a frame of `frame` body bytes (a
-    /// node-protocol frame's payload if `node_frame`) to `node` for up to
-    /// `us`.
-    Trickle {
-        node: u64,
-        us: u64,
-        frame: u64,
-        node_frame: bool,
-    },
 }
 
 /// The sender's counters, as `SenderStats` reports them, in the units the
@@ -722,6 +574,25 @@ pub enum Event {
         sent: u64,
         held_us: u64,
         closed: bool,
+    },
+    /// `node`'s dial of `named`, at an address where `answerer` answers
+    /// (`None`: the stranger), ended (M8: never `Registered`).
+    MeshMisdialed {
+        node: u64,
+        named: u64,
+        answerer: Option<u64>,
+        outcome: MisdialOutcome,
+    },
+    /// The stranger (no cookie) answered `node`'s dial of `named` on
+    /// `socket` with a challenge under `named`'s name and a proof it could
+    /// not make, then read what the node wrote for two ticks or until it
+    /// closed the stream: `wrote` bytes (M8: none, no proof goes to an
+    /// acceptor that did not prove the cookie).
+    MeshStranger {
+        node: u64,
+        named: u64,
+        socket: SocketAddr,
+        wrote: u64,
     },
     /// `node`'s dial of `peer` failed.
     MeshDialFailed {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use lanesim_sims::check::CheckContext;
 use lanesim_sims::event::{
-    DialFailure, Event, Intruder, LinkMsg, LinkSide, MeshFaultApplied, Record, Side,
+    DialFailure, Event, Intruder, LinkMsg, LinkSide, MeshFaultApplied, MisdialOutcome, Record, Side,
 };
 use lanesim_sims::scenario::Contract;
 use lanesim_target::node::DownReason;
@@ -330,6 +330,29 @@ fn m2_detects_a_link_whose_exit_never_arrived_and_that_was_never_broken() {
     );
     assert_violates_exactly(&log, &context(), Contract::M2, &[&learned]);
     // Either end's noconnection after a down would have settled it.
+}
+
+/// Node 1 took the insider's stream (socket 6000) for node 0 while its
+/// slot was empty and made a link over it: no node reads that link's EXIT
+/// and the insider keeps the generation live to the end, so M2 leaves it
+/// unjudged. The same link over a node's stream stays unsettled: M2.
+#[test]
+fn m2_leaves_a_link_over_an_insiders_stream_unjudged() {
+    let over_6000 = |insider: bool| {
+        let mut log = healthy();
+        let the_end = is!(Event::MeshTableAtEnd { node: 0, .. });
+        if insider {
+            insert_before(&mut log, the_end, claim(1500, 6000));
+        }
+        insert_before(&mut log, the_end, down(1550, 1, 0, 1));
+        insert_before(&mut log, the_end, up(1600, 1, 0, 2, 6000));
+        let made = insert_before(&mut log, the_end, linked(1700, 1, 0, 2, 9));
+        (log, made)
+    };
+    let (log, _) = over_6000(true);
+    assert_holds(&log, &context(), Contract::M2);
+    let (log, made) = over_6000(false);
+    assert_violates_exactly(&log, &context(), Contract::M2, &[&made]);
 }
 
 #[test]
@@ -978,6 +1001,67 @@ fn m8_detects_an_insider_displacing_a_live_generation() {
     assert_violates_exactly(&log, &context(), Contract::M8, &[&claimed, &registered]);
     // An insider that took an empty slot displaced nothing.
     let (log, _, _) = with_insider(true);
+    assert_holds(&log, &context(), Contract::M8);
+}
+
+/// Node 0 misdials node 1 where node 2 answers, and its `dial` returns:
+/// a connection to the host that answered breaks M8 (the name check let
+/// another node in under the name dialed); a refusal, or a connection that
+/// reached node 1 meanwhile, does not.
+#[test]
+fn m8_detects_a_misdialed_connection_registered() {
+    let misdialed = |outcome: MisdialOutcome| {
+        let mut log = healthy();
+        let the_end = is!(Event::MeshTableAtEnd { node: 0, .. });
+        let ended = insert_before(
+            &mut log,
+            the_end,
+            at(
+                1500,
+                Event::MeshMisdialed {
+                    node: 0,
+                    named: 1,
+                    answerer: Some(2),
+                    outcome,
+                },
+            ),
+        );
+        (log, ended)
+    };
+    let (log, registered) = misdialed(MisdialOutcome::Registered);
+    assert_violates_exactly(&log, &context(), Contract::M8, &[&registered]);
+    for outcome in [MisdialOutcome::Refused, MisdialOutcome::Elsewhere] {
+        let (log, _) = misdialed(outcome);
+        assert_holds(&log, &context(), Contract::M8);
+    }
+}
+
+/// The stranger (no cookie) answered node 0's misdial of node 1 and read
+/// what node 0 wrote after its challenge: any byte (a proof written before
+/// the stranger's proof was checked) breaks M8; none does not.
+#[test]
+fn m8_detects_a_proof_written_to_a_stranger() {
+    let read = |wrote: u64| {
+        let mut log = healthy();
+        let the_end = is!(Event::MeshTableAtEnd { node: 0, .. });
+        let ended = insert_before(
+            &mut log,
+            the_end,
+            at(
+                1500,
+                Event::MeshStranger {
+                    node: 0,
+                    named: 1,
+                    socket: socket(7000),
+                    wrote,
+                },
+            ),
+        );
+        (log, ended)
+    };
+    let (log, wrote) = read(53);
+    assert_violates_exactly(&log, &context(), Contract::M8, &[&wrote]);
+    let (log, _) = read(0);
     assert_holds(&log, &context(), Contract::M8);
 }
 

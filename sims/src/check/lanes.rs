@@ -307,6 +307,8 @@ impl Replay<'_> {
             | Event::MeshImpostor { .. }
             | Event::MeshTrickle { .. }
             | Event::MeshDialFailed { .. }
+            | Event::MeshMisdialed { .. }
+            | Event::MeshStranger { .. }
             | Event::MeshHeld { .. }
             | Event::MeshBudgetDown { .. }
             | Event::MeshIntruderDown { .. }

@@ -101,6 +101,8 @@ kinds!(
     MeshFloodProbe,
     MeshImpostor,
     MeshTrickle,
+    MeshMisdialed,
+    MeshStranger,
     MeshDialFailed,
     MeshHeld,
     MeshBudgetDown,

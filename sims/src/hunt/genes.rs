@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::strategy::bounds::*;
 use super::strategy::{mesh_lasting, mesh_permille};
 use crate::scenario::{
-    LanesParams, MeshFaultKind, MeshParams, Params, Policy, SenderParams, SLOW_FRACTION,
+    LanesParams, MeshFaultKind, MeshParams, MisdialBy, Params, Policy, SenderParams, SLOW_FRACTION,
 };
 
 /// One knob: its name (for reports), value, least value, and the most a
@@ -197,6 +197,10 @@ fn clamp_mesh(p: &mut MeshParams) {
         fault.b = fault.b.min(p.nodes - 1);
         if fault.a == fault.b {
             fault.b = (fault.a + 1) % p.nodes;
+        }
+        // A node answers a misdial only when there is a third one.
+        if fault.by == Some(MisdialBy::Node) && p.nodes < 3 {
+            fault.by = Some(MisdialBy::Stranger);
         }
         // A trickle outlasts the frame deadline's bound (a corpus file's
         // deadline need not be the two ticks `mesh_lasting` assumes).

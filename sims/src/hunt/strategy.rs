@@ -16,8 +16,9 @@ use proptest::prelude::*;
 use crate::coverage::PreemptPolicy;
 use crate::explore::Exploration;
 use crate::scenario::{
-    FaultKind, LanesParams, MeshFault, MeshFaultKind, MeshParams, OversizeSplit, Params, Policy,
-    ScheduledFault, SenderParams, WorldKind, HALF_OPEN_MIN_TICKS, SLOW_FRACTION, TORN_FRAME_LEN,
+    FaultKind, LanesParams, MeshFault, MeshFaultKind, MeshParams, MisdialBy, OversizeSplit, Params,
+    Policy, ScheduledFault, SenderParams, WorldKind, HALF_OPEN_MIN_TICKS, SLOW_FRACTION,
+    TORN_FRAME_LEN,
 };
 
 /// The most each knob is drawn at (the least, where it is not 0 or 1):
@@ -447,6 +448,14 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
                         frame: None,
                         node_frame: false,
                         before_hello: false,
+                        // Written out by the shrink, so it replays as drawn.
+                        by: (kind == MeshFaultKind::Misdial).then_some(
+                            if nodes >= 3 && permille % 2 == 0 {
+                                MisdialBy::Node
+                            } else {
+                                MisdialBy::Stranger
+                            },
+                        ),
                     }
                 })
                 .collect();

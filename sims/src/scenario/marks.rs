@@ -163,6 +163,9 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         | WorldMark::TrickleCut
         | WorldMark::TrickledSmallFrame
         | WorldMark::TrickledNodeFrame
+        | WorldMark::FaultMisdial
+        | WorldMark::MisdialRefusedByNode
+        | WorldMark::MisdialRefusedByStranger
         | WorldMark::QuietPastFrameDeadline
         | WorldMark::HeldPastHalfBudget => WorldKind::Mesh,
         WorldMark::ScheduleShuffled | WorldMark::AwaitPreempted | WorldMark::TaskHeld => {
@@ -186,11 +189,13 @@ pub fn evidence(contract: Contract) -> Option<(&'static str, &'static [CoverMark
         CoverMark::World(WorldMark::FaultFlood),
     ];
     // M8 holds a node to proven peers and their own names: an impostor
-    // without the cookie, or an insider claiming a live name, tests it.
+    // without the cookie, an insider claiming a live name, or a dial
+    // answered by a host other than the node dialed tests it.
     const IMPOSTORS: &[CoverMark] = &[
         CoverMark::World(WorldMark::FaultImpostor),
         CoverMark::World(WorldMark::FaultClaim),
         CoverMark::World(WorldMark::FaultClaimOwnName),
+        CoverMark::World(WorldMark::FaultMisdial),
     ];
     // M9 holds a node to its budget and its frame deadline: spenders and
     // tricklers test that it does, a link quiet past the deadline that it

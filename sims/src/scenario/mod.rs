@@ -54,7 +54,7 @@ pub use params::{
 pub use reach::Reach;
 pub use seeds::{SeedRange, MAX_SEEDS};
 pub use spec::{
-    Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec,
+    Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec, MisdialBy,
     OversizeSplit, Policy, ScenarioFile, SenderSpec, TORN_FRAME_LEN,
 };
 // Defined in `world_kind`, which the coverage registry and the targets

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::sample::{fmt_duration, Dur, Sampled};
 use super::spec::{
-    Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec,
+    Contract, FaultKind, FaultSpec, LanesSpec, MeshFaultKind, MeshFaultSpec, MeshSpec, MisdialBy,
     OversizeSplit, Policy, ScenarioFile, SenderSpec, TORN_FRAME_LEN,
 };
 use crate::coverage::PreemptPolicy;
@@ -45,6 +45,27 @@ pub struct MeshFault {
     pub node_frame: bool,
     /// spend: the frames in place of a hello, before any proof.
     pub before_hello: bool,
+    /// misdial: who answers (`None` for every other kind).
+    pub by: Option<MisdialBy>,
+}
+
+/// Who answers a misdial: as written, else drawn from `draws` (a stream of
+/// its own, so no other draw of any file moves); a node only when the
+/// mesh has a third one.
+fn misdial_by(
+    kind: MeshFaultKind,
+    by: Option<MisdialBy>,
+    nodes: u64,
+    draws: &mut SimRng,
+) -> Option<MisdialBy> {
+    if kind != MeshFaultKind::Misdial {
+        return None;
+    }
+    Some(match by {
+        Some(by) => by,
+        None if nodes < 3 => MisdialBy::Stranger,
+        None => MisdialBy::ALL[draws.range(0, MisdialBy::ALL.len() as u64 - 1) as usize],
+    })
 }
 
 /// How long after an accept fault ends a node may take to accept again:
@@ -510,6 +531,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
         first_dials[a][b] = at_a;
         first_dials[b][a] = at_b;
     }
+    let mut answerers = rng.fork("misdial by");
     let mut faults: Vec<MeshFault> = spec
         .fault
         .iter()
@@ -541,6 +563,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
                 frame: fault.frame.map(|frame| frame.sample(rng)),
                 node_frame: fault.node_frame.unwrap_or(false),
                 before_hello: fault.before_hello.unwrap_or(false),
+                by: misdial_by(fault.kind, fault.by, nodes, &mut answerers),
             }
         })
         .collect();
@@ -581,6 +604,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
             frame: None,
             node_frame: false,
             before_hello: false,
+            by: misdial_by(kind, None, nodes, &mut answerers),
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.a, fault.b));
@@ -864,6 +888,7 @@ impl MeshParams {
                     frame: f.frame.map(one),
                     node_frame: f.node_frame.then_some(true),
                     before_hello: f.before_hello.then_some(true),
+                    by: f.by,
                 })
                 .collect(),
         }

@@ -31,6 +31,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "mesh_chaos.toml",
     "mesh_chaos_explored.toml",
     "mesh_claim_own_name.toml",
+    "mesh_misdial.toml",
     "mesh_cross_dial.toml",
     "mesh_flood.toml",
     "mesh_flood_small_caps.toml",

@@ -699,6 +699,40 @@ pub enum MeshFaultKind {
     /// fails with `EMFILE` (streams wait in the backlog) and so does every
     /// dial it makes. `b` is ignored.
     Exhaust,
+    /// Node `a` disconnects `b` and dials `b` again at once, at an address
+    /// where another host answers (`by`): a node of the mesh, which
+    /// answers as itself, or a stranger without the cookie, which answers
+    /// as `b` with a proof it cannot make. The dial must fail, and `a`
+    /// must write the stranger nothing after its challenge.
+    Misdial,
+}
+
+/// Who answers a `misdial`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MisdialBy {
+    /// Another node of the mesh (the next after `b` that is not `a`): it
+    /// holds the cookie and answers under its own name.
+    Node,
+    /// A host without the cookie that answers under the name dialed.
+    Stranger,
+}
+
+impl MisdialBy {
+    /// Every answerer, in the order draws index them.
+    pub const ALL: [MisdialBy; 2] = [Self::Node, Self::Stranger];
+
+    /// The node that answers a misdial of `b` by `a` in a mesh of `nodes`
+    /// (`None`: the stranger, or no third node to answer).
+    #[must_use]
+    pub fn answerer(self, a: u64, b: u64, nodes: u64) -> Option<u64> {
+        match self {
+            Self::Stranger => None,
+            Self::Node => (1..nodes)
+                .map(|step| (b + step) % nodes)
+                .find(|&c| c != a && c != b),
+        }
+    }
 }
 
 impl MeshFaultKind {
@@ -717,9 +751,9 @@ impl MeshFaultKind {
     ];
 
     /// Every kind: the drawn ones, the faults on accepts, the impostor,
-    /// the spenders and the insider.
-    pub const ALL: [MeshFaultKind; 16] = {
-        let mut all = [Self::Resets; 16];
+    /// the spenders, the insider, the flooder and the misdial.
+    pub const ALL: [MeshFaultKind; 17] = {
+        let mut all = [Self::Resets; 17];
         let mut i = 0;
         while i < Self::DRAWN.len() {
             all[i] = Self::DRAWN[i];
@@ -731,6 +765,7 @@ impl MeshFaultKind {
         all[13] = Self::Trickle;
         all[14] = Self::Claim;
         all[15] = Self::Flood;
+        all[16] = Self::Misdial;
         all
     };
 
@@ -749,7 +784,12 @@ impl MeshFaultKind {
             | Self::Spend
             | Self::Trickle
             | Self::Flood => true,
-            Self::Kill | Self::Squat | Self::Claim | Self::Impostor | Self::CrossDial => false,
+            Self::Kill
+            | Self::Squat
+            | Self::Claim
+            | Self::Impostor
+            | Self::CrossDial
+            | Self::Misdial => false,
         }
     }
 
@@ -804,4 +844,8 @@ pub struct MeshFaultSpec {
     /// any proof of the cookie (by default after it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before_hello: Option<bool>,
+    /// misdial only: who answers (absent: drawn per run, a node only in a
+    /// mesh of three or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<MisdialBy>,
 }

@@ -1,6 +1,7 @@
 //! The cookie handshake as the worlds' own hosts speak it (the sender
 //! world's peers accept with it; the mesh world's squatter, impostor and
-//! prober dial with it), over `lanesim_target::handshake`: the protocol's
+//! prober dial with it; its stranger answers misdials with a cookie it
+//! does not hold), over `lanesim_target::handshake`: the protocol's
 //! one definition, which lanesim's own node uses too. What is the hosts'
 //! own here is their steps (and the impostor's attacks on them).
 //!
@@ -71,20 +72,15 @@ pub async fn accept<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let frame = read_one(stream).await?;
-    let (frame, _) = decode(&frame, MAX_HANDSHAKE_FRAME)
-        .ok()
-        .flatten()
-        .ok_or_else(|| invalid("a torn hello"))?;
-    let hello = parse_hello(&frame).ok_or_else(|| invalid("not a hello"))?;
-    let dialer = String::from_utf8_lossy(hello.name).into_owned();
+    let (dialer, dialer_nonce) = read_hello(stream).await?;
     let transcript = Transcript {
-        dialer: hello.name,
+        dialer: &dialer,
         acceptor: name.as_bytes(),
-        dialer_nonce: hello.nonce,
+        dialer_nonce,
         acceptor_nonce: nonce,
     };
-    stream.write_all(&challenge(&transcript, cookie)).await?;
+    write_challenge(stream, &transcript, cookie).await?;
+    let dialer = String::from_utf8_lossy(&dialer).into_owned();
     let frame = read_one(stream).await?;
     let (frame, _) = decode(&frame, MAX_HANDSHAKE_FRAME)
         .ok()
@@ -95,6 +91,41 @@ where
         return Err(invalid("a proof that does not verify"));
     }
     Ok(dialer)
+}
+
+/// The acceptor's first read: the hello. The dialer's name, as its hello
+/// spelled it, and its nonce.
+///
+/// # Errors
+/// When the stream fails or its first frame is not a hello.
+pub async fn read_hello<S>(stream: &mut S) -> io::Result<(Vec<u8>, Nonce)>
+where
+    S: AsyncRead + Unpin,
+{
+    let frame = read_one(stream).await?;
+    let (frame, _) = decode(&frame, MAX_HANDSHAKE_FRAME)
+        .ok()
+        .flatten()
+        .ok_or_else(|| invalid("a torn hello"))?;
+    let hello = parse_hello(&frame).ok_or_else(|| invalid("not a hello"))?;
+    Ok((hello.name.to_vec(), hello.nonce))
+}
+
+/// The acceptor's challenge to `transcript`'s dialer, its proof made with
+/// `cookie` (the mesh world's stranger writes one with a cookie it does
+/// not hold).
+///
+/// # Errors
+/// When the stream fails.
+pub async fn write_challenge<S>(
+    stream: &mut S,
+    transcript: &Transcript<'_>,
+    cookie: &[u8],
+) -> io::Result<()>
+where
+    S: AsyncWrite + Unpin,
+{
+    stream.write_all(&challenge(transcript, cookie)).await
 }
 
 /// How an impostor tries to get in without the cookie.

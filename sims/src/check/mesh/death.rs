@@ -53,6 +53,17 @@ pub(super) fn m2(out: &mut Collector<'_>, model: &Model) {
         if !model.finished || model.crashed_at(node, incarnation).is_some() {
             continue;
         }
+        // Made over an intruder's stream (an insider or a squatter the
+        // node took for the name's owner while the slot was empty): no
+        // node reads its EXIT, and the intruder may keep the generation
+        // live to the end. Nothing the node could do settles it (the hunt
+        // found it: `hunt --world mesh --seed 1`, case 220, M2's own test
+        // `m2_leaves_a_link_over_an_insiders_stream_unjudged`).
+        if made_over.is_some_and(|socket| {
+            model.claims.contains_key(&socket) || model.squats.contains_key(&socket)
+        }) {
+            continue;
+        }
         let settled = arrivals
             .iter()
             .any(|exit| model.socket(&exit.on).is_some() && model.socket(&exit.on) == made_over)

@@ -5,7 +5,8 @@
 //! answering only peers that proved the cookie (the impostors' streams),
 //! and only for their own names: a stream claiming a node's name that the
 //! node did not make (the insider's) never displaces that node's live
-//! generation. (An insider that holds a name against its owner's claims
+//! generation; and a dial reaches only the node dialed (the misdials' and
+//! the stranger's records). (An insider that holds a name against its owner's claims
 //! leaves the pair unagreed at the end: M1's.)
 //! Each reads the hostile hosts' own records, never a node pair's. M9,
 //! the budget and the deadline against spenders, is `budget`.
@@ -17,6 +18,7 @@ use std::time::Duration;
 use super::faults::Exhaustion;
 use super::model::{FloodProbe, GenId, Impostor, Model, Probe, Up};
 use crate::check::Collector;
+use crate::event::MisdialOutcome;
 use crate::scenario::Contract;
 
 /// Failed accepts a node may make while out of descriptors: 16, then 25 a
@@ -175,6 +177,42 @@ pub(super) fn m8(out: &mut Collector<'_>, model: &Model) {
                  live generation displaced by a claim node{peer} did not make"
             ),
             &[claim, up],
+        );
+    }
+    // A name is the node's that answers to it: a dial answered by another
+    // host (another node under its own name, a stranger under the name
+    // dialed with a proof it cannot make) never becomes a connection, and
+    // no proof goes to a host that did not prove the cookie first.
+    for misdial in model
+        .misdials
+        .iter()
+        .filter(|m| m.outcome == MisdialOutcome::Registered)
+    {
+        let by = misdial.answerer.map_or_else(
+            || "the stranger (no cookie)".to_string(),
+            |c| format!("node{c}"),
+        );
+        out.violate(
+            Contract::M8,
+            format!(
+                "node{} dialed node{} at an address where {by} answered, and its dial returned a \
+                 connection to that host: a connection registered under a name its peer does \
+                 not hold",
+                misdial.node, misdial.named
+            ),
+            &[misdial.record],
+        );
+    }
+    for stranger in model.strangers.iter().filter(|s| s.wrote > 0) {
+        out.violate(
+            Contract::M8,
+            format!(
+                "node{} wrote {} bytes on stream {} after the stranger's challenge, which \
+                 answered as node{} with a proof made without the cookie: a dialer proves \
+                 itself only to an acceptor that proved the cookie first",
+                stranger.node, stranger.wrote, stranger.socket, stranger.named
+            ),
+            &[stranger.record],
         );
     }
     for impostor in model.impostors.iter().filter(|i| i.read > 0) {

@@ -46,7 +46,10 @@
 //!   ([`exhausted_accepts_allowed`](hostile::exhausted_accepts_allowed)).
 //! - M8 only proven peers: a stream whose peer did not prove the cookie
 //!   (the impostor's) is never registered (no `MeshUp` on its socket) and
-//!   is written nothing after the node's challenge (`MeshImpostor`).
+//!   is written nothing after the node's challenge (`MeshImpostor`); a
+//!   dial answered by a host other than the node dialed never returns a
+//!   connection to it (`MeshMisdialed`), and a dialer writes nothing after
+//!   a challenge whose proof was made without the cookie (`MeshStranger`).
 //! - M9 no node pays for others' spending: a generation between two nodes
 //!   never goes down `OverBudget` or `FrameTimeout`. Nodes' own frames are
 //!   a few bytes, written whole: only hosts that hold most of a large frame

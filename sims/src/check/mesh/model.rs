@@ -14,7 +14,9 @@ use std::time::Duration;
 use crate::event::Side;
 
 use super::faults::{AcceptFault, Bounce, CrossDial, Exhaustion, Lag, Lasting, Silence, Touch};
-use crate::event::{DialFailure, Event, LinkMsg, LinkSide, MeshFaultApplied, Record};
+use crate::event::{
+    DialFailure, Event, LinkMsg, LinkSide, MeshFaultApplied, MisdialOutcome, Record,
+};
 
 /// A generation: a restarted node's manager counts generations afresh, so
 /// the node's incarnation is part of the name.
@@ -165,6 +167,27 @@ pub(super) struct Impostor {
     pub(super) read: u64,
 }
 
+/// A misdialed dial's end (`MeshMisdialed`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Misdialed {
+    pub(super) record: usize,
+    pub(super) node: u64,
+    pub(super) named: u64,
+    /// The node that answered (`None`: the stranger).
+    pub(super) answerer: Option<u64>,
+    pub(super) outcome: MisdialOutcome,
+}
+
+/// What a node wrote the stranger after its challenge (`MeshStranger`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StrangerRead {
+    pub(super) record: usize,
+    pub(super) node: u64,
+    pub(super) named: u64,
+    pub(super) socket: SocketAddr,
+    pub(super) wrote: u64,
+}
+
 #[derive(Default)]
 pub(super) struct Model {
     /// Per (node, peer): every change of its live socket.
@@ -212,6 +235,10 @@ pub(super) struct Model {
     pub(super) impostors: Vec<Impostor>,
     /// The trickler's streams, as each ended.
     pub(super) trickles: Vec<Trickle>,
+    /// Misdialed dials, as each ended.
+    pub(super) misdials: Vec<Misdialed>,
+    /// The stranger's streams, as each ended.
+    pub(super) strangers: Vec<StrangerRead>,
     /// Per (node, peer): the table at the end.
     pub(super) table: BTreeMap<(u64, u64), TableEntry>,
     pub(super) end: Duration,
@@ -424,6 +451,30 @@ impl Model {
                     peer,
                     error: DialFailure::Timeout,
                 } => m.dial_timeouts.push(DialTimeout { at, node, peer }),
+                Event::MeshMisdialed {
+                    node,
+                    named,
+                    answerer,
+                    outcome,
+                } => m.misdials.push(Misdialed {
+                    record: index,
+                    node,
+                    named,
+                    answerer,
+                    outcome,
+                }),
+                Event::MeshStranger {
+                    node,
+                    named,
+                    socket,
+                    wrote,
+                } => m.strangers.push(StrangerRead {
+                    record: index,
+                    node,
+                    named,
+                    socket,
+                    wrote,
+                }),
                 Event::RunEnd { finished } => {
                     m.finished = finished;
                     m.end = at;
@@ -455,7 +506,8 @@ impl Model {
             | MeshFaultApplied::Squat { a, b }
             | MeshFaultApplied::Claim { a, b }
             | MeshFaultApplied::Impostor { a, b }
-            | MeshFaultApplied::CrossDial { a, b } => (a, b),
+            | MeshFaultApplied::CrossDial { a, b }
+            | MeshFaultApplied::Misdial { a, b, .. } => (a, b),
             MeshFaultApplied::HalfOpen { from, to }
             | MeshFaultApplied::HalfOpenHealed { from, to } => (from, to),
             MeshFaultApplied::Wedge { node, peer }
@@ -574,7 +626,8 @@ impl Model {
             | MeshFaultApplied::Wedge { .. }
             | MeshFaultApplied::Unwedge { .. }
             | MeshFaultApplied::Slow { .. }
-            | MeshFaultApplied::SlowEnd { .. } => {}
+            | MeshFaultApplied::SlowEnd { .. }
+            | MeshFaultApplied::Misdial { .. } => {}
         }
     }
 

@@ -13,7 +13,7 @@ use crate::scenario::limits::{
 use crate::scenario::params::{self, mesh_trickle_bound, HALF_OPEN_MIN_TICKS};
 use crate::scenario::position::KeyPath;
 use crate::scenario::sample::Dur;
-use crate::scenario::spec::{MeshFaultKind, MeshFaultSpec, MeshSpec};
+use crate::scenario::spec::{MeshFaultKind, MeshFaultSpec, MeshSpec, MisdialBy};
 use lanesim_target::wire;
 
 /// `mesh.<field>`.
@@ -309,6 +309,18 @@ fn faults(mesh: &MeshSpec, heartbeat: Duration, problems: &mut Vec<Problem>) {
                 key("before_hello"),
                 "only a spend fault takes `before_hello`",
             ));
+        }
+        match fault.by {
+            Some(_) if fault.kind != MeshFaultKind::Misdial => {
+                problems.push(problem(key("by"), "only a misdial fault takes `by`"));
+            }
+            Some(MisdialBy::Node) if min_nodes < 3 => problems.push(problem(
+                key("by"),
+                format!(
+                    "a node answers a misdial only in a mesh of three or more: this one may have {min_nodes}"
+                ),
+            )),
+            _ => {}
         }
         span(&key("at"), &fault.at, false, problems);
         if fault.at.bounds().1 .0 > MAX_MESH_SPAN {

@@ -28,8 +28,9 @@
 //! spender (frames left unfinished to spend a node's frame budget, or one
 //! trickled slower than its frame deadline), cross-dial (two nodes drop
 //! their connection and redial each other in the same instant), a wedged
-//! or slow reader, and faults on a node's accepts (resets before accept,
-//! descriptors exhausted).
+//! or slow reader, faults on a node's accepts (resets before accept,
+//! descriptors exhausted), and a misdial (a node dials another at an
+//! address where a third node, or a stranger without the cookie, answers).
 //!
 //! The run ends at `MeshParams::end`: the workload and the faults are over
 //! and a settle time has passed, and the driver logs each live node's
@@ -39,12 +40,14 @@
 //!
 //! Start here: [`run`] builds the world and drives it; `node` is one
 //! production node and its observer; `intruders` are the hosts that are
-//! not nodes (squatter, impostor, spender); `prober` checks that nodes
-//! still accept (M7).
+//! not nodes and dial them (squatter, impostor, spender); `stranger` is the
+//! one that answers (misdials); `prober` checks that nodes still accept
+//! (M7).
 
 mod intruders;
 mod node;
 mod prober;
+mod stranger;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -60,7 +63,7 @@ use super::WorldRun;
 use crate::coverage::{self, PreemptPolicy, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, LinkMsg, LinkSide, MeshFaultApplied};
 use crate::explore::{self, WorldExplorer};
-use crate::scenario::{MeshFaultKind, MeshParams};
+use crate::scenario::{MeshFaultKind, MeshParams, MisdialBy};
 use crate::targets::Subject;
 
 /// Every node listens here.
@@ -73,6 +76,8 @@ const IMPOSTOR: &str = "impostor";
 const INSIDER: &str = "insider";
 /// The flooder's host (one address).
 const FLOODER: &str = "flooder";
+/// The stranger's host: it listens, without the cookie, for misdials.
+const STRANGER: &str = "stranger";
 /// The flooder's streams at once: more than the default 256 handshake
 /// places, so a node that lets one address take them all is full.
 const FLOOD_STREAMS: u64 = 320;
@@ -160,12 +165,19 @@ fn parse_control(control: &[u8]) -> Option<(LinkMsg, u64)> {
 }
 
 /// What a node is told to do by the driver.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Order {
     /// Disconnect the live generation to this node.
     Kill(u64),
     /// Disconnect it, and dial it again at once.
     CrossDial(u64),
+    /// Disconnect `peer`, and dial its name at `host`, where `answerer`
+    /// answers (`None`: the stranger).
+    Misdial {
+        peer: u64,
+        host: String,
+        answerer: Option<u64>,
+    },
 }
 
 /// A running node: the node, where its orders go, and the gates its
@@ -204,6 +216,9 @@ struct Shared {
     spends: Orders<intruders::Spend>,
     /// Where the flooder's orders go: (target, how long).
     floods: Orders<(u64, Duration)>,
+    /// Per node told to misdial to the stranger: the node it dials (the
+    /// name the stranger answers it under).
+    misdials: Mutex<std::collections::BTreeMap<u64, u64>>,
 }
 
 /// Orders from the driver to a host, made before the first step, so an
@@ -298,6 +313,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         claims: Orders::new(),
         spends: Orders::new(),
         floods: Orders::new(),
+        misdials: Mutex::new(std::collections::BTreeMap::new()),
     });
     explorer.log_holds(shared.log.clone(), || {
         turmoil::sim_elapsed().unwrap_or_default()
@@ -364,6 +380,14 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
     if params.faults.iter().any(|f| f.kind == MeshFaultKind::Flood) {
         let shared = Arc::clone(&shared);
         sim.host(FLOODER, move || intruders::flooder(Arc::clone(&shared)));
+    }
+    if params
+        .faults
+        .iter()
+        .any(|f| f.kind == MeshFaultKind::Misdial && f.by == Some(MisdialBy::Stranger))
+    {
+        let shared = Arc::clone(&shared);
+        sim.host(STRANGER, move || stranger::main(Arc::clone(&shared)));
     }
     if params.probes_accepts() {
         let shared = Arc::clone(&shared);
@@ -491,7 +515,8 @@ fn occupies(applied: MeshFaultApplied) -> Option<(u64, u64)> {
         | MeshFaultApplied::Spend { .. }
         | MeshFaultApplied::Flood { .. }
         | MeshFaultApplied::Trickle { .. }
-        | MeshFaultApplied::CrossDial { .. } => None,
+        | MeshFaultApplied::CrossDial { .. }
+        | MeshFaultApplied::Misdial { .. } => None,
     }
 }
 
@@ -584,6 +609,10 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
                 );
             }
             MeshFaultKind::CrossDial => push(fault.at, MeshFaultApplied::CrossDial { a, b }),
+            MeshFaultKind::Misdial => {
+                let answerer = fault.by.and_then(|by| by.answerer(a, b, params.nodes));
+                push(fault.at, MeshFaultApplied::Misdial { a, b, answerer });
+            }
             MeshFaultKind::Wedge => {
                 push(fault.at, MeshFaultApplied::Wedge { node: a, peer: b });
                 push(end, MeshFaultApplied::Unwedge { node: a, peer: b });
@@ -772,6 +801,28 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
             mark(WorldMark::FaultCrossDial);
             order(a, Order::CrossDial(b));
             order(b, Order::CrossDial(a));
+        }
+        MeshFaultApplied::Misdial { a, b, answerer } => {
+            mark(WorldMark::FaultMisdial);
+            let host = match answerer {
+                Some(c) => name(c),
+                None => {
+                    shared
+                        .misdials
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .insert(a, b);
+                    STRANGER.to_string()
+                }
+            };
+            order(
+                a,
+                Order::Misdial {
+                    peer: b,
+                    host,
+                    answerer,
+                },
+            );
         }
         MeshFaultApplied::Wedge { node, peer } | MeshFaultApplied::Unwedge { node, peer } => {
             let wedged = matches!(fault, MeshFaultApplied::Wedge { .. });

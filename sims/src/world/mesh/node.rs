@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use lanesim_target::net::Transport;
 use lanesim_target::node::{
-    Conn, Down, DownReason, Generation, Link, Node, NodeEvents, NodeReports, NodeSetup, Runtime, Up,
+    Conn, DialFailure, Down, DownReason, Generation, Link, Node, NodeEvents, NodeReports,
+    NodeSetup, Runtime, Up,
 };
 use tokio::sync::mpsc;
 
@@ -19,7 +20,7 @@ use super::{
     NodeHandle, Order, Shared, CONTROL_CAPACITY, DATA_CAPACITY, FRAME_BUDGET, MAX_FRAME, MSS, PORT,
 };
 use crate::coverage::WorldMark;
-use crate::event::{Event, Intruder, LinkMsg, LinkSide};
+use crate::event::{Event, Intruder, LinkMsg, LinkSide, MisdialOutcome};
 use crate::rng::SimRng;
 use crate::world::handshake::{self, COOKIE};
 use crate::world::held::Crossing;
@@ -434,7 +435,7 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
 
     // The driver's orders.
     {
-        let (dial, live) = (dial.clone(), Arc::clone(&node));
+        let (dial, live, shared) = (dial.clone(), Arc::clone(&node), Arc::clone(&shared));
         spawn_world(async move {
             while let Some(order) = orders.recv().await {
                 match order {
@@ -444,6 +445,21 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
                     Order::CrossDial(peer) => {
                         live.disconnect(&node_name(peer));
                         spawn_world(dial(peer));
+                    }
+                    Order::Misdial {
+                        peer,
+                        host,
+                        answerer,
+                    } => {
+                        live.disconnect(&node_name(peer));
+                        spawn_world(misdial(
+                            Arc::clone(&shared),
+                            Arc::clone(&live),
+                            (index, incarnation),
+                            peer,
+                            host,
+                            answerer,
+                        ));
                     }
                 }
             }
@@ -590,4 +606,49 @@ fn offer(
             outcome: outcome.into(),
         },
     );
+}
+
+/// A misdial: `node` (an index and incarnation) dials `peer`'s name at
+/// `host`, where `answerer` answers (`None`: the stranger), and logs how
+/// the dial ended (M8: never with a connection to `host`). Not a keeper's
+/// dial: it is not logged as one (`MeshDialFailed`, M1's).
+async fn misdial(
+    shared: Arc<Shared>,
+    live: Arc<dyn Node>,
+    (index, incarnation): (u64, u64),
+    peer: u64,
+    host: String,
+    answerer: Option<u64>,
+) {
+    let at = turmoil::lookup(host.as_str());
+    let outcome = match live.dial(&node_name(peer), &format!("{host}:{PORT}")).await {
+        Ok(conn) => {
+            let remote: Option<std::net::SocketAddr> = conn.peer_addr().parse().ok();
+            if remote.is_some_and(|remote| remote.ip() == at) {
+                MisdialOutcome::Registered
+            } else {
+                MisdialOutcome::Elsewhere
+            }
+        }
+        Err(error) => {
+            if error == DialFailure::Unauthenticated {
+                shared.probe.world(match answerer {
+                    Some(_) => WorldMark::MisdialRefusedByNode,
+                    None => WorldMark::MisdialRefusedByStranger,
+                });
+            }
+            MisdialOutcome::Refused
+        }
+    };
+    if shared.current(index, incarnation) {
+        shared.record(
+            &node_name(index),
+            Event::MeshMisdialed {
+                node: index,
+                named: peer,
+                answerer,
+                outcome,
+            },
+        );
+    }
 }
