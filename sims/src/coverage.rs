@@ -153,6 +153,8 @@ pub enum WorldMark {
     TrickledSmallFrame,
     /// Mesh: the trickled frame is a node-protocol frame.
     TrickledNodeFrame,
+    /// Mesh: a flood came from more than one address (`hosts`).
+    FaultFloodManyAddresses,
     /// Mesh: a node was told to dial another at an address where a third
     /// host answers (`misdial`).
     FaultMisdial,
@@ -185,7 +187,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 62] = [
+    pub const ALL: [WorldMark; 63] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -240,6 +242,7 @@ impl WorldMark {
         Self::TrickleCut,
         Self::TrickledSmallFrame,
         Self::TrickledNodeFrame,
+        Self::FaultFloodManyAddresses,
         Self::FaultMisdial,
         Self::MisdialRefusedByNode,
         Self::MisdialRefusedByStranger,
@@ -308,6 +311,7 @@ impl WorldMark {
             Self::TrickleCut => "trickle_cut",
             Self::TrickledSmallFrame => "trickled_small_frame",
             Self::TrickledNodeFrame => "trickled_node_frame",
+            Self::FaultFloodManyAddresses => "fault_applied_flood_many_addresses",
             Self::FaultMisdial => "fault_applied_misdial",
             Self::MisdialRefusedByNode => "misdial_refused_by_node",
             Self::MisdialRefusedByStranger => "misdial_refused_by_stranger",

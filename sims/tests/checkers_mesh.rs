@@ -841,6 +841,7 @@ fn m7_detects_honest_dials_kept_out_during_a_flood() {
             MeshFaultApplied::Flood {
                 node: 1,
                 us: 3_000_000,
+                hosts: 1,
             },
         ),
     );

@@ -179,8 +179,8 @@ for id in "${IDS[@]}"; do
           case "$?" in
             0) ;;
             1|3) hunt="caught"
-                 hunt_found="$world:$(grep -m1 -oE '^FAIL case [0-9]+ .*: ([A-Za-z0-9-]+ violated|liveness)' "$LOGS/$id.hunt-$world.log" \
-                   | sed -E 's/^FAIL case ([0-9]+) .*: ([A-Za-z0-9-]+)( violated)?$/\2@case\1/')"
+                 hunt_found="$world:$(grep -m1 -E '^FAIL case [0-9]+ ' "$LOGS/$id.hunt-$world.log" \
+                   | sed -E 's/^FAIL case ([0-9]+) \([^)]*\): ([A-Za-z0-9-]+|liveness).*/\2@case\1/')"
                  break ;;
             *) hunt="crash" ;;
           esac

@@ -124,9 +124,9 @@ pub enum MeshFaultApplied {
         us: u64,
         before_hello: bool,
     },
-    /// A flooder is to open half-open handshakes to `node` from one
-    /// address for `us`.
-    Flood { node: u64, us: u64 },
+    /// Flooders are to open half-open handshakes to `node` from `hosts`
+    /// addresses for `us`.
+    Flood { node: u64, us: u64, hosts: u64 },
     /// `a` and `b` dropped their connection and redial each other now.
     CrossDial { a: u64, b: u64 },
     /// `node` stopped reading what `peer` sends.

@@ -456,6 +456,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
                                 MisdialBy::Stranger
                             },
                         ),
+                        hosts: 1,
                     }
                 })
                 .collect();

@@ -64,6 +64,8 @@ pub const MAX_MESH_NODES: u64 = 64;
 pub const MAX_MESH_LINKS: u64 = 10_000;
 /// Longest mesh workload window, and longest fault.
 pub const MAX_MESH_SPAN: Duration = Duration::from_secs(600);
+/// The most addresses a `flood` fault may come from (`hosts`).
+pub const MAX_FLOOD_HOSTS: u64 = 16;
 /// The mesh nodes' largest inbound frame body, and so the longest frame a
 /// `trickle` fault may trickle (`frame`).
 pub const MESH_MAX_FRAME: u64 = 64 * 1024;

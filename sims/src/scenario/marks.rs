@@ -163,6 +163,7 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         | WorldMark::TrickleCut
         | WorldMark::TrickledSmallFrame
         | WorldMark::TrickledNodeFrame
+        | WorldMark::FaultFloodManyAddresses
         | WorldMark::FaultMisdial
         | WorldMark::MisdialRefusedByNode
         | WorldMark::MisdialRefusedByStranger

@@ -47,6 +47,8 @@ pub struct MeshFault {
     pub before_hello: bool,
     /// misdial: who answers (`None` for every other kind).
     pub by: Option<MisdialBy>,
+    /// flood: how many addresses it comes from (1 for every other kind).
+    pub hosts: u64,
 }
 
 /// Who answers a misdial: as written, else drawn from `draws` (a stream of
@@ -564,6 +566,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
                 node_frame: fault.node_frame.unwrap_or(false),
                 before_hello: fault.before_hello.unwrap_or(false),
                 by: misdial_by(fault.kind, fault.by, nodes, &mut answerers),
+                hosts: fault.hosts.unwrap_or(1),
             }
         })
         .collect();
@@ -605,6 +608,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
             node_frame: false,
             before_hello: false,
             by: misdial_by(kind, None, nodes, &mut answerers),
+            hosts: 1,
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.a, fault.b));
@@ -889,6 +893,7 @@ impl MeshParams {
                     node_frame: f.node_frame.then_some(true),
                     before_hello: f.before_hello.then_some(true),
                     by: f.by,
+                    hosts: (f.hosts > 1).then_some(f.hosts),
                 })
                 .collect(),
         }

@@ -686,8 +686,9 @@ pub enum MeshFaultKind {
     /// for `for`.
     Slow,
     /// A host floods node `a` with half-open handshakes from one address
-    /// for `for`: 320 streams at once (more than the default 256 handshake
-    /// places), each silent, and each reopened the moment `a` closes it.
+    /// (or `hosts` hosts, each its own address) for `for`: 320 streams at
+    /// once in all (more than the default 256 handshake places), each
+    /// silent, and each reopened the moment `a` closes it.
     /// Honest dials to `a` from elsewhere must keep completing meanwhile
     /// (M7). `b` is ignored.
     Flood,
@@ -844,6 +845,12 @@ pub struct MeshFaultSpec {
     /// any proof of the cookie (by default after it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before_hello: Option<bool>,
+    /// flood only: how many addresses the flood comes from, 1 to
+    /// [`MAX_FLOOD_HOSTS`](super::limits::MAX_FLOOD_HOSTS) (absent: 1),
+    /// its streams shared among them: several addresses each within its
+    /// per-source cap fill the caps in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<u64>,
     /// misdial only: who answers (absent: drawn per run, a node only in a
     /// mesh of three or more).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -63,8 +63,8 @@ pub(super) fn m7(out: &mut Collector<'_>, model: &Model) {
             out.violate(
                 Contract::M7,
                 format!(
-                    "node{node} kept honest dials out during a flood from one address: {} of \
-                     {dials} dials from another address, one after another, were not accepted",
+                    "node{node} kept honest dials out during a flood: {} of {dials} dials from \
+                     an address that was not flooding, one after another, were not accepted",
                     dials - accepted
                 ),
                 &[index],

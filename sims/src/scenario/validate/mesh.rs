@@ -8,7 +8,7 @@ use super::common::{
     chance, count, preemption, problem, span, Preemption, Problem, MESH_TICKS_PER_HEARTBEAT,
 };
 use crate::scenario::limits::{
-    self, MAX_MESH_LINKS, MAX_MESH_NODES, MAX_MESH_SPAN, MESH_MAX_FRAME,
+    self, MAX_FLOOD_HOSTS, MAX_MESH_LINKS, MAX_MESH_NODES, MAX_MESH_SPAN, MESH_MAX_FRAME,
 };
 use crate::scenario::params::{self, mesh_trickle_bound, HALF_OPEN_MIN_TICKS};
 use crate::scenario::position::KeyPath;
@@ -309,6 +309,16 @@ fn faults(mesh: &MeshSpec, heartbeat: Duration, problems: &mut Vec<Problem>) {
                 key("before_hello"),
                 "only a spend fault takes `before_hello`",
             ));
+        }
+        match fault.hosts {
+            Some(_) if fault.kind != MeshFaultKind::Flood => {
+                problems.push(problem(key("hosts"), "only a flood fault takes `hosts`"));
+            }
+            Some(hosts) if !(1..=MAX_FLOOD_HOSTS).contains(&hosts) => problems.push(problem(
+                key("hosts"),
+                format!("1 to {MAX_FLOOD_HOSTS} addresses"),
+            )),
+            _ => {}
         }
         match fault.by {
             Some(_) if fault.kind != MeshFaultKind::Misdial => {

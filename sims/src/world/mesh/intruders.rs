@@ -17,10 +17,7 @@ use lanesim_target::handshake::{Nonce, Nonces, SeededNonces};
 use lanesim_target::wire::{decode, Frame, KEEPALIVE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{
-    node_name, Shared, FLOOD_STREAMS, IMPOSTOR, INSIDER, MAX_FRAME, PORT, SPENDER, SPENDERS,
-    SQUATTER,
-};
+use super::{node_name, Shared, IMPOSTOR, INSIDER, MAX_FRAME, PORT, SPENDER, SPENDERS, SQUATTER};
 use crate::coverage::WorldMark;
 use crate::event::Event;
 use crate::world::handshake::{self, COOKIE};
@@ -183,19 +180,23 @@ pub(super) async fn insider(shared: Arc<Shared>) -> turmoil::Result {
     Ok(())
 }
 
-/// The flooder: on each order, opens [`FLOOD_STREAMS`] silent streams to
-/// a node from its one address, 32 a tick (within a listener's backlog in
+/// Flooder `index`: on each order, opens its share of [`FLOOD_STREAMS`]
+/// silent streams to a node from its one address, 32 a tick (within a listener's backlog in
 /// the simulated network), and for as long as the order
 /// says reopens each the moment the node closes it (a refusal, or the
 /// hello's deadline): half-open handshakes as fast as the network takes
 /// them. What decides it is the prober's (M7: honest dials during it).
-pub(super) async fn flooder(shared: Arc<Shared>) -> turmoil::Result {
-    let Some(mut orders) = shared.floods.take() else {
+pub(super) async fn flooder(shared: Arc<Shared>, index: u64) -> turmoil::Result {
+    let Some(mut orders) = shared
+        .floods
+        .get(index as usize)
+        .and_then(super::Orders::take)
+    else {
         return Ok(());
     };
-    while let Some((target, lasting)) = orders.recv().await {
+    while let Some((target, lasting, streams)) = orders.recv().await {
         let until = tokio::time::Instant::now() + lasting;
-        for n in 0..FLOOD_STREAMS {
+        for n in 0..streams {
             let tick = shared.params.tick;
             spawn_world(async move {
                 tokio::time::sleep(tick * u32::try_from(n / 32).unwrap_or(u32::MAX)).await;

@@ -74,12 +74,14 @@ const SQUATTER: &str = "squatter";
 const IMPOSTOR: &str = "impostor";
 /// The insider's host (it holds the cookie and claims live nodes' names).
 const INSIDER: &str = "insider";
-/// The flooder's host (one address).
+/// The first flooder's host (one address each; the others are
+/// `flooder1`, `flooder2`, ...).
 const FLOODER: &str = "flooder";
 /// The stranger's host: it listens, without the cookie, for misdials.
 const STRANGER: &str = "stranger";
-/// The flooder's streams at once: more than the default 256 handshake
-/// places, so a node that lets one address take them all is full.
+/// The flooders' streams at once, shared among them: more than the
+/// default 256 handshake places, so a node that lets one address take
+/// them all is full.
 const FLOOD_STREAMS: u64 = 320;
 /// The spenders' host.
 const SPENDER: &str = "spender";
@@ -106,6 +108,27 @@ const CONTROL_CAPACITY: usize = 256;
 
 fn node_name(index: u64) -> String {
     format!("node{index}")
+}
+
+/// The hosts a run floods from: as many as its widest flood (none without
+/// one).
+fn flooders(params: &MeshParams) -> u64 {
+    params
+        .faults
+        .iter()
+        .filter(|f| f.kind == MeshFaultKind::Flood)
+        .map(|f| f.hosts.max(1))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Flooder `index`'s host name: `flooder`, then `flooder1`, ...
+fn flooder_name(index: u64) -> String {
+    if index == 0 {
+        FLOODER.to_string()
+    } else {
+        format!("{FLOODER}{index}")
+    }
 }
 
 /// The index of `node<N>`.
@@ -214,8 +237,8 @@ struct Shared {
     claims: Orders<(u64, u64)>,
     /// Where the spender's orders go.
     spends: Orders<intruders::Spend>,
-    /// Where the flooder's orders go: (target, how long).
-    floods: Orders<(u64, Duration)>,
+    /// Where each flooder's orders go: (target, how long, its streams).
+    floods: Vec<Orders<(u64, Duration, u64)>>,
     /// Per node told to misdial to the stranger: the node it dials (the
     /// name the stranger answers it under).
     misdials: Mutex<std::collections::BTreeMap<u64, u64>>,
@@ -312,7 +335,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         impostors: Orders::new(),
         claims: Orders::new(),
         spends: Orders::new(),
-        floods: Orders::new(),
+        floods: (0..flooders(params)).map(|_| Orders::new()).collect(),
         misdials: Mutex::new(std::collections::BTreeMap::new()),
     });
     explorer.log_holds(shared.log.clone(), || {
@@ -377,9 +400,11 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         let shared = Arc::clone(&shared);
         sim.host(SPENDER, move || intruders::spender(Arc::clone(&shared)));
     }
-    if params.faults.iter().any(|f| f.kind == MeshFaultKind::Flood) {
+    for flooder in 0..flooders(params) {
         let shared = Arc::clone(&shared);
-        sim.host(FLOODER, move || intruders::flooder(Arc::clone(&shared)));
+        sim.host(flooder_name(flooder), move || {
+            intruders::flooder(Arc::clone(&shared), flooder)
+        });
     }
     if params
         .faults
@@ -588,7 +613,8 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
             }
             MeshFaultKind::Flood => {
                 let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
-                push(fault.at, MeshFaultApplied::Flood { node: a, us });
+                let hosts = fault.hosts;
+                push(fault.at, MeshFaultApplied::Flood { node: a, us, hosts });
             }
             MeshFaultKind::Trickle => {
                 let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
@@ -780,9 +806,14 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
                 before_hello,
             });
         }
-        MeshFaultApplied::Flood { node, us } => {
+        MeshFaultApplied::Flood { node, us, hosts } => {
             mark(WorldMark::FaultFlood);
-            shared.floods.send((node, Duration::from_micros(us)));
+            if hosts > 1 {
+                mark(WorldMark::FaultFloodManyAddresses);
+            }
+            for flooder in shared.floods.iter().take(hosts as usize) {
+                flooder.send((node, Duration::from_micros(us), FLOOD_STREAMS / hosts));
+            }
         }
         MeshFaultApplied::Trickle {
             node,
