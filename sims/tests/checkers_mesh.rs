@@ -1005,6 +1005,45 @@ fn m8_detects_an_insider_displacing_a_live_generation() {
     assert_holds(&log, &context(), Contract::M8);
 }
 
+/// The insider claims node 0's name at node 1 while node 1 holds node 0's
+/// generation 1 (socket 5000); node 1's owner disconnects generation 1;
+/// the insider's stream is then registered: it undid the manual
+/// disconnect (M8). Generation 1 going down otherwise (the silence of a
+/// stale incumbent) lets the stream take the empty slot: M8 holds.
+#[test]
+fn m8_detects_a_claim_undoing_a_manual_disconnect() {
+    let after = |reason: DownReason| {
+        let mut log = healthy();
+        let the_end = is!(Event::MeshTableAtEnd { node: 0, .. });
+        let claimed = insert_before(&mut log, the_end, claim(1500, 6000));
+        let cut = insert_before(
+            &mut log,
+            the_end,
+            at(
+                1700,
+                Event::MeshDown {
+                    node: 1,
+                    peer: 0,
+                    generation: 1,
+                    reason,
+                },
+            ),
+        );
+        let registered = insert_before(&mut log, the_end, up(1800, 1, 0, 2, 6000));
+        insert_before(&mut log, the_end, down(1900, 1, 0, 2));
+        (log, [claimed, cut, registered])
+    };
+    let (log, [claimed, cut, registered]) = after(DownReason::ManualDisconnect);
+    assert_violates_exactly(
+        &log,
+        &context(),
+        Contract::M8,
+        &[&claimed, &cut, &registered],
+    );
+    let (log, _) = after(DownReason::HeartbeatTimeout);
+    assert_holds(&log, &context(), Contract::M8);
+}
+
 /// Node 0 misdials node 1 where node 2 answers, and its `dial` returns:
 /// a connection to the host that answered breaks M8 (the name check let
 /// another node in under the name dialed); a refusal, or a connection that

@@ -182,6 +182,12 @@ named! {
         /// after all: the incumbent went down while the stream stood by (a
         /// stale hello had won the tie-break).
         StandbyRegistered => "standby_registered",
+        /// A stream standing by was dropped: its incumbent went down by a
+        /// manual disconnect, which it must not undo.
+        StandbyDroppedForDisconnect => "standby_dropped_for_disconnect",
+        /// A claim was refused: the incumbent it was being checked against
+        /// went down by a manual disconnect before it answered.
+        ClaimDroppedForDisconnect => "claim_dropped_for_disconnect",
         /// A generation went down: its name's owner reclaimed it (the
         /// claim check's rule 1: a squatter).
         DownNameReclaimed => "down_name_reclaimed",
@@ -323,6 +329,8 @@ pub const NODE_SITES: Sites = Sites {
         Mark::HelloRefused.name(),
         Mark::ProofRefused.name(),
         Mark::StandbyRegistered.name(),
+        Mark::StandbyDroppedForDisconnect.name(),
+        Mark::ClaimDroppedForDisconnect.name(),
         Mark::DownNameReclaimed.name(),
         Mark::ClaimConfirmed.name(),
         Mark::ClaimDenied.name(),
@@ -407,6 +415,8 @@ pub const LAYER_SITES: Sites = Sites {
         Mark::HelloRefused.name(),
         Mark::ProofRefused.name(),
         Mark::StandbyRegistered.name(),
+        Mark::StandbyDroppedForDisconnect.name(),
+        Mark::ClaimDroppedForDisconnect.name(),
         Mark::DownNameReclaimed.name(),
         Mark::ClaimConfirmed.name(),
         Mark::ClaimDenied.name(),
@@ -460,6 +470,8 @@ pub const ACCEPTOR_SITES: Sites = Sites {
         Mark::HelloRefused.name(),
         Mark::ProofRefused.name(),
         Mark::StandbyRegistered.name(),
+        Mark::StandbyDroppedForDisconnect.name(),
+        Mark::ClaimDroppedForDisconnect.name(),
         Mark::DownNameReclaimed.name(),
         Mark::ClaimConfirmed.name(),
         Mark::ClaimDenied.name(),

@@ -46,6 +46,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "mesh_spender_hello.toml",
     "mesh_squatter.toml",
     "mesh_stale_hello.toml",
+    "mesh_standby_disconnect.toml",
     "mesh_trickle.toml",
     "mesh_trickle_many.toml",
     "regressions/deadline_below_link_transfer.toml",

@@ -54,6 +54,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use lanesim_target::claim::{self, ClaimFrame};
 use lanesim_target::handshake::Nonce;
+use lanesim_target::node::DownReason;
 
 use super::{ConnectionManager, ManagerShared, Origin};
 use crate::distribution::connection::DistConnection;
@@ -318,6 +319,16 @@ impl ConnectionManager {
             Reply::Answer(true) => {
                 mark(Mark::ClaimConfirmed);
                 checked
+            }
+            // A manual disconnect of the incumbent while it was asked is not
+            // undone by the claim (as a stand-by does not undo one:
+            // `table::stand_by`), so the claim is refused. Before, the
+            // claim then took the emptied slot: `mesh_standby_disconnect`
+            // failed M8 in 16 of 16 seeds
+            // (`m8_detects_a_claim_undoing_a_manual_disconnect`).
+            Reply::Down if incumbent.down_reason() == Some(DownReason::ManualDisconnect) => {
+                mark(Mark::ClaimDroppedForDisconnect);
+                Claim::Denied
             }
             Reply::Down => {
                 mark(Mark::ClaimUnanswered);

@@ -482,6 +482,9 @@ impl ConnectionManager {
                     standing_by.remove(&key);
                 }
             }
+            if incumbent_down && deliberate {
+                mark(Mark::StandbyDroppedForDisconnect);
+            }
             if !incumbent_down || deliberate {
                 return;
             }

@@ -18,8 +18,9 @@ use std::time::Duration;
 use super::faults::Exhaustion;
 use super::model::{FloodProbe, GenId, Impostor, Model, Probe, Up};
 use crate::check::Collector;
-use crate::event::MisdialOutcome;
+use crate::event::{Event, MisdialOutcome};
 use crate::scenario::Contract;
+use lanesim_target::node::DownReason;
 
 /// Failed accepts a node may make while out of descriptors: 16, then 25 a
 /// second (one every 40 ms). A back-off from 1 ms doubling to 1 s (hyper's,
@@ -178,6 +179,49 @@ pub(super) fn m8(out: &mut Collector<'_>, model: &Model) {
             ),
             &[claim, up],
         );
+    }
+    // A manual disconnect is the node owner's word: the insider's stream,
+    // whose claim arrived while a generation of the name it claims held
+    // the slot, is never registered once the owner disconnected that
+    // generation (it stood by, or was being checked, behind it).
+    for (gen, up) in &model.ups {
+        let Some(&claim) = model.claims.get(&up.socket) else {
+            continue;
+        };
+        let claimed_at = out.records()[claim].at;
+        let cut = model
+            .ups
+            .iter()
+            .filter(|(held, held_up)| {
+                held.node == gen.node
+                    && held.peer == gen.peer
+                    && held.incarnation == gen.incarnation
+                    && held_up.at <= claimed_at
+            })
+            .filter_map(|(held, _)| Some((held, model.first_down(held)?)))
+            .find(|(_, down)| {
+                down.at > claimed_at
+                    && down.at <= up.at
+                    && matches!(
+                        out.records()[down.record].event,
+                        Event::MeshDown {
+                            reason: DownReason::ManualDisconnect,
+                            ..
+                        }
+                    )
+            });
+        if let Some((held, down)) = cut {
+            out.violate(
+                Contract::M8,
+                format!(
+                    "node{} registered generation {} for node{} on the insider's stream {} after \
+                     its owner disconnected node{}'s generation {}, which held the name when the \
+                     claim arrived: a stream refused for a generation undid its manual disconnect",
+                    gen.node, gen.generation, gen.peer, up.socket, gen.peer, held.generation
+                ),
+                &[claim, down.record, up.record],
+            );
+        }
     }
     // A name is the node's that answers to it: a dial answered by another
     // host (another node under its own name, a stranger under the name
