@@ -41,6 +41,9 @@ pub enum WorldMark {
     LaneRebuiltAfterPanic,
     /// A stuck key's handler began to hang.
     StuckKeyHung,
+    /// Lanes: a key had more items routed and not yet started than L6
+    /// lets one lane handle in a row (`check::lanes::MAX_RUN`).
+    BacklogPastMaxRun,
     /// The router was dropped while producers were still routing.
     RouterDroppedMidflight,
     /// A redial connected.
@@ -187,10 +190,11 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 63] = [
+    pub const ALL: [WorldMark; 64] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
+        Self::BacklogPastMaxRun,
         Self::RouterDroppedMidflight,
         Self::RedialOk,
         Self::RedialFailed,
@@ -260,6 +264,7 @@ impl WorldMark {
             Self::LaneRebuiltAfterReap => "lane_rebuilt_after_reap",
             Self::LaneRebuiltAfterPanic => "lane_rebuilt_after_panic",
             Self::StuckKeyHung => "stuck_key_hung",
+            Self::BacklogPastMaxRun => "backlog_past_max_run",
             Self::RouterDroppedMidflight => "router_dropped_midflight",
             Self::RedialOk => "redial_ok",
             Self::RedialFailed => "redial_failed",

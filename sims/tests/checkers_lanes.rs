@@ -7,6 +7,7 @@ mod support;
 
 use std::time::Duration;
 
+use lanesim_sims::check::lanes::MAX_RUN;
 use lanesim_sims::check::{check, CheckContext};
 use lanesim_sims::event::{Event, Exit, Record};
 use lanesim_sims::scenario::Contract;
@@ -439,6 +440,50 @@ fn l5_detects_an_early_reap_and_a_lane_idle_past_its_ttl_in_any_stretch() {
         ..finished()
     };
     assert_holds(&stretch, &preempting, Contract::L5);
+}
+
+/// Key 0's lane handles `MAX_RUN + 1` items back to back while key 1's
+/// item, routed before them, waits ready: a lane that never yields its
+/// thread (L6, citing the waiting item's route, the run's first start and
+/// the start past the bound). The same run broken halfway by key 1's item
+/// holds.
+#[test]
+fn l6_detects_a_lane_that_never_yields_its_thread() {
+    const NEIGHBOUR: u64 = 1 << 40;
+    let flood = |yields: bool| {
+        let mut log = vec![
+            created(0, 0, 1),
+            created(0, 1, 2),
+            routed(0, 1, NEIGHBOUR, None, Some(0)),
+        ];
+        let n = MAX_RUN + 1;
+        log.extend((0..n).map(|item| routed(0, 0, item, None, Some(item))));
+        for item in 0..n {
+            if yields && item == MAX_RUN / 2 {
+                log.push(start(0, 1, NEIGHBOUR, 2));
+                log.push(end(0, 1, NEIGHBOUR, 2));
+            }
+            log.push(start(0, 0, item, 1));
+            log.push(end(0, 0, item, 1));
+        }
+        if !yields {
+            log.push(start(0, 1, NEIGHBOUR, 2));
+            log.push(end(0, 1, NEIGHBOUR, 2));
+        }
+        log
+    };
+    let kept = flood(false);
+    assert_violates_exactly(
+        &kept,
+        &CheckContext::default(),
+        Contract::L6,
+        &[
+            &route(&kept, NEIGHBOUR),
+            &start(0, 0, 0, 1),
+            &start(0, 0, MAX_RUN, 1),
+        ],
+    );
+    assert_holds(&flood(true), &CheckContext::default(), Contract::L6);
 }
 
 #[test]

@@ -19,8 +19,12 @@
 //!   panics) agree with the log (L5, L4, L2 respectively).
 //! - L6: a key's items wait for nothing but their own lane: an item starts
 //!   within slack of being ready (routed, and its lane's previous item
-//!   done), a key is never refused because another key is full, and with a
-//!   key stuck forever every other key's items are still handled.
+//!   done), a key is never refused because another key is full, with a
+//!   key stuck forever every other key's items are still handled, and no
+//!   lane handles more than [`MAX_RUN`] items in a row while another key's
+//!   item waits ready (a lane with a backlog of instant handlers must
+//!   yield its thread: in virtual time a monopolised thread costs nothing,
+//!   so the count, not the clock, shows it).
 //!
 //! A target that reports no lane lifecycle (`Reported::lifecycle` false)
 //! logs no `LaneCreated` or `LaneClosed`, and its handlers' lanes are the
@@ -52,6 +56,25 @@ use super::holds::Holds;
 use super::{CheckContext, Collector, Violation};
 use crate::event::{Event, Exit, Record};
 use crate::scenario::Contract;
+
+/// The most items one lane may handle in a row while another key's item
+/// waits ready (L6): twice the 16,384 a lanesim lane handles between two
+/// yields (128 items per unit of tokio's coop budget of 128, a tenth of a
+/// millisecond of instant handlers), so a router that yields as tokio's
+/// own resources do passes, and one whose lane never yields over a backlog
+/// is caught (`l6_detects_a_lane_that_never_yields_its_thread`,
+/// `lanes_flooded_key`).
+pub const MAX_RUN: u64 = 32_768;
+
+/// The current run of one key's starts, back to back in the log.
+struct Run {
+    key: u64,
+    len: u64,
+    /// The record of its first start.
+    first: usize,
+    /// Whether it was already found too long.
+    reported: bool,
+}
 
 /// How late a tokio timer may fire: its wheel rounds deadlines up to the
 /// next millisecond.
@@ -107,6 +130,8 @@ struct Replay<'a> {
     /// on (and the record), and the items running now, per task lane.
     newest_task: BTreeMap<u64, (u64, usize)>,
     running: BTreeMap<u64, BTreeMap<u64, (u64, usize)>>,
+    /// The key whose items started last, back to back ([`MAX_RUN`]).
+    run: Option<Run>,
 }
 
 /// The lane a key stands for when the target reports no lanes: outside
@@ -602,6 +627,7 @@ impl Replay<'_> {
         if let Some(entry) = self.items.get_mut(&item) {
             entry.started = Some(index);
         }
+        self.extend_run(index, key);
         // L6: ready since it was routed and its lane's previous item ended.
         let routed_at = self.records[routed].at;
         let own = if self.inferred() { admitted_lane } else { lane };
@@ -619,6 +645,51 @@ impl Replay<'_> {
                 Contract::L6,
                 format!("key {key}: item {item} was ready at {ready:?} but started only at {at:?} ({waited:?} later, slack {slack:?}): its lane stalled"),
                 &[routed, index],
+            );
+        }
+    }
+
+    /// L6: one more start of `key`, back to back with its run or a new
+    /// run; a run past [`MAX_RUN`] while another key's item waited ready
+    /// (routed before the run began, its key running nothing and not
+    /// stuck) is a lane that kept its thread.
+    fn extend_run(&mut self, index: usize, key: u64) {
+        let run = match &mut self.run {
+            Some(run) if run.key == key => {
+                run.len += 1;
+                run
+            }
+            _ => self.run.insert(Run {
+                key,
+                len: 1,
+                first: index,
+                reported: false,
+            }),
+        };
+        if run.len <= MAX_RUN || run.reported {
+            return;
+        }
+        run.reported = true;
+        let (first, len) = (run.first, run.len);
+        let busy: BTreeSet<u64> = self
+            .items
+            .values()
+            .filter(|i| i.started.is_some() && !i.ended)
+            .map(|i| i.key)
+            .collect();
+        let waiting = self.items.iter().find(|(_, i)| {
+            i.key != key
+                && i.started.is_none()
+                && i.routed < first
+                && !busy.contains(&i.key)
+                && !self.stuck_keys.contains(&i.key)
+        });
+        if let Some((&waited, i)) = waiting {
+            let (other, routed) = (i.key, i.routed);
+            self.violate(
+                Contract::L6,
+                format!("key {key}'s lane handled {len} items in a row while key {other}'s item {waited} waited ready: a lane with a backlog kept its thread (at most {MAX_RUN} in a row)"),
+                &[routed, first, index],
             );
         }
     }
@@ -792,6 +863,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
         router_dropped: None,
         newest_task: BTreeMap::new(),
         running: BTreeMap::new(),
+        run: None,
     };
     for index in 0..records.len() {
         replay.step(index);

@@ -112,6 +112,7 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         WorldMark::LaneRebuiltAfterReap
         | WorldMark::LaneRebuiltAfterPanic
         | WorldMark::StuckKeyHung
+        | WorldMark::BacklogPastMaxRun
         | WorldMark::RouterDroppedMidflight => WorldKind::Lanes,
         WorldMark::RedialOk
         | WorldMark::RedialFailed

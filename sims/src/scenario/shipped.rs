@@ -20,6 +20,7 @@ macro_rules! shipped {
 pub const FILES: &[(&str, &str)] = shipped![
     "lanes_capacity_flood.toml",
     "lanes_drop_midflight.toml",
+    "lanes_flooded_key.toml",
     "lanes_long_handler.toml",
     "lanes_order.toml",
     "lanes_panics.toml",

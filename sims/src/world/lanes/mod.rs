@@ -27,6 +27,7 @@ use tokio::time::Instant;
 
 use super::real_clock::RealClock;
 use super::{EndStep, Stuck, WorldRun, INJECTED};
+use crate::check::lanes::MAX_RUN;
 use crate::coverage::{self, WorldMark, WorldProbe};
 use crate::event::{Event, EventLog, Exit};
 use crate::explore::{self, spawn_world, WorldExplorer};
@@ -97,6 +98,9 @@ struct World {
     inferring: Mutex<infer::Inferring>,
     /// The router is being dropped or gone.
     dropped: std::sync::atomic::AtomicBool,
+    /// Per key: items routed whose handler has not started (marks
+    /// `backlog_past_max_run` past L6's [`MAX_RUN`]).
+    backlog: Mutex<std::collections::BTreeMap<u64, u64>>,
 }
 
 impl World {
@@ -232,6 +236,9 @@ fn handle(world: &Arc<World>, lane: Option<LaneId>, item: Item) -> BoxFuture {
             .handled_on(current_task(), key, item);
     }
     let lane = world.lane_of(lane);
+    if let Some(waiting) = world.backlog.lock().unwrap().get_mut(&key) {
+        *waiting = waiting.saturating_sub(1);
+    }
     world.record(Event::HandleStart { key, item, lane });
     if world.stuck.contains(&key) && world.hung.lock().unwrap().insert(key) {
         world.probe.world(WorldMark::StuckKeyHung);
@@ -400,6 +407,7 @@ pub(crate) async fn main(
         tasks: Mutex::new(std::collections::BTreeMap::new()),
         inferring: Mutex::default(),
         dropped: std::sync::atomic::AtomicBool::new(false),
+        backlog: Mutex::new(std::collections::BTreeMap::new()),
     });
     let reports = subject.lanes().is_some_and(|l| l.capabilities().lifecycle);
     if let (false, Some(explorer)) = (reports, explorer) {
@@ -552,6 +560,13 @@ async fn route_all(world: &World, target: &Mutex<Option<Target>>, producer: u64)
                     .as_ref()
                     .map(|target| target.route(world, key, item));
                 if let Some((capacity, depth)) = routed {
+                    let mut backlog = world.backlog.lock().unwrap();
+                    let waiting = backlog.entry(key).or_default();
+                    *waiting += 1;
+                    if *waiting == MAX_RUN + 1 {
+                        world.probe.world(WorldMark::BacklogPastMaxRun);
+                    }
+                    drop(backlog);
                     world.record(Event::Routed {
                         key,
                         item,
