@@ -242,6 +242,9 @@ struct Shared {
     /// Per node told to misdial to the stranger: the node it dials (the
     /// name the stranger answers it under).
     misdials: Mutex<std::collections::BTreeMap<u64, u64>>,
+    /// Per node the stranger challenged: the name it answered under (the
+    /// misdial's reach mark asks that it was the name dialed).
+    challenged: Mutex<std::collections::BTreeMap<u64, u64>>,
 }
 
 /// Orders from the driver to a host, made before the first step, so an
@@ -337,6 +340,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
         spends: Orders::new(),
         floods: (0..flooders(params)).map(|_| Orders::new()).collect(),
         misdials: Mutex::new(std::collections::BTreeMap::new()),
+        challenged: Mutex::new(std::collections::BTreeMap::new()),
     });
     explorer.log_holds(shared.log.clone(), || {
         turmoil::sim_elapsed().unwrap_or_default()

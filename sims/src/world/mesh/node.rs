@@ -631,11 +631,21 @@ async fn misdial(
             }
         }
         Err(error) => {
-            if error == DialFailure::Unauthenticated {
-                shared.probe.world(match answerer {
-                    Some(_) => WorldMark::MisdialRefusedByNode,
-                    None => WorldMark::MisdialRefusedByStranger,
-                });
+            // Refused for what answered: the node's own name, or the
+            // stranger's proof under the name dialed (a stranger that
+            // answered under another name would test the name check only).
+            let reached = match answerer {
+                Some(_) => Some(WorldMark::MisdialRefusedByNode),
+                None => (shared
+                    .challenged
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .get(&index)
+                    == Some(&peer))
+                .then_some(WorldMark::MisdialRefusedByStranger),
+            };
+            if let (DialFailure::Unauthenticated, Some(mark)) = (error, reached) {
+                shared.probe.world(mark);
             }
             MisdialOutcome::Refused
         }

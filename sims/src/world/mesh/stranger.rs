@@ -73,6 +73,11 @@ async fn answer(
     {
         return;
     }
+    shared
+        .challenged
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(node, named);
     let until = tokio::time::Instant::now() + shared.params.heartbeat * 2;
     let mut wrote = 0_u64;
     let mut sink = [0u8; 1024];
