@@ -335,7 +335,8 @@ fn m2_detects_a_link_whose_exit_never_arrived_and_that_was_never_broken() {
 /// Node 1 took the insider's stream (socket 6000) for node 0 while its
 /// slot was empty and made a link over it: no node reads that link's EXIT
 /// and the insider keeps the generation live to the end, so M2 leaves it
-/// unjudged. The same link over a node's stream stays unsettled: M2.
+/// unjudged. The same link over a node's stream stays unsettled: M2, and
+/// so does an honest link of the same run.
 #[test]
 fn m2_leaves_a_link_over_an_insiders_stream_unjudged() {
     let over_6000 = |insider: bool| {
@@ -351,6 +352,18 @@ fn m2_leaves_a_link_over_an_insiders_stream_unjudged() {
     };
     let (log, _) = over_6000(true);
     assert_holds(&log, &context(), Contract::M2);
+    // The exemption is the socket's, not the run's: node 0's link over the
+    // honest stream 5000, in the same run, stays judged once its EXIT is lost.
+    let (mut log, _) = over_6000(true);
+    remove(
+        &mut log,
+        is!(Event::MeshArrived {
+            msg: LinkMsg::Exit,
+            ..
+        }),
+    );
+    let honest = the(&log, is!(Event::MeshLinked { generation: 1, .. }));
+    assert_violates_exactly(&log, &context(), Contract::M2, &[&honest]);
     let (log, made) = over_6000(false);
     assert_violates_exactly(&log, &context(), Contract::M2, &[&made]);
 }
