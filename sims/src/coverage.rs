@@ -158,6 +158,12 @@ pub enum WorldMark {
     TrickledNodeFrame,
     /// Mesh: a flood came from more than one address (`hosts`).
     FaultFloodManyAddresses,
+    /// Mesh: a flood's streams said hello and then nothing (`hello`).
+    FaultFloodHello,
+    /// Mesh: a node closed a flood's stream that had said hello later
+    /// than the connect timeout after its connect: the wait for the proof
+    /// had a deadline of its own, past the hello's.
+    FloodProofAwaitCut,
     /// Mesh: a node was told to dial another at an address where a third
     /// host answers (`misdial`).
     FaultMisdial,
@@ -190,7 +196,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 64] = [
+    pub const ALL: [WorldMark; 66] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -247,6 +253,8 @@ impl WorldMark {
         Self::TrickledSmallFrame,
         Self::TrickledNodeFrame,
         Self::FaultFloodManyAddresses,
+        Self::FaultFloodHello,
+        Self::FloodProofAwaitCut,
         Self::FaultMisdial,
         Self::MisdialRefusedByNode,
         Self::MisdialRefusedByStranger,
@@ -317,6 +325,8 @@ impl WorldMark {
             Self::TrickledSmallFrame => "trickled_small_frame",
             Self::TrickledNodeFrame => "trickled_node_frame",
             Self::FaultFloodManyAddresses => "fault_applied_flood_many_addresses",
+            Self::FaultFloodHello => "fault_applied_flood_hello",
+            Self::FloodProofAwaitCut => "flood_proof_await_cut",
             Self::FaultMisdial => "fault_applied_misdial",
             Self::MisdialRefusedByNode => "misdial_refused_by_node",
             Self::MisdialRefusedByStranger => "misdial_refused_by_stranger",

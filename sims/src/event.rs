@@ -553,6 +553,20 @@ pub enum Event {
         dials: u64,
         accepted: u64,
     },
+    /// One flooder's streams to `node` during one flood of `us` ended (as
+    /// the flood did): `streams` opened (each saying hello first, if
+    /// `hello`); the longest any stayed open, from its connect until the
+    /// node closed it or the flood ended, `longest_us`; `open_at_end` were
+    /// still open as it ended (M7: none held longer than a handshake's
+    /// deadline, [`half_open_bound`](crate::check::mesh::half_open_bound)).
+    MeshFloodHeld {
+        node: u64,
+        us: u64,
+        hello: bool,
+        streams: u64,
+        longest_us: u64,
+        open_at_end: u64,
+    },
     /// The impostor's stream to `node`, claiming `claimed`, ended: `read`
     /// bytes arrived after the node's challenge (0 unless the node
     /// registered it), and whether the node closed it (else the impostor

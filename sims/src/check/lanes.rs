@@ -329,6 +329,7 @@ impl Replay<'_> {
             | Event::MeshClaim { .. }
             | Event::MeshProbe { .. }
             | Event::MeshFloodProbe { .. }
+            | Event::MeshFloodHeld { .. }
             | Event::MeshImpostor { .. }
             | Event::MeshTrickle { .. }
             | Event::MeshDialFailed { .. }

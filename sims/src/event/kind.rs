@@ -99,6 +99,7 @@ kinds!(
     InboundFrameRead,
     MeshProbe,
     MeshFloodProbe,
+    MeshFloodHeld,
     MeshImpostor,
     MeshTrickle,
     MeshMisdialed,

@@ -125,8 +125,13 @@ pub enum MeshFaultApplied {
         before_hello: bool,
     },
     /// Flooders are to open half-open handshakes to `node` from `hosts`
-    /// addresses for `us`.
-    Flood { node: u64, us: u64, hosts: u64 },
+    /// addresses for `us` (saying hello on each first, if `hello`).
+    Flood {
+        node: u64,
+        us: u64,
+        hosts: u64,
+        hello: bool,
+    },
     /// `a` and `b` dropped their connection and redial each other now.
     CrossDial { a: u64, b: u64 },
     /// `node` stopped reading what `peer` sends.

@@ -457,6 +457,8 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
                             },
                         ),
                         hosts: 1,
+                        // Written out by the shrink as drawn, as `by`.
+                        hello: kind == MeshFaultKind::Flood && permille % 2 == 1,
                     }
                 })
                 .collect();

@@ -165,6 +165,8 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         | WorldMark::TrickledSmallFrame
         | WorldMark::TrickledNodeFrame
         | WorldMark::FaultFloodManyAddresses
+        | WorldMark::FaultFloodHello
+        | WorldMark::FloodProofAwaitCut
         | WorldMark::FaultMisdial
         | WorldMark::MisdialRefusedByNode
         | WorldMark::MisdialRefusedByStranger

@@ -49,6 +49,8 @@ pub struct MeshFault {
     pub by: Option<MisdialBy>,
     /// flood: how many addresses it comes from (1 for every other kind).
     pub hosts: u64,
+    /// flood: each stream says hello, then nothing.
+    pub hello: bool,
 }
 
 /// Who answers a misdial: as written, else drawn from `draws` (a stream of
@@ -567,6 +569,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
                 before_hello: fault.before_hello.unwrap_or(false),
                 by: misdial_by(fault.kind, fault.by, nodes, &mut answerers),
                 hosts: fault.hosts.unwrap_or(1),
+                hello: fault.hello.unwrap_or(false),
             }
         })
         .collect();
@@ -609,6 +612,7 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
             before_hello: false,
             by: misdial_by(kind, None, nodes, &mut answerers),
             hosts: 1,
+            hello: false,
         });
     }
     faults.sort_by_key(|fault| (fault.at, fault.a, fault.b));
@@ -894,6 +898,7 @@ impl MeshParams {
                     before_hello: f.before_hello.then_some(true),
                     by: f.by,
                     hosts: (f.hosts > 1).then_some(f.hosts),
+                    hello: f.hello.then_some(true),
                 })
                 .collect(),
         }

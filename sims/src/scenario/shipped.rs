@@ -34,6 +34,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "mesh_claim_own_name.toml",
     "mesh_cross_dial.toml",
     "mesh_flood.toml",
+    "mesh_flood_hello.toml",
     "mesh_flood_many.toml",
     "mesh_flood_small_caps.toml",
     "mesh_impostor.toml",

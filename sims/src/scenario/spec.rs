@@ -851,6 +851,12 @@ pub struct MeshFaultSpec {
     /// per-source cap fill the caps in all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<u64>,
+    /// flood only: `true` to say hello on each stream (naming the flooder,
+    /// a name no node has) and then nothing: the node writes its challenge
+    /// and waits for a proof that never comes, a half-open handshake held
+    /// past the hello's deadline (absent: silent from the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hello: Option<bool>,
     /// misdial only: who answers (absent: drawn per run, a node only in a
     /// mesh of three or more).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -16,8 +16,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::faults::Exhaustion;
-use super::model::{FloodProbe, GenId, Impostor, Model, Probe, Up};
-use crate::check::Collector;
+use super::model::{FloodHeld, FloodProbe, GenId, Impostor, Model, Probe, Up};
+use crate::check::{CheckContext, Collector};
 use crate::event::{Event, MisdialOutcome};
 use crate::scenario::Contract;
 use lanesim_target::node::DownReason;
@@ -32,7 +32,8 @@ pub(super) fn exhausted_accepts_allowed(lasting: Duration) -> u64 {
     16 + (25.0 * lasting.as_secs_f64()).ceil() as u64
 }
 
-pub(super) fn m7(out: &mut Collector<'_>, model: &Model) {
+pub(super) fn m7(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    half_open_handshakes(out, model, context);
     for &Exhaustion {
         record: index,
         node,
@@ -86,6 +87,49 @@ pub(super) fn m7(out: &mut Collector<'_>, model: &Model) {
                 format!(
                     "node{node} stopped accepting: {attempts} fresh dial(s) up to {by:.3}s, each \
                      with the handshake, and none was accepted (nothing written back)"
+                ),
+                &[index],
+            );
+        }
+    }
+}
+
+/// No stream a flooder opened stayed open longer than a handshake may
+/// take ([`half_open_bound`](super::half_open_bound)): the node closed
+/// each, silent or silent after its hello, by a deadline. A flood during
+/// a fault on the node's accepts is not judged: streams wait unaccepted
+/// in its backlog then, with no deadline of the node's running.
+fn half_open_handshakes(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    let bound = super::half_open_bound(context);
+    for &FloodHeld {
+        record: index,
+        node,
+        from,
+        hello,
+        longest,
+        open_at_end,
+    } in &model.flood_holds
+    {
+        let until = out.records()[index].at;
+        let accepts_faulted = model
+            .accept_faults
+            .iter()
+            .any(|f| f.node == node && f.start <= until && f.end.is_none_or(|end| end >= from));
+        if longest > bound && !accepts_faulted {
+            let said = if hello {
+                "said hello and then nothing"
+            } else {
+                "said nothing"
+            };
+            out.violate(
+                Contract::M7,
+                format!(
+                    "node{node} let a half-open handshake hold its places for {:.3}s: a flood's \
+                     stream that {said} stayed open that long ({open_at_end} still open as the \
+                     flood ended), longer than twice the connect timeout and slack ({:.3}s): \
+                     some step of the handshake waits with no deadline",
+                    longest.as_secs_f64(),
+                    bound.as_secs_f64()
                 ),
                 &[index],
             );

@@ -102,6 +102,18 @@ pub fn convergence_bound(context: &CheckContext) -> Duration {
     context.connect_timeout + Duration::from_millis(400) + context.tick * 4
 }
 
+/// How long a node may let a stream that never completes the handshake
+/// hold its places (M7, the flooders' streams): a hello within the connect
+/// timeout and the rest of the handshake within as long again (the
+/// acceptor's wait for a proof may run a one-way delay past the dialer's
+/// deadline), plus the slack for the close to arrive. A node that waits on
+/// any step with no deadline of its own holds such a stream as long as its
+/// peer likes.
+#[must_use]
+pub fn half_open_bound(context: &CheckContext) -> Duration {
+    context.connect_timeout * 2 + silence_slack(context)
+}
+
 /// Every mesh contract over `records`.
 #[must_use]
 pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
@@ -115,7 +127,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     death::m4(&mut out, &model);
     silence::m5(&mut out, &model, context);
     fifo::m6(&mut out, &model);
-    hostile::m7(&mut out, &model);
+    hostile::m7(&mut out, &model, context);
     hostile::m8(&mut out, &model);
     budget::m9(&mut out, &model, records, context);
     out.into_violations()

@@ -81,6 +81,18 @@ pub(super) struct FloodProbe {
     pub(super) accepted: u64,
 }
 
+/// One flooder's streams during one flood (`MeshFloodHeld`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FloodHeld {
+    pub(super) record: usize,
+    pub(super) node: u64,
+    /// When the flood began (the record is at its end).
+    pub(super) from: Duration,
+    pub(super) hello: bool,
+    pub(super) longest: Duration,
+    pub(super) open_at_end: u64,
+}
+
 /// A generation coming up.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Up {
@@ -231,6 +243,8 @@ pub(super) struct Model {
     pub(super) claims: BTreeMap<SocketAddr, usize>,
     /// The prober's dials during floods.
     pub(super) flood_probes: Vec<FloodProbe>,
+    /// What each flooder's streams held, per flood.
+    pub(super) flood_holds: Vec<FloodHeld>,
     /// The impostors' streams, as each ended.
     pub(super) impostors: Vec<Impostor>,
     /// The trickler's streams, as each ended.
@@ -414,6 +428,21 @@ impl Model {
                     node,
                     dials,
                     accepted,
+                }),
+                Event::MeshFloodHeld {
+                    node,
+                    us,
+                    hello,
+                    longest_us,
+                    open_at_end,
+                    ..
+                } => m.flood_holds.push(FloodHeld {
+                    record: index,
+                    node,
+                    from: at.saturating_sub(Duration::from_micros(us)),
+                    hello,
+                    longest: Duration::from_micros(longest_us),
+                    open_at_end,
                 }),
                 Event::MeshImpostor {
                     node,

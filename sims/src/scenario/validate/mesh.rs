@@ -320,6 +320,9 @@ fn faults(mesh: &MeshSpec, heartbeat: Duration, problems: &mut Vec<Problem>) {
             )),
             _ => {}
         }
+        if fault.hello.is_some() && fault.kind != MeshFaultKind::Flood {
+            problems.push(problem(key("hello"), "only a flood fault takes `hello`"));
+        }
         match fault.by {
             Some(_) if fault.kind != MeshFaultKind::Misdial => {
                 problems.push(problem(key("by"), "only a misdial fault takes `by`"));

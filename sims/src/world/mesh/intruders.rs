@@ -180,48 +180,6 @@ pub(super) async fn insider(shared: Arc<Shared>) -> turmoil::Result {
     Ok(())
 }
 
-/// Flooder `index`: on each order, opens its share of [`FLOOD_STREAMS`]
-/// silent streams to a node from its one address, 32 a tick (within a listener's backlog in
-/// the simulated network), and for as long as the order
-/// says reopens each the moment the node closes it (a refusal, or the
-/// hello's deadline): half-open handshakes as fast as the network takes
-/// them. What decides it is the prober's (M7: honest dials during it).
-pub(super) async fn flooder(shared: Arc<Shared>, index: u64) -> turmoil::Result {
-    let Some(mut orders) = shared
-        .floods
-        .get(index as usize)
-        .and_then(super::Orders::take)
-    else {
-        return Ok(());
-    };
-    while let Some((target, lasting, streams)) = orders.recv().await {
-        let until = tokio::time::Instant::now() + lasting;
-        for n in 0..streams {
-            let tick = shared.params.tick;
-            spawn_world(async move {
-                tokio::time::sleep(tick * u32::try_from(n / 32).unwrap_or(u32::MAX)).await;
-                while tokio::time::Instant::now() < until {
-                    let Ok(mut stream) = connect(target).await else {
-                        tokio::time::sleep(tick).await;
-                        continue;
-                    };
-                    let mut sink = [0u8; 64];
-                    loop {
-                        tokio::select! {
-                            biased;
-                            () = tokio::time::sleep_until(until) => return,
-                            got = stream.read(&mut sink) => if !matches!(got, Ok(n) if n > 0) {
-                                break;
-                            },
-                        }
-                    }
-                }
-            });
-        }
-    }
-    Ok(())
-}
-
 /// The impostor: on each order, dials a node four times under another
 /// node's name, without the cookie: proving another cookie, reflecting the
 /// node's own proof, sending an empty proof, and replaying the first

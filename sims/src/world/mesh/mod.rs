@@ -40,10 +40,12 @@
 //!
 //! Start here: [`run`] builds the world and drives it; `node` is one
 //! production node and its observer; `intruders` are the hosts that are
-//! not nodes and dial them (squatter, impostor, spender); `stranger` is the
+//! not nodes and dial them (squatter, impostor, spender), `flooder` those
+//! that open half-open handshakes by the hundred; `stranger` is the
 //! one that answers (misdials); `prober` checks that nodes still accept
 //! (M7).
 
+mod flooder;
 mod intruders;
 mod node;
 mod prober;
@@ -237,8 +239,8 @@ struct Shared {
     claims: Orders<(u64, u64)>,
     /// Where the spender's orders go.
     spends: Orders<intruders::Spend>,
-    /// Where each flooder's orders go: (target, how long, its streams).
-    floods: Vec<Orders<(u64, Duration, u64)>>,
+    /// Where each flooder's orders go.
+    floods: Vec<Orders<flooder::FloodOrder>>,
     /// Per node told to misdial to the stranger: the node it dials (the
     /// name the stranger answers it under).
     misdials: Mutex<std::collections::BTreeMap<u64, u64>>,
@@ -407,7 +409,7 @@ pub fn run(params: &MeshParams, seed: u64, budget: Duration, subject: &Subject) 
     for flooder in 0..flooders(params) {
         let shared = Arc::clone(&shared);
         sim.host(flooder_name(flooder), move || {
-            intruders::flooder(Arc::clone(&shared), flooder)
+            flooder::main(Arc::clone(&shared), flooder)
         });
     }
     if params
@@ -617,8 +619,16 @@ fn schedule(params: &MeshParams) -> Vec<(Duration, Step)> {
             }
             MeshFaultKind::Flood => {
                 let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
-                let hosts = fault.hosts;
-                push(fault.at, MeshFaultApplied::Flood { node: a, us, hosts });
+                let (hosts, hello) = (fault.hosts, fault.hello);
+                push(
+                    fault.at,
+                    MeshFaultApplied::Flood {
+                        node: a,
+                        us,
+                        hosts,
+                        hello,
+                    },
+                );
             }
             MeshFaultKind::Trickle => {
                 let us = u64::try_from(fault.lasting.as_micros()).unwrap_or(u64::MAX);
@@ -810,13 +820,26 @@ fn apply(sim: &mut turmoil::Sim<'_>, shared: &Shared, fault: MeshFaultApplied) {
                 before_hello,
             });
         }
-        MeshFaultApplied::Flood { node, us, hosts } => {
+        MeshFaultApplied::Flood {
+            node,
+            us,
+            hosts,
+            hello,
+        } => {
             mark(WorldMark::FaultFlood);
             if hosts > 1 {
                 mark(WorldMark::FaultFloodManyAddresses);
             }
+            if hello {
+                mark(WorldMark::FaultFloodHello);
+            }
             for flooder in shared.floods.iter().take(hosts as usize) {
-                flooder.send((node, Duration::from_micros(us), FLOOD_STREAMS / hosts));
+                flooder.send(flooder::FloodOrder {
+                    node,
+                    lasting: Duration::from_micros(us),
+                    streams: FLOOD_STREAMS / hosts,
+                    hello,
+                });
             }
         }
         MeshFaultApplied::Trickle {
