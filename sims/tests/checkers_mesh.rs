@@ -855,6 +855,7 @@ fn m7_detects_honest_dials_kept_out_during_a_flood() {
                 node: 1,
                 us: 3_000_000,
                 hosts: 1,
+                hello: false,
             },
         ),
     );
@@ -863,6 +864,69 @@ fn m7_detects_honest_dials_kept_out_during_a_flood() {
     assert_clean(&ALL, &log, &context());
     let kept_out = replace(&mut log, is!(Event::MeshFloodProbe { .. }), flood_probe(11));
     assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&kept_out])]);
+}
+
+/// A flood of streams that say hello and then nothing: a node whose
+/// handshake has a deadline on every step closes each within twice the
+/// connect timeout and slack (1.14 s here); one that waits for the proof
+/// with no deadline holds them until the flood ends (M7). During a fault
+/// on the node's accepts, streams wait unaccepted: not judged.
+#[test]
+fn m7_detects_a_half_open_handshake_held_past_its_deadline() {
+    let held = |longest_ms: u64| {
+        at(
+            3500,
+            Event::MeshFloodHeld {
+                node: 1,
+                us: 3_000_000,
+                hello: true,
+                streams: 900,
+                longest_us: longest_ms * 1000,
+                open_at_end: 320,
+            },
+        )
+    };
+    let mut log = healthy();
+    let linked = is!(Event::MeshLinked { .. });
+    insert_before(
+        &mut log,
+        linked,
+        fault(
+            500,
+            MeshFaultApplied::Flood {
+                node: 1,
+                us: 3_000_000,
+                hosts: 1,
+                hello: true,
+            },
+        ),
+    );
+    let the_end = is!(Event::RunEnd { .. });
+    insert_before(&mut log, the_end, held(1_100));
+    assert_clean(&ALL, &log, &context());
+    let kept = replace(&mut log, is!(Event::MeshFloodHeld { .. }), held(1_150));
+    assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&kept])]);
+    let kept = replace(&mut log, is!(Event::MeshFloodHeld { .. }), held(2_990));
+    assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&kept])]);
+    // Node 1 out of descriptors from 2 s to 2.5 s of the flood: excused.
+    insert_before(
+        &mut log,
+        linked,
+        fault(2000, MeshFaultApplied::Exhaust { node: 1 }),
+    );
+    insert_before(
+        &mut log,
+        linked,
+        fault(
+            2500,
+            MeshFaultApplied::ExhaustEnd {
+                node: 1,
+                accepts: 3,
+                dials: 0,
+            },
+        ),
+    );
+    assert_holds(&log, &context(), Contract::M7);
 }
 
 #[test]

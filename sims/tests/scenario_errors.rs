@@ -477,6 +477,10 @@ fn a_mesh_frame_deadline_is_bounded_and_holds_its_trickles_and_their_frames() {
             "mesh_frame_on_a_flood.toml",
             ":16:9: mesh.fault[0].frame: only a trickle fault takes `frame`",
         ),
+        (
+            "mesh_hello_on_a_spend.toml",
+            ":16:9: mesh.fault[0].hello: only a flood fault takes `hello`",
+        ),
     ] {
         let error = Scenario::load(&dir.join(file)).unwrap_err().to_string();
         assert!(error.contains(expected), "{file}: {error}");
