@@ -23,8 +23,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lanesim_target::handshake::Nonces;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
+use super::listen::listen;
 use super::{flooder_name, node_name, Shared, PORT};
 use crate::coverage::WorldMark;
 use crate::event::Event;
@@ -150,19 +151,10 @@ async fn slot(
                 continue;
             }
         }
-        let mut sink = [0u8; 64];
-        loop {
-            tokio::select! {
-                biased;
-                () = tokio::time::sleep_until(until) => {
-                    held.longest = held.longest.max(until - opened);
-                    held.open_at_end += 1;
-                    return held;
-                }
-                got = stream.read(&mut sink) => if !matches!(got, Ok(n) if n > 0) {
-                    break;
-                },
-            }
+        if !listen(&mut stream, until, None).await.closed {
+            held.longest = held.longest.max(until - opened);
+            held.open_at_end += 1;
+            return held;
         }
         let lasted = opened.elapsed();
         held.longest = held.longest.max(lasted);

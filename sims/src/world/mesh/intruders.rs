@@ -17,6 +17,7 @@ use lanesim_target::handshake::{Nonce, Nonces, SeededNonces};
 use lanesim_target::wire::{decode, Frame, KEEPALIVE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use super::listen::{listen, Heard};
 use super::{node_name, Shared, IMPOSTOR, INSIDER, MAX_FRAME, PORT, SPENDER, SPENDERS, SQUATTER};
 use crate::coverage::WorldMark;
 use crate::event::Event;
@@ -254,28 +255,7 @@ async fn impostor_stream(
     shared.probe.world(WorldMark::FaultImpostor);
     let p = &shared.params;
     let until = tokio::time::Instant::now() + p.heartbeat * 2;
-    let mut keepalives = tokio::time::interval(p.heartbeat / 4);
-    let (mut read, mut closed) = (0_u64, false);
-    let mut sink = [0u8; 1024];
-    loop {
-        tokio::select! {
-            biased;
-            () = tokio::time::sleep_until(until) => break,
-            got = stream.read(&mut sink) => match got {
-                Ok(n) if n > 0 => read += n as u64,
-                _ => {
-                    closed = true;
-                    break;
-                }
-            },
-            _ = keepalives.tick() => {
-                if stream.write_all(&KEEPALIVE).await.is_err() {
-                    closed = true;
-                    break;
-                }
-            }
-        }
-    }
+    let Heard { read, closed } = listen(&mut stream, until, Some(p.heartbeat / 4)).await;
     if closed && read == 0 {
         shared.probe.world(WorldMark::ImpostorRefused);
     }

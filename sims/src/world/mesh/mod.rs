@@ -47,6 +47,7 @@
 
 mod flooder;
 mod intruders;
+mod listen;
 mod node;
 mod prober;
 mod stranger;

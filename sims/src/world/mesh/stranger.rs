@@ -15,8 +15,6 @@
 
 use std::sync::Arc;
 
-use tokio::io::AsyncReadExt;
-
 use lanesim_target::handshake::{Nonces, SeededNonces, Transcript};
 
 use super::{node_index, node_name, Shared, PORT, STRANGER};
@@ -79,18 +77,7 @@ async fn answer(
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .insert(node, named);
     let until = tokio::time::Instant::now() + shared.params.heartbeat * 2;
-    let mut wrote = 0_u64;
-    let mut sink = [0u8; 1024];
-    loop {
-        tokio::select! {
-            biased;
-            () = tokio::time::sleep_until(until) => break,
-            got = stream.read(&mut sink) => match got {
-                Ok(n) if n > 0 => wrote += n as u64,
-                _ => break,
-            },
-        }
-    }
+    let wrote = super::listen::listen(&mut stream, until, None).await.read;
     shared.record(
         STRANGER,
         Event::MeshStranger {
