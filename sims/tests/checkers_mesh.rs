@@ -585,6 +585,38 @@ fn m5_detects_a_half_open_generation_and_excuses_a_short_silence() {
     assert_clean(&ALL, &log(1500, 3500), &context());
 }
 
+/// Found by CI's mesh hunt (`hunt --world mesh --seed 1`, case 246):
+/// node 1 registered an insider's stream (socket 6000) for node 0 while
+/// segments from node 0 to node 1 were dropped. The insider writes its
+/// keepalives from a host of its own: the half-open pair does not silence
+/// its stream, so M5 holds it to nothing. The same generation over node
+/// 0's own stream is silenced and must go down: M5.
+#[test]
+fn m5_leaves_an_insiders_stream_to_its_own_silence() {
+    let log = |insider: bool| {
+        let mut log = vec![
+            started(0, 0, 0),
+            started(0, 1, 0),
+            up(10, 0, 1, 1, 5000),
+            up(20, 1, 0, 1, 5000),
+            fault(500, MeshFaultApplied::HalfOpen { from: 0, to: 1 }),
+            down(1600, 1, 0, 1),
+        ];
+        if insider {
+            log.push(claim(1750, 6000));
+        }
+        log.extend([
+            up(1800, 1, 0, 2, 6000),
+            fault(4500, MeshFaultApplied::HalfOpenHealed { from: 0, to: 1 }),
+            end(5000),
+        ]);
+        log
+    };
+    assert_holds(&log(true), &context(), Contract::M5);
+    let own = log(false);
+    assert_violates(&own, &context(), Contract::M5, &[&up_of(&own, 1, 2)]);
+}
+
 /// Found by the hunt (`hunt --world mesh --seed 7 --unguided`, 5 of 40,000
 /// cases): node 0 read node 1 slowly when node 1 crashed, and drained the
 /// keepalives node 1 had written before its crash for half a second after

@@ -2,7 +2,10 @@
 //! the heartbeat tick plus [`silence_slack`]. What silences a generation
 //! is gathered here from the model: lasting faults that silence the pair
 //! one way or both, a crashed peer once its backlog is read
-//! (`Model::heard_until`), and a squatter on the socket.
+//! (`Model::heard_until`), and a squatter on the socket. A generation
+//! over an intruder's socket (a squatter's or an insider's) hears that
+//! host, not the peer's: faults between nodes and the peer's crash do not
+//! silence it (`m5_leaves_an_insiders_stream_to_its_own_silence`).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -43,11 +46,12 @@ pub(super) fn m5(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
             peer,
             generation,
         } = *gen;
+        let intruded = model.claims.contains_key(&socket) || model.squats.contains_key(&socket);
         // Every silence this generation lived through.
         let mut silences: Vec<Silent> = model
             .lasting
             .iter()
-            .filter(|l| l.silences(peer, node))
+            .filter(|l| !intruded && l.silences(peer, node))
             .map(|l| Silent {
                 start: l.start.max(up_at),
                 end: l.end,
@@ -57,7 +61,7 @@ pub(super) fn m5(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
         // A crashed peer: the sockets it had are silent from when the
         // last of what it wrote before the crash could arrive.
         for (crashed, &at) in &model.crashed {
-            if crashed.node == peer && at >= up_at {
+            if !intruded && crashed.node == peer && at >= up_at {
                 if let Some(heard_until) = model.heard_until(node, peer, at) {
                     silences.push(Silent {
                         start: heard_until,
