@@ -156,11 +156,18 @@ pub enum PlantedBug {
     /// honest dials from elsewhere are refused for as long as it floods.
     /// Caught by M7 (mesh world, `mesh_flood`).
     AdmissionIgnoresSources,
+    /// #26: the acceptor's handshake has no deadline of its own, only the
+    /// hello's (the belief that the hello's deadline covers the rest).
+    /// Symptom: a stream that says hello and then nothing holds its
+    /// handshake places until its peer gives up: many such streams from a
+    /// few addresses keep the places taken for as long as they like.
+    /// Caught by M7 (mesh world, `mesh_flood_hello`).
+    ProofWaitsWithoutDeadline,
 }
 
 impl PlantedBug {
     /// Every bug, in catalogue order.
-    pub const ALL: [PlantedBug; 26] = [
+    pub const ALL: [PlantedBug; 27] = [
         Self::RouteSendsAfterUnlock,
         Self::PendingDecrementedAtDequeue,
         Self::ReapWithoutIdentityCheck,
@@ -187,6 +194,7 @@ impl PlantedBug {
         Self::ReapReadsPendingOutsideLock,
         Self::ClaimsTakenAtTheirWord,
         Self::AdmissionIgnoresSources,
+        Self::ProofWaitsWithoutDeadline,
     ];
 
     /// The switch's name on the command line (kebab case).
@@ -219,6 +227,7 @@ impl PlantedBug {
             Self::ReapReadsPendingOutsideLock => "reap-reads-pending-outside-lock",
             Self::ClaimsTakenAtTheirWord => "claims-taken-at-their-word",
             Self::AdmissionIgnoresSources => "admission-ignores-sources",
+            Self::ProofWaitsWithoutDeadline => "proof-waits-without-deadline",
         }
     }
 
@@ -252,6 +261,7 @@ impl PlantedBug {
             Self::ReapReadsPendingOutsideLock => "23",
             Self::ClaimsTakenAtTheirWord => "24",
             Self::AdmissionIgnoresSources => "25",
+            Self::ProofWaitsWithoutDeadline => "26",
         }
     }
 

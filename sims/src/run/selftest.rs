@@ -19,7 +19,7 @@ use crate::targets::Subject;
 /// guard runs, within a simulated run's reach). The rest have no `.await`
 /// and no preemption point in their window (loom, shuttle) or exist only in
 /// real mode (#9, pinned by a real-runtime test).
-pub const TURMOIL_LAYER: [PlantedBug; 20] = [
+pub const TURMOIL_LAYER: [PlantedBug; 21] = [
     PlantedBug::PendingDecrementedAtDequeue,
     PlantedBug::ReapWithoutIdentityCheck,
     PlantedBug::NoExitGuard,
@@ -40,6 +40,7 @@ pub const TURMOIL_LAYER: [PlantedBug; 20] = [
     PlantedBug::TurnsInArrivalOrder,
     PlantedBug::ClaimsTakenAtTheirWord,
     PlantedBug::AdmissionIgnoresSources,
+    PlantedBug::ProofWaitsWithoutDeadline,
 ];
 
 /// The bugs the model world must catch (`lanesim model --selftest`): the
@@ -106,7 +107,9 @@ pub fn catalogue_contracts(bug: PlantedBug) -> &'static [Contract] {
         PlantedBug::AcceptLoopStopsOnError => &[Contract::M7],
         PlantedBug::HandshakeSkipsProof => &[Contract::M8],
         PlantedBug::ClaimsTakenAtTheirWord => &[Contract::M8, Contract::M1],
-        PlantedBug::AdmissionIgnoresSources => &[Contract::M7],
+        PlantedBug::AdmissionIgnoresSources | PlantedBug::ProofWaitsWithoutDeadline => {
+            &[Contract::M7]
+        }
         PlantedBug::BudgetRefusesTheNewest => &[Contract::M9],
         PlantedBug::DeadlineRestartsAfterLock => &[Contract::S2],
         PlantedBug::FrameDeadlinePerRead => &[Contract::M9],

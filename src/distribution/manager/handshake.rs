@@ -9,6 +9,8 @@
 //! (`an_impostor_without_the_cookie_never_registers` in
 //! tests/hostile_impostor.rs).
 
+use std::time::Duration;
+
 use lanesim_target::handshake::{
     self, parse_challenge, parse_hello, Nonce, Role, Transcript, CHALLENGE, HELLO, PROOF, REFUSED,
 };
@@ -109,12 +111,18 @@ impl ConnectionManager {
         &self,
         mut stream: Connected,
     ) -> Result<Arc<DistConnection>, DialError> {
-        let (node, nonce) = timeout(
-            self.shared.connect_timeout.saturating_mul(2),
-            self.answer(&mut stream),
-        )
-        .await
-        .map_err(|_| DialError::Timeout)??;
+        let whole = if self
+            .shared
+            .planted
+            .has(PlantedBug::ProofWaitsWithoutDeadline)
+        {
+            Duration::MAX
+        } else {
+            self.shared.connect_timeout.saturating_mul(2)
+        };
+        let (node, nonce) = timeout(whole, self.answer(&mut stream))
+            .await
+            .map_err(|_| DialError::Timeout)??;
         // Names belong to their owners (`claim`). The dialer registered
         // its end as it wrote its proof; while this end checks, a
         // keepalive keeps its silence clock quiet.

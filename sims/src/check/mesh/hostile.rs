@@ -125,7 +125,7 @@ fn half_open_handshakes(out: &mut Collector<'_>, model: &Model, context: &CheckC
                 Contract::M7,
                 format!(
                     "node{node} let a half-open handshake hold its places for {:.3}s: a flood's \
-                     stream that {said} stayed open that long ({open_at_end} still open as the \
+                     stream that {said} stayed open that long ({open_at_end} of its streams open as the \
                      flood ended), longer than twice the connect timeout and slack ({:.3}s): \
                      some step of the handshake waits with no deadline",
                     longest.as_secs_f64(),
