@@ -615,6 +615,11 @@ fn m5_leaves_an_insiders_stream_to_its_own_silence() {
     assert_holds(&log(true), &context(), Contract::M5);
     let own = log(false);
     assert_violates(&own, &context(), Contract::M5, &[&up_of(&own, 1, 2)]);
+    // The exemption is the socket's, not the run's: node 0's own generation
+    // 1, silenced in the same run and left up, is still judged.
+    let mut late = log(true);
+    remove(&mut late, is!(Event::MeshDown { generation: 1, .. }));
+    assert_violates(&late, &context(), Contract::M5, &[&up_of(&late, 1, 1)]);
 }
 
 /// Found by the hunt (`hunt --world mesh --seed 7 --unguided`, 5 of 40,000
@@ -940,6 +945,14 @@ fn m7_detects_a_half_open_handshake_held_past_its_deadline() {
     assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&kept])]);
     let kept = replace(&mut log, is!(Event::MeshFloodHeld { .. }), held(2_990));
     assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&kept])]);
+    // Another node out of descriptors meanwhile excuses nothing.
+    let mut other = log.clone();
+    insert_before(
+        &mut other,
+        linked,
+        fault(2000, MeshFaultApplied::Exhaust { node: 0 }),
+    );
+    assert_violates(&other, &context(), Contract::M7, &[&kept]);
     // Node 1 out of descriptors from 2 s to 2.5 s of the flood: excused.
     insert_before(
         &mut log,

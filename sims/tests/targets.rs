@@ -595,3 +595,60 @@ fn the_mesh_judges_m2_on_a_targets_own_link_table() {
         ["role:link_broken_by_down", "role:link_made_over_down"]
     );
 }
+
+/// The flood world holds any node to a deadline on each step of its
+/// handshake: lanesim's node started with a connect timeout a thousand
+/// times the world's (so neither its hello nor its proof wait ends within
+/// the flood) lets a flood's streams, silent after their hello, hold
+/// their places until the flood gives up: M7, citing the flooder's
+/// record. The same node given the world's timeout passes.
+#[test]
+fn the_flood_world_holds_a_node_to_its_handshake_deadlines() {
+    use std::sync::Arc;
+
+    use lanesim_sims::event::Event;
+    use lanesim_sims::run::execute;
+    use lanesim_sims::targets::lanesim::node::LanesimNode;
+    use lanesim_target::node::{Node, NodeCapabilities, NodeSetup, NodeTarget};
+    use lanesim_target::Targets;
+
+    struct Patient(u32);
+    impl NodeTarget for Patient {
+        fn capabilities(&self) -> NodeCapabilities {
+            LanesimNode::default().capabilities()
+        }
+        fn start(&self, setup: NodeSetup) -> Result<Box<dyn Node>, String> {
+            let connect_timeout = setup.connect_timeout * self.0;
+            LanesimNode::default().start(NodeSetup {
+                connect_timeout,
+                ..setup
+            })
+        }
+    }
+    impl Targets for Patient {
+        fn name(&self) -> &str {
+            "patient"
+        }
+        fn node(&self) -> Option<&dyn NodeTarget> {
+            Some(self)
+        }
+    }
+    let scenario = shipped()
+        .into_iter()
+        .find(|s| s.name == "mesh_flood_hello")
+        .expect("shipped");
+    let patient = execute(&scenario, 0, &Subject::user(Arc::new(Patient(1_000))));
+    let held: Vec<_> = patient
+        .violations
+        .iter()
+        .filter(|v| {
+            v.contract == Contract::M7
+                && v.evidence
+                    .iter()
+                    .any(|r| matches!(r.event, Event::MeshFloodHeld { hello: true, .. }))
+        })
+        .collect();
+    assert!(!held.is_empty(), "{:?}", patient.violations);
+    let prompt = execute(&scenario, 0, &Subject::user(Arc::new(Patient(1))));
+    assert!(prompt.violations.is_empty(), "{:?}", prompt.violations);
+}
