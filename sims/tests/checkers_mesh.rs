@@ -865,6 +865,27 @@ fn m7_detects_a_node_that_no_longer_accepts_a_fresh_stream() {
     assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&refused])]);
 }
 
+/// `healthy()` with node 1 flooded for 3 s from 500 ms (its streams saying
+/// hello first if `hello`), and where the fault went.
+fn flooded(hello: bool) -> (Vec<Record>, impl Fn(&Event) -> bool + Copy) {
+    let mut log = healthy();
+    let linked = is!(Event::MeshLinked { .. });
+    insert_before(
+        &mut log,
+        linked,
+        fault(
+            500,
+            MeshFaultApplied::Flood {
+                node: 1,
+                us: 3_000_000,
+                hosts: 1,
+                hello,
+            },
+        ),
+    );
+    (log, linked)
+}
+
 /// While one address floods node 1 with half-open handshakes, the prober
 /// dials it from another, one dial after another: every one accepted is a
 /// node that keeps its door for others (M7); one not accepted, a node the
@@ -881,21 +902,7 @@ fn m7_detects_honest_dials_kept_out_during_a_flood() {
             },
         )
     };
-    let mut log = healthy();
-    let linked = is!(Event::MeshLinked { .. });
-    insert_before(
-        &mut log,
-        linked,
-        fault(
-            500,
-            MeshFaultApplied::Flood {
-                node: 1,
-                us: 3_000_000,
-                hosts: 1,
-                hello: false,
-            },
-        ),
-    );
+    let (mut log, linked) = flooded(false);
     let the_end = is!(Event::RunEnd { .. });
     insert_before(&mut log, the_end, flood_probe(12));
     assert_clean(&ALL, &log, &context());
@@ -923,21 +930,7 @@ fn m7_detects_a_half_open_handshake_held_past_its_deadline() {
             },
         )
     };
-    let mut log = healthy();
-    let linked = is!(Event::MeshLinked { .. });
-    insert_before(
-        &mut log,
-        linked,
-        fault(
-            500,
-            MeshFaultApplied::Flood {
-                node: 1,
-                us: 3_000_000,
-                hosts: 1,
-                hello: true,
-            },
-        ),
-    );
+    let (mut log, linked) = flooded(true);
     let the_end = is!(Event::RunEnd { .. });
     insert_before(&mut log, the_end, held(1_100));
     assert_clean(&ALL, &log, &context());
