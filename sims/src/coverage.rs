@@ -161,8 +161,9 @@ pub enum WorldMark {
     /// Mesh: a flood's streams said hello and then nothing (`hello`).
     FaultFloodHello,
     /// Mesh: a node closed a flood's stream that had said hello later
-    /// than the connect timeout after its connect: the wait for the proof
-    /// had a deadline of its own, past the hello's.
+    /// than the connect timeout (and a close's latency, 100 ms and four
+    /// ticks) after its connect: the wait for the proof had a deadline of
+    /// its own, past the hello's.
     FloodProofAwaitCut,
     /// Mesh: a node was told to dial another at an address where a third
     /// host answers (`misdial`).

@@ -26,7 +26,7 @@ use lanesim_target::handshake::Nonces;
 use tokio::io::AsyncWriteExt;
 
 use super::listen::listen;
-use super::{flooder_name, node_name, Shared, PORT};
+use super::{flooder_name, node_name, Shared, PORT, TURMOIL_MAX_LATENCY};
 use crate::coverage::WorldMark;
 use crate::event::Event;
 use crate::explore::spawn_world;
@@ -158,7 +158,11 @@ async fn slot(
         }
         let lasted = opened.elapsed();
         held.longest = held.longest.max(lasted);
-        if order.hello && lasted > shared.params.connect_timeout {
+        // Past the hello's deadline and a close's latency: only a wait for
+        // the proof of its own kept it (a whole handshake bounded by the
+        // connect timeout alone closes it by then).
+        let past_hello = shared.params.connect_timeout + TURMOIL_MAX_LATENCY + tick * 4;
+        if order.hello && lasted > past_hello {
             shared.probe.world(WorldMark::FloodProofAwaitCut);
         }
     }
