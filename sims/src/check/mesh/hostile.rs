@@ -137,7 +137,7 @@ fn half_open_handshakes(out: &mut Collector<'_>, model: &Model, context: &CheckC
     }
 }
 
-pub(super) fn m8(out: &mut Collector<'_>, model: &Model) {
+pub(super) fn m8(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     // A node's own name is never a peer's: a stream whose hello names the
     // node itself (a cookie holder's, or a misdial that reached the node
     // it came from) is refused, never registered.
@@ -227,12 +227,19 @@ pub(super) fn m8(out: &mut Collector<'_>, model: &Model) {
     // A manual disconnect is the node owner's word: the insider's stream,
     // whose claim arrived while a generation of the name it claims held
     // the slot, is never registered once the owner disconnected that
-    // generation (it stood by, or was being checked, behind it).
+    // generation (it stood by, or was being checked, behind it). The
+    // insider logs its claim as it writes its proof; the node reads it up
+    // to a one-way delay later ([`silence_slack`](super::silence_slack)),
+    // so a disconnect within that finds a claim that may arrive at an
+    // empty slot: not judged (`hunt --world mesh --seed 1 --jobs 2`, case
+    // 1068: a disconnect 10 ms after the claim's record).
+    let in_flight = super::silence_slack(context);
     for (gen, up) in &model.ups {
         let Some(&claim) = model.claims.get(&up.socket) else {
             continue;
         };
         let claimed_at = out.records()[claim].at;
+        let arrived_by = claimed_at + in_flight;
         let cut = model
             .ups
             .iter()
@@ -244,7 +251,7 @@ pub(super) fn m8(out: &mut Collector<'_>, model: &Model) {
             })
             .filter_map(|(held, _)| Some((held, model.first_down(held)?)))
             .find(|(_, down)| {
-                down.at > claimed_at
+                down.at > arrived_by
                     && down.at <= up.at
                     && matches!(
                         out.records()[down.record].event,

@@ -128,7 +128,7 @@ pub fn check(records: &[Record], context: &CheckContext) -> Vec<Violation> {
     silence::m5(&mut out, &model, context);
     fifo::m6(&mut out, &model);
     hostile::m7(&mut out, &model, context);
-    hostile::m8(&mut out, &model);
+    hostile::m8(&mut out, &model, context);
     budget::m9(&mut out, &model, records, context);
     out.into_violations()
 }
