@@ -57,6 +57,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "regressions/max_frame_after_close_resets.toml",
     "regressions/max_frame_reset_discards_unread.toml",
     "regressions/mesh_claim_query_metered_as_held.toml",
+    "regressions/mesh_claim_racing_a_disconnect.toml",
     "regressions/mesh_cross_dial_under_latency.toml",
     "regressions/mesh_cross_dial_while_crashed.toml",
     "regressions/mesh_flood_across_a_restart.toml",
