@@ -902,7 +902,7 @@ fn m7_detects_honest_dials_kept_out_during_a_flood() {
             },
         )
     };
-    let (mut log, linked) = flooded(false);
+    let (mut log, _) = flooded(false);
     let the_end = is!(Event::RunEnd { .. });
     insert_before(&mut log, the_end, flood_probe(12));
     assert_clean(&ALL, &log, &context());
