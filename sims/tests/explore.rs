@@ -229,3 +229,48 @@ fn a_lane_with_an_unbiased_select_replays_under_audit() {
         .count();
     assert!(violated > 0 && violated < 32, "{violated} of 32 violated");
 }
+
+/// Eight tasks, each pending forever with a guard that notes its number
+/// when the task is dropped; returns once all have been polled, so the
+/// runtime's shutdown drops them.
+async fn parked(dropped: Arc<Mutex<Vec<u32>>>) {
+    struct Noted(u32, Arc<Mutex<Vec<u32>>>);
+    impl Drop for Noted {
+        fn drop(&mut self) {
+            self.1.lock().unwrap().push(self.0);
+        }
+    }
+    for n in 0..8 {
+        let noted = Noted(n, Arc::clone(&dropped));
+        tokio::spawn(async move {
+            let _noted = noted;
+            std::future::pending::<()>().await;
+        });
+    }
+    tokio::task::yield_now().await;
+}
+
+/// Shutdown (a crashed host's runtime) drops a runtime's tasks in one
+/// order, whatever task ids the process spent before: stock tokio keeps
+/// them in shards by their process-wide id and drops shard by shard, so a
+/// run's log depended on other runs (vendor/tokio/LANESIM.md, owned tasks).
+#[test]
+fn a_runtime_drops_its_tasks_in_one_order_whatever_ids_went_before() {
+    let mut orders = std::collections::BTreeSet::new();
+    for spent in 0..4 {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+            .block_on(async {
+                for _ in 0..spent {
+                    tokio::spawn(async {}).await.unwrap();
+                }
+            });
+        let dropped = Arc::new(Mutex::new(Vec::new()));
+        explored(7, Exploration::default(), parked(Arc::clone(&dropped)));
+        let order = dropped.lock().unwrap().clone();
+        assert_eq!(order.len(), 8, "every task is dropped once: {order:?}");
+        orders.insert(order);
+    }
+    assert_eq!(orders.len(), 1, "drop orders by ids spent: {orders:?}");
+}

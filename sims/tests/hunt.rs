@@ -71,6 +71,36 @@ fn an_exact_file_pins_a_runs_parameters_and_replays_the_run() {
     }
 }
 
+/// A run's log depends on its seed alone, not on how many tasks the
+/// process spawned before it: tokio numbers tasks process-wide, and a
+/// crashed host's runtime once dropped its tasks shard by shard by id, so
+/// this case (a restart with tasks alive) logged two different runs by the
+/// ids spent before it, and a two-job mesh hunt did not replay (the fix:
+/// vendor/tokio/LANESIM.md, owned tasks).
+#[test]
+fn a_run_does_not_depend_on_the_task_ids_spent_before_it() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/restart_under_task_ids.toml");
+    let scenario = Scenario::load(&path).unwrap();
+    let seed = scenario.default_seeds().first();
+    let first = execute(&scenario, seed, &Subject::default());
+    for spent in 1..4 {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            for _ in 0..spent {
+                tokio::spawn(async {}).await.expect("an empty task");
+            }
+        });
+        let again = execute(&scenario, seed, &Subject::default());
+        assert_eq!(
+            again.hash, first.hash,
+            "{spent} task id(s) spent before the run changed its log"
+        );
+    }
+}
+
 mod hunting {
     use std::path::PathBuf;
     use std::time::Duration;

@@ -82,6 +82,16 @@ impl<S: 'static> OwnedTasks<S> {
         }
     }
 
+    /// lanesim patch (LANESIM.md): one shard, so that shutdown drops the
+    /// tasks in one order that does not depend on their process-wide ids.
+    pub(crate) fn single() -> Self {
+        Self {
+            list: ShardedList::new(1),
+            closed: AtomicBool::new(false),
+            id: get_next_id(),
+        }
+    }
+
     /// Binds the provided task to this `OwnedTasks` instance. This fails if the
     /// `OwnedTasks` has been closed.
     pub(crate) fn bind<T>(

@@ -180,7 +180,14 @@ impl CurrentThread {
             },
             shared: Shared {
                 inject: Inject::new(),
-                owned: OwnedTasks::new(1),
+                // lanesim patch (LANESIM.md): under an explorer the tasks
+                // live in one shard, so a crashed host's runtime drops them
+                // in an order no other run's task ids can change.
+                owned: if explorer.is_some() {
+                    OwnedTasks::single()
+                } else {
+                    OwnedTasks::new(1)
+                },
                 woken: AtomicBool::new(false),
                 config,
                 scheduler_metrics: SchedulerMetrics::new(),
