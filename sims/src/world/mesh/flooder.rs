@@ -26,7 +26,7 @@ use lanesim_target::handshake::Nonces;
 use tokio::io::AsyncWriteExt;
 
 use super::listen::listen;
-use super::{flooder_name, node_name, Shared, PORT, TURMOIL_MAX_LATENCY};
+use super::{dial_node, flooder_name, Shared, TURMOIL_MAX_LATENCY};
 use crate::coverage::WorldMark;
 use crate::event::Event;
 use crate::explore::spawn_world;
@@ -137,9 +137,7 @@ async fn slot(
     let mut held = Held::default();
     tokio::time::sleep(start).await;
     while tokio::time::Instant::now() < until {
-        let Ok(mut stream) =
-            turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(order.node))).await
-        else {
+        let Ok(mut stream) = dial_node(order.node).await else {
             tokio::time::sleep(tick).await;
             continue;
         };

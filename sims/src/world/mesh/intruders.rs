@@ -18,7 +18,9 @@ use lanesim_target::wire::{decode, Frame, KEEPALIVE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::listen::{listen, Heard};
-use super::{node_name, Shared, IMPOSTOR, INSIDER, MAX_FRAME, PORT, SPENDER, SPENDERS, SQUATTER};
+use super::{
+    dial_node, node_name, Shared, IMPOSTOR, INSIDER, MAX_FRAME, SPENDER, SPENDERS, SQUATTER,
+};
 use crate::coverage::WorldMark;
 use crate::event::Event;
 use crate::world::handshake::{self, COOKIE};
@@ -42,11 +44,6 @@ pub(super) enum Spend {
         /// A node-protocol frame, not a data frame.
         node_frame: bool,
     },
-}
-
-/// A stream to node `target`'s listener.
-async fn connect(target: u64) -> std::io::Result<turmoil::net::TcpStream> {
-    turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(target))).await
 }
 
 /// The header of a data frame of the largest size the nodes accept, all
@@ -75,7 +72,7 @@ pub(super) async fn squatter(shared: Arc<Shared>) -> turmoil::Result {
         let shared = Arc::clone(&shared);
         let nonce = nonces.next();
         spawn_world(async move {
-            let Ok(mut stream) = connect(target).await else {
+            let Ok(mut stream) = dial_node(target).await else {
                 return;
             };
             let claimed_name = node_name(claimed);
@@ -120,7 +117,7 @@ pub(super) async fn insider(shared: Arc<Shared>) -> turmoil::Result {
         let shared = Arc::clone(&shared);
         let nonce = nonces.next();
         spawn_world(async move {
-            let Ok(mut stream) = connect(target).await else {
+            let Ok(mut stream) = dial_node(target).await else {
                 return;
             };
             if handshake::dial(&mut stream, &node_name(claimed), COOKIE, nonce)
@@ -246,7 +243,7 @@ async fn impostor_stream(
     attack: handshake::Attack,
     nonce: Nonce,
 ) -> Option<(Nonce, Nonce)> {
-    let mut stream = connect(target).await.ok()?;
+    let mut stream = dial_node(target).await.ok()?;
     let socket = stream.local_addr().ok()?;
     // Fails when the node closed it before its challenge.
     let seen = handshake::impersonate(&mut stream, &node_name(claimed), attack, nonce)
@@ -339,7 +336,7 @@ async fn hold(
     for index in 0..SPENDERS {
         let nonce = nonces.next();
         streams.spawn(async move {
-            let mut stream = connect(target).await.ok()?;
+            let mut stream = dial_node(target).await.ok()?;
             if !before_hello {
                 let name = format!("spender{index}");
                 let proved = handshake::dial(&mut stream, &name, COOKIE, nonce).await;
@@ -405,7 +402,7 @@ async fn trickle(shared: Arc<Shared>, trickled: Trickled, name: String, nonce: N
         frame,
         node_frame,
     } = trickled;
-    let Ok(mut stream) = connect(target).await else {
+    let Ok(mut stream) = dial_node(target).await else {
         return;
     };
     if !matches!(

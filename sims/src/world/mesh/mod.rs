@@ -113,6 +113,12 @@ fn node_name(index: u64) -> String {
     format!("node{index}")
 }
 
+/// Dials node `index` from a host that is not a node (an intruder, a
+/// flooder, the prober): the one way they reach a node's listener.
+async fn dial_node(index: u64) -> std::io::Result<turmoil::net::TcpStream> {
+    turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(index))).await
+}
+
 /// The hosts a run floods from: as many as its widest flood (none without
 /// one).
 fn flooders(params: &MeshParams) -> u64 {

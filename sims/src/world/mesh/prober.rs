@@ -9,7 +9,7 @@ use std::time::Duration;
 use lanesim_target::handshake::{Nonces, SeededNonces};
 use tokio::io::AsyncReadExt;
 
-use super::{node_name, Shared, PORT, PROBER, TURMOIL_MAX_LATENCY};
+use super::{dial_node, Shared, PROBER, TURMOIL_MAX_LATENCY};
 use crate::event::Event;
 use crate::scenario::{MeshFaultKind, ACCEPT_RECOVERY};
 use crate::world::handshake::{self, COOKIE};
@@ -97,9 +97,7 @@ pub(super) async fn main(shared: Arc<Shared>) -> turmoil::Result {
 /// stream after the handshake (it registered it) within `wait`.
 async fn accepted_within(node: u64, nonces: &SeededNonces, wait: Duration) -> bool {
     let attempt = async {
-        let mut stream = turmoil::net::TcpStream::connect(format!("{}:{PORT}", node_name(node)))
-            .await
-            .ok()?;
+        let mut stream = dial_node(node).await.ok()?;
         let proved = handshake::dial(&mut stream, PROBER, COOKIE, nonces.next()).await;
         (proved.ok()? == handshake::Dialed::Proved).then_some(())?;
         let mut byte = [0u8; 1];
