@@ -1230,13 +1230,21 @@ fn m8_detects_a_proof_written_to_a_stranger() {
 /// holds nothing for node 1: the insider held the name against its owner
 /// (M1) where node 1 had dialed node 0 (so knew the owner's host); a node
 /// that never dialed the name cannot tell the owner from the insider, and
-/// the pair is not held to agreeing.
+/// the pair is not held to agreeing. Nor can one that dialed it only in an
+/// earlier life: a restarted node remembers no dial (the mesh hunt's case
+/// 1978 of seed 1: `regressions/mesh_squat_after_a_restart.toml`).
 #[test]
 fn m1_detects_an_insider_holding_a_name_its_holder_dialed() {
-    let ending_with_insider = |dialed: bool| {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Before {
+        Never,
+        Dialed,
+        DialedThenRestarted,
+    }
+    let ending_with_insider = |before: Before| {
         let mut log = healthy();
         let the_end = is!(Event::MeshTableAtEnd { node: 0, .. });
-        if dialed {
+        if before != Before::Never {
             insert_before(
                 &mut log,
                 the_end,
@@ -1255,6 +1263,19 @@ fn m1_detects_an_insider_holding_a_name_its_holder_dialed() {
         }
         insert_before(&mut log, the_end, down(1000, 1, 0, 1));
         insert_before(&mut log, the_end, down(1000, 0, 1, 1));
+        if before == Before::DialedThenRestarted {
+            insert_before(
+                &mut log,
+                the_end,
+                fault(1100, MeshFaultApplied::Crash { node: 1 }),
+            );
+            insert_before(
+                &mut log,
+                the_end,
+                fault(1200, MeshFaultApplied::Bounce { node: 1 }),
+            );
+            insert_before(&mut log, the_end, started(1200, 1, 1));
+        }
         insert_before(&mut log, the_end, claim(1500, 6000));
         insert_before(&mut log, the_end, up(1600, 1, 0, 3, 6000));
         let ours = replace(
@@ -1269,11 +1290,14 @@ fn m1_detects_an_insider_holding_a_name_its_holder_dialed() {
         );
         (log, ours, theirs)
     };
-    let (log, ours, theirs) = ending_with_insider(true);
+    let (log, ours, theirs) = ending_with_insider(Before::Dialed);
     assert_violates_exactly(&log, &context(), Contract::M1, &[&ours, &theirs]);
     // Node 1 never dialed node 0: it cannot tell the owner from the
     // insider, and M1 does not hold it to.
-    let (log, _, _) = ending_with_insider(false);
+    let (log, _, _) = ending_with_insider(Before::Never);
+    assert_holds(&log, &context(), Contract::M1);
+    // Node 1 dialed node 0 before it restarted: its new life knows no dial.
+    let (log, _, _) = ending_with_insider(Before::DialedThenRestarted);
     assert_holds(&log, &context(), Contract::M1);
 }
 

@@ -63,6 +63,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "regressions/mesh_flood_across_a_restart.toml",
     "regressions/mesh_hello_slower_than_the_connect_timeout.toml",
     "regressions/mesh_insider_through_a_half_open_pair.toml",
+    "regressions/mesh_squat_after_a_restart.toml",
     "regressions/partition_at_registration.toml",
     "regressions/partition_before_registration.toml",
     "sender_chaos.toml",

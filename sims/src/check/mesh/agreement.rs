@@ -59,17 +59,21 @@ pub(super) fn m1(out: &mut Collector<'_>, model: &Model) {
 }
 
 /// Whether `holder` ends holding the insider's stream `held` for `named`
-/// without ever having dialed `named` itself: it has no address of the
-/// name's owner to tell the owner from a cookie holder that keeps its
-/// heartbeat, so the claim check's guarantee does not reach it
-/// (docs/protocol.md, "Names belong to their owners"). Not held against
-/// the pair.
+/// without having dialed `named` itself in its last life: it has no
+/// address of the name's owner to tell the owner from a cookie holder that
+/// keeps its heartbeat (a restart forgets every dial), so the claim
+/// check's guarantee does not reach it (docs/protocol.md, "Names belong to
+/// their owners"). Not held against the pair
+/// (`m1_detects_an_insider_holding_a_name_its_holder_dialed`).
 fn unprotected_squat(model: &Model, holder: u64, named: u64, held: Option<SocketAddr>) -> bool {
+    let life = model.incarnation_at_end(holder);
     held.is_some_and(|held| model.claims.contains_key(&held))
-        && !model
-            .ups
-            .iter()
-            .any(|(gen, up)| gen.node == holder && gen.peer == named && up.origin == Side::Dialed)
+        && !model.ups.iter().any(|(gen, up)| {
+            gen.node == holder
+                && gen.incarnation == life
+                && gen.peer == named
+                && up.origin == Side::Dialed
+        })
 }
 
 /// M1: the two ends of one socket agree on which of them dialed it (a

@@ -264,6 +264,11 @@ impl Model {
         self.incarnation.get(&node).copied().unwrap_or(0)
     }
 
+    /// `node`'s last life (its incarnation at the end of the log).
+    pub(super) fn incarnation_at_end(&self, node: u64) -> u64 {
+        self.inc(node)
+    }
+
     /// Generation `generation` of `node`'s current incarnation toward
     /// `peer`.
     fn gen(&self, node: u64, peer: u64, generation: u64) -> GenId {
