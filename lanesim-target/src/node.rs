@@ -429,6 +429,21 @@ pub struct NodeSetup {
     pub cookie: Vec<u8>,
     /// Where the handshake's nonces come from (seeded by the world).
     pub nonces: Arc<dyn Nonces>,
+    /// The inbound caps to configure, if the scenario sets them (a target
+    /// without such caps ignores it): a node with
+    /// [`NodeCapabilities::descriptors`] still fits them within its
+    /// transport's [`descriptor_limit`](crate::net::Transport::descriptor_limit).
+    pub inbound_caps: Option<InboundCaps>,
+}
+
+/// A node's bounds on inbound streams ([`NodeSetup::inbound_caps`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InboundCaps {
+    /// Inbound streams in their handshake at once, at most.
+    pub handshakes: u64,
+    /// Inbound streams open at once (in their handshake, registered or
+    /// standing by), at most.
+    pub connections: u64,
 }
 
 impl fmt::Debug for NodeSetup {
@@ -442,6 +457,7 @@ impl fmt::Debug for NodeSetup {
             .field("max_frame", &self.max_frame)
             .field("data_capacity", &self.data_capacity)
             .field("control_capacity", &self.control_capacity)
+            .field("inbound_caps", &self.inbound_caps)
             .finish_non_exhaustive()
     }
 }
@@ -581,6 +597,12 @@ pub struct NodeCapabilities {
     pub stats: bool,
     /// [`Node::slot`] and [`Down::table`] report its table.
     pub table: bool,
+    /// It keeps its open streams within its transport's
+    /// [`descriptor_limit`](crate::net::Transport::descriptor_limit), with
+    /// room for its own dials, and takes [`NodeSetup::inbound_caps`].
+    /// Without it, M7's clause on running out of descriptors is not decided
+    /// (the simulated network still enforces the limit).
+    pub descriptors: bool,
     /// It keeps a link table ([`Node::link`], [`Node::unlink`],
     /// [`NodeEvents::noconnection`]): the worlds then make the workload's
     /// links in it and decide E2E (sender world), M2 and M3 (mesh) on its

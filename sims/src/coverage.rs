@@ -165,6 +165,9 @@ pub enum WorldMark {
     /// ticks) after its connect: the wait for the proof had a deadline of
     /// its own, past the hello's.
     FloodProofAwaitCut,
+    /// Mesh: a node's open sockets reached half of what its
+    /// descriptor limit leaves after the process's own (`descriptors`).
+    DescriptorsNearLimit,
     /// Mesh: a node was told to dial another at an address where a third
     /// host answers (`misdial`).
     FaultMisdial,
@@ -197,7 +200,7 @@ pub enum WorldMark {
 
 impl WorldMark {
     /// Every world mark.
-    pub const ALL: [WorldMark; 66] = [
+    pub const ALL: [WorldMark; 67] = [
         Self::LaneRebuiltAfterReap,
         Self::LaneRebuiltAfterPanic,
         Self::StuckKeyHung,
@@ -256,6 +259,7 @@ impl WorldMark {
         Self::FaultFloodManyAddresses,
         Self::FaultFloodHello,
         Self::FloodProofAwaitCut,
+        Self::DescriptorsNearLimit,
         Self::FaultMisdial,
         Self::MisdialRefusedByNode,
         Self::MisdialRefusedByStranger,
@@ -328,6 +332,7 @@ impl WorldMark {
             Self::FaultFloodManyAddresses => "fault_applied_flood_many_addresses",
             Self::FaultFloodHello => "fault_applied_flood_hello",
             Self::FloodProofAwaitCut => "flood_proof_await_cut",
+            Self::DescriptorsNearLimit => "descriptors_near_limit",
             Self::FaultMisdial => "fault_applied_misdial",
             Self::MisdialRefusedByNode => "misdial_refused_by_node",
             Self::MisdialRefusedByStranger => "misdial_refused_by_stranger",

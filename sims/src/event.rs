@@ -567,6 +567,12 @@ pub enum Event {
         longest_us: u64,
         open_at_end: u64,
     },
+    /// `node` had no descriptor left for a socket (a dial or an accept
+    /// failed with `EMFILE`): `open` of its sockets were open, within the
+    /// `limit` its transport told it (the process holding
+    /// [`PROCESS_HELD`](crate::world::descriptors::PROCESS_HELD) more).
+    /// Logged once per run of refusals.
+    MeshDescriptorsOut { node: u64, open: u64, limit: u64 },
     /// The impostor's stream to `node`, claiming `claimed`, ended: `read`
     /// bytes arrived after the node's challenge (0 unless the node
     /// registered it), and whether the node closed it (else the impostor

@@ -35,11 +35,12 @@ pub use cookie::{Cookie, CookieError, MAX_COOKIE};
 pub use lanesim_target::node::DownReason;
 pub use links::{Link, LinkTable};
 pub use manager::{
-    fit_caps, ConnectionManager, DialError, Fitted, InboundCap, InboundFrame, InboundStats,
-    ManagerConfig, Origin, Registered, SlotView, Source, UpEvent, WeakConnectionManager,
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FRAME_BUDGET, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_CONNECTIONS_PER_SOURCE, DEFAULT_MAX_HANDSHAKES, DEFAULT_MAX_HANDSHAKES_PER_SOURCE,
-    DEFAULT_TICK, MIN_CONNECTIONS, RESERVED_DESCRIPTORS,
+    fit_caps, lingering_room, ConnectionManager, DialError, Fitted, InboundCap, InboundFrame,
+    InboundStats, ManagerConfig, Origin, Registered, SlotView, Source, UpEvent,
+    WeakConnectionManager, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FRAME_BUDGET, DEFAULT_FRAME_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_SOURCE, DEFAULT_MAX_HANDSHAKES,
+    DEFAULT_MAX_HANDSHAKES_PER_SOURCE, DEFAULT_TICK, LINGERING, MIN_CONNECTIONS,
+    RESERVED_DESCRIPTORS,
 };
 pub use node::{NameError, NodeName, MAX_NODE_NAME};
 pub use sender::{

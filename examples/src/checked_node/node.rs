@@ -36,6 +36,8 @@ impl NodeTarget for CheckedNode {
             stats: true,
             table: true,
             links: false,
+            // No inbound caps: it does not fit a descriptor limit.
+            descriptors: false,
             sites: Sites::default(),
         }
     }

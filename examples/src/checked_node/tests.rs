@@ -215,6 +215,7 @@ fn setup(name: &str, recorder: &Arc<Recorder>, seed: u64) -> NodeSetup {
         reports: NodeReports::new(Arc::clone(recorder) as Arc<dyn NodeEvents>),
         cookie: COOKIE.to_vec(),
         nonces: Arc::new(SeededNonces::new(seed)),
+        inbound_caps: None,
     }
 }
 
@@ -658,9 +659,11 @@ fn the_target_declares_what_it_reports() {
         fixed,
         hazards,
         sites,
+        descriptors,
     } = CheckedNode.capabilities();
     assert!(accepts && heartbeat && drain && stats && table);
     assert!(!links, "the world keeps its links");
+    assert!(!descriptors, "it has no inbound caps to fit");
     assert!(frame_deadline && !frame_budget);
     assert_eq!(fixed, lanesim_target::node::NodeFixed::default());
     assert!(hazards.is_empty(), "it keeps S9: nothing to accept");

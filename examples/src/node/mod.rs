@@ -88,6 +88,8 @@ impl NodeTarget for ExampleNode {
             stats: true,
             table: true,
             links: false,
+            // No inbound caps: it does not fit a descriptor limit.
+            descriptors: false,
             sites: Sites::default(),
         }
     }

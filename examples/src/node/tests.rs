@@ -109,6 +109,7 @@ fn start(
             reports: NodeReports::new(Arc::clone(log) as Arc<dyn NodeEvents>),
             cookie: COOKIE.to_vec(),
             nonces: Arc::new(SeededNonces::new(name.len() as u64)),
+            inbound_caps: None,
         })
         .expect("the node starts")
 }

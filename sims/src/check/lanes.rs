@@ -330,6 +330,7 @@ impl Replay<'_> {
             | Event::MeshProbe { .. }
             | Event::MeshFloodProbe { .. }
             | Event::MeshFloodHeld { .. }
+            | Event::MeshDescriptorsOut { .. }
             | Event::MeshImpostor { .. }
             | Event::MeshTrickle { .. }
             | Event::MeshDialFailed { .. }

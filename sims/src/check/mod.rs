@@ -133,6 +133,9 @@ pub struct Reported {
     /// The node enforces the frame deadline: M9's trickle clause is
     /// decided.
     pub frame_deadline: bool,
+    /// The node keeps its sockets within the descriptor limit it is told:
+    /// M7's clause on running out of descriptors is decided.
+    pub descriptors: bool,
 }
 
 impl Default for Reported {
@@ -145,6 +148,7 @@ impl Default for Reported {
             table: true,
             frame_budget: true,
             frame_deadline: true,
+            descriptors: true,
         }
     }
 }

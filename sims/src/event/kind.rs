@@ -100,6 +100,7 @@ kinds!(
     MeshProbe,
     MeshFloodProbe,
     MeshFloodHeld,
+    MeshDescriptorsOut,
     MeshImpostor,
     MeshTrickle,
     MeshMisdialed,

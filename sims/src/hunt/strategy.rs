@@ -474,6 +474,7 @@ pub fn mesh() -> impl Strategy<Value = MeshParams> {
                 frame_timeout: crate::scenario::mesh_frame_deadline(heartbeat),
                 connect_timeout: Duration::from_millis(connect_ms),
                 descriptors: None,
+                inbound_caps: None,
                 redial_after: Duration::from_millis(redial_ms),
                 tick: Duration::from_millis(sim_ms),
                 faults,

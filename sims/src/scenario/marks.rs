@@ -167,6 +167,7 @@ fn world_mark_world(mark: WorldMark) -> Option<WorldKind> {
         | WorldMark::FaultFloodManyAddresses
         | WorldMark::FaultFloodHello
         | WorldMark::FloodProofAwaitCut
+        | WorldMark::DescriptorsNearLimit
         | WorldMark::FaultMisdial
         | WorldMark::MisdialRefusedByNode
         | WorldMark::MisdialRefusedByStranger

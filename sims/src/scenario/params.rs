@@ -93,6 +93,8 @@ pub struct MeshParams {
     pub connect_timeout: Duration,
     /// The descriptor limit each node is told (`None`: none).
     pub descriptors: Option<u64>,
+    /// The inbound caps each node is configured with (`None`: its own).
+    pub inbound_caps: Option<lanesim_target::node::InboundCaps>,
     pub redial_after: Duration,
     pub tick: Duration,
     pub faults: Vec<MeshFault>,
@@ -635,6 +637,12 @@ fn sample_mesh(spec: &MeshSpec, rng: &mut SimRng, exact: bool) -> MeshParams {
         frame_timeout: mesh_frame_timeout(spec),
         connect_timeout,
         descriptors: spec.descriptors,
+        inbound_caps: spec
+            .inbound_caps
+            .map(|caps| lanesim_target::node::InboundCaps {
+                handshakes: caps.handshakes,
+                connections: caps.connections,
+            }),
         redial_after,
         tick: mesh_tick(spec),
         faults,
@@ -877,6 +885,12 @@ impl MeshParams {
                 .then_some(Dur(self.frame_timeout)),
             connect_timeout: Some(Dur(self.connect_timeout)),
             descriptors: self.descriptors,
+            inbound_caps: self
+                .inbound_caps
+                .map(|caps| crate::scenario::spec::InboundCapsSpec {
+                    handshakes: caps.handshakes,
+                    connections: caps.connections,
+                }),
             redial_after: Some(dur(self.redial_after)),
             tick: Some(Dur(self.tick)),
             chaos: None,

@@ -37,6 +37,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "mesh_flood_hello.toml",
     "mesh_flood_many.toml",
     "mesh_flood_small_caps.toml",
+    "mesh_flood_tight_descriptors.toml",
     "mesh_impostor.toml",
     "mesh_insider.toml",
     "mesh_partition_half_open.toml",

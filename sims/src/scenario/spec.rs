@@ -268,6 +268,17 @@ pub enum Policy {
     Raw,
 }
 
+/// `mesh.inbound_caps`: the caps a node is configured with
+/// ([`lanesim_target::node::InboundCaps`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct InboundCapsSpec {
+    /// Inbound streams in their handshake at once.
+    pub handshakes: u64,
+    /// Inbound streams open at once.
+    pub connections: u64,
+}
+
 /// The lanes world.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -601,6 +612,11 @@ pub struct MeshSpec {
     /// one gives small caps that floods and dials reach.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub descriptors: Option<u64>,
+    /// The inbound caps each node is configured with (default: the
+    /// node's own): with `descriptors`, caps near the limit that a node
+    /// must fit within it, keeping room for its own dials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inbound_caps: Option<InboundCapsSpec>,
     /// A node with no live connection to another redials after this long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redial_after: Option<Sampled<Dur>>,

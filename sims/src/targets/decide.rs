@@ -214,6 +214,19 @@ fn node_clauses(caps: &NodeCapabilities, scenario: &Scenario) -> Vec<NotDecided<
             ));
         }
     }
+    if scenario.file.checks.contains(&Contract::M7)
+        && scenario
+            .file
+            .mesh
+            .as_ref()
+            .is_some_and(|mesh| mesh.descriptors.is_some())
+        && !caps.descriptors
+    {
+        out.push(not(
+            Contract::M7,
+            "its clause on descriptors (a node told its descriptor limit never runs out of them) is not decided: the target declares it does not fit its sockets within the limit (NodeCapabilities::descriptors)",
+        ));
+    }
     out
 }
 
@@ -398,6 +411,7 @@ impl Subject {
             table: node.is_none_or(|c| c.table),
             frame_budget: node.is_none_or(|c| c.frame_budget),
             frame_deadline: node.is_none_or(|c| c.frame_deadline),
+            descriptors: node.is_none_or(|c| c.descriptors),
         }
     }
 }

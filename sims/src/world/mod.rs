@@ -10,7 +10,9 @@
 //!   hosts, every one dialing and accepting; restarts, held partitions,
 //!   half-open links, squatters, cross-dials, wedged and slow readers (a
 //!   read gate in `net`), and what each node holds of unfinished frames,
-//!   measured at that gate (`held`).
+//!   measured at that gate (`held`), and each node's descriptor table
+//!   (`descriptors`: a socket past the limit it is told fails with
+//!   `EMFILE`).
 //! - `real_clock`: the clock the lanes and sender worlds read in real mode
 //!   (`crate::real`), wall time divided by the scenario's time scale.
 //!
@@ -23,6 +25,7 @@
 //! the code under test still held, read at that instant, before anything
 //! is torn down. A liveness verdict is otherwise only "it did not finish".
 
+pub mod descriptors;
 pub mod handshake;
 pub mod held;
 pub mod lanes;

@@ -37,6 +37,7 @@ use lanesim_target::net::{BoxFuture, BoxRead, BoxWrite, Connected, Listener, Tra
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use turmoil::net::TcpStream;
 
+use super::descriptors::{Descriptor, Descriptors};
 use super::tag::frame_len;
 
 /// What a write half tells its tap about the socket it writes (the local
@@ -66,9 +67,10 @@ pub struct TurmoilTcp {
     /// What the listener and the dials obey, if set: streams reset before
     /// accept, descriptors exhausted.
     pub accepts: Option<Arc<AcceptGate>>,
-    /// The descriptor limit it tells a node (the mesh's `descriptors`): a
-    /// node fits its inbound caps within it.
-    pub descriptors: Option<u64>,
+    /// The descriptor table it keeps and whose limit it tells a node (the
+    /// mesh's `descriptors`): a node fits its inbound caps within it, and
+    /// a socket past it fails with `EMFILE` (world/descriptors.rs).
+    pub descriptors: Option<Arc<Descriptors>>,
 }
 
 impl TurmoilTcp {
@@ -85,11 +87,40 @@ impl TurmoilTcp {
         }
     }
 
-    fn split(&self, stream: turmoil::net::TcpStream) -> io::Result<Connected> {
+    /// A descriptor for a new socket, if the transport keeps a table:
+    /// `EMFILE` when none is left.
+    fn descriptor(&self) -> io::Result<Option<Descriptor>> {
+        match &self.descriptors {
+            None => Ok(None),
+            Some(table) => table
+                .take()
+                .map(Some)
+                .ok_or_else(|| io::Error::from_raw_os_error(EMFILE)),
+        }
+    }
+
+    /// Whether the node has no descriptor left for a new socket.
+    fn out_of_descriptors(&self) -> bool {
+        self.descriptors
+            .as_ref()
+            .is_some_and(|table| !table.available())
+    }
+
+    /// `stream` as a connection, holding `fd` (its descriptor, if the
+    /// transport keeps a table) until both halves are dropped.
+    fn split(
+        &self,
+        stream: turmoil::net::TcpStream,
+        fd: Option<Descriptor>,
+    ) -> io::Result<Connected> {
         let peer = stream.peer_addr()?;
         let local = stream.local_addr()?;
         let stream = Arc::new(Mutex::new(stream));
-        let read = SharedRead(Arc::clone(&stream));
+        let fd = fd.map(Arc::new);
+        let read = SharedRead {
+            stream: Arc::clone(&stream),
+            _fd: fd.clone(),
+        };
         let read: BoxRead = match &self.gate {
             Some(gate) => Box::new(GatedRead {
                 inner: read,
@@ -107,6 +138,7 @@ impl TurmoilTcp {
                 SharedWrite {
                     stream,
                     shut: false,
+                    _fd: fd,
                 },
                 self.mss,
                 local.port(),
@@ -124,7 +156,9 @@ impl Transport for TurmoilTcp {
             if let Some(accepts) = &self.accepts {
                 accepts.dial()?;
             }
-            self.split(turmoil::net::TcpStream::connect(addr).await?)
+            // The socket's descriptor is taken before it connects.
+            let fd = self.descriptor()?;
+            self.split(turmoil::net::TcpStream::connect(addr).await?, fd)
         })
     }
 
@@ -138,14 +172,14 @@ impl Transport for TurmoilTcp {
                     tap: self.tap.clone(),
                     gate: self.gate.clone(),
                     accepts: self.accepts.clone(),
-                    descriptors: self.descriptors,
+                    descriptors: self.descriptors.clone(),
                 },
             }) as Box<dyn Listener>)
         })
     }
 
     fn descriptor_limit(&self) -> Option<u64> {
-        self.descriptors
+        self.descriptors.as_ref().map(|table| table.limit())
     }
 }
 
@@ -260,7 +294,8 @@ impl Listener for TurmoilListener {
         Box::pin(async move {
             let Some(gate) = self.transport.accepts.clone() else {
                 let (stream, _) = self.listener.accept().await?;
-                return self.transport.split(stream);
+                let fd = self.transport.descriptor()?;
+                return self.transport.split(stream, fd);
             };
             gate.accept(&self.listener, &self.transport).await
         })
@@ -365,16 +400,34 @@ impl AcceptGate {
             let mut changed = std::pin::pin!(changed);
             changed.as_mut().enable();
             let fault = self.state().fault;
+            // No descriptor left: as exhausted, but the node's own doing.
+            let fault = match fault {
+                AcceptFault::None if transport.out_of_descriptors() => AcceptFault::Exhausted,
+                fault => fault,
+            };
             match fault {
                 AcceptFault::None => {
                     let waiting = self.state().backlog.pop_front();
                     if let Some(stream) = waiting {
-                        return transport.split(stream);
+                        return transport.split(stream, transport.descriptor()?);
                     }
                     tokio::select! {
                         biased;
                         () = &mut changed => continue,
-                        accepted = listener.accept() => return transport.split(accepted?.0),
+                        accepted = listener.accept() => {
+                            let stream = accepted?.0;
+                            match transport.descriptor() {
+                                Ok(fd) => return transport.split(stream, fd),
+                                // Ran out while waiting: the stream waits
+                                // in the backlog, as in a kernel's.
+                                Err(error) => {
+                                    let mut state = self.state();
+                                    state.backlog.push_back(stream);
+                                    state.failed_at = Some(tokio::time::Instant::now());
+                                    return Err(error);
+                                }
+                            }
+                        }
                     }
                 }
                 AcceptFault::Resets => {
@@ -400,7 +453,11 @@ impl AcceptGate {
                         self.state().backlog.push_back(stream);
                     }
                     let mut state = self.state();
-                    state.injected.accepts += 1;
+                    if state.fault == AcceptFault::Exhausted {
+                        state.injected.accepts += 1;
+                    } else if let Some(table) = &transport.descriptors {
+                        table.ran_out();
+                    }
                     state.failed_at = Some(tokio::time::Instant::now());
                     return Err(io::Error::from_raw_os_error(EMFILE));
                 }
@@ -530,7 +587,11 @@ fn poll_window(stream: &TcpStream, cx: &mut Context<'_>) -> Poll<io::Result<()>>
 }
 
 /// The read half of a shared stream.
-struct SharedRead(Arc<Mutex<TcpStream>>);
+struct SharedRead {
+    stream: Arc<Mutex<TcpStream>>,
+    /// The socket's descriptor, shared with the write half.
+    _fd: Option<Arc<Descriptor>>,
+}
 
 impl AsyncRead for SharedRead {
     fn poll_read(
@@ -538,7 +599,7 @@ impl AsyncRead for SharedRead {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut *lock(&self.0)).poll_read(cx, buf)
+        Pin::new(&mut *lock(&self.stream)).poll_read(cx, buf)
     }
 }
 
@@ -546,6 +607,10 @@ impl AsyncRead for SharedRead {
 struct SharedWrite {
     stream: Arc<Mutex<TcpStream>>,
     shut: bool,
+    /// The socket's descriptor (shared with the read half): given back
+    /// when both halves are dropped, as a kernel frees it on `close`,
+    /// though the FIN may still be waiting for the window.
+    _fd: Option<Arc<Descriptor>>,
 }
 
 impl AsyncWrite for SharedWrite {
@@ -729,7 +794,7 @@ mod tests {
     #[test]
     fn a_fin_sent_into_a_full_window_arrives_once_the_reader_reads() {
         let shared = |stream| {
-            let connected = TurmoilTcp::new(1_000).split(stream).unwrap();
+            let connected = TurmoilTcp::new(1_000).split(stream, None).unwrap();
             drop(connected.read);
             connected.write
         };

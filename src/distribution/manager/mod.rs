@@ -73,9 +73,9 @@ mod table;
 mod tests;
 
 pub use serve::{
-    fit_caps, Fitted, InboundCap, Source, DEFAULT_MAX_CONNECTIONS,
+    fit_caps, lingering_room, Fitted, InboundCap, Source, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_SOURCE, DEFAULT_MAX_HANDSHAKES, DEFAULT_MAX_HANDSHAKES_PER_SOURCE,
-    MIN_CONNECTIONS, RESERVED_DESCRIPTORS,
+    LINGERING, MIN_CONNECTIONS, RESERVED_DESCRIPTORS,
 };
 use table::Table;
 
@@ -338,6 +338,8 @@ struct ManagerShared {
     max_connections: u64,
     max_handshakes_per_source: u64,
     max_connections_per_source: u64,
+    /// Refused streams held at once to be told why.
+    max_lingering: u64,
     admission: serve::Admission,
     /// This node's recent dials, the hosts it dialed, the claim queries it
     /// awaits (`claim`).
@@ -401,6 +403,7 @@ impl ConnectionManager {
             }
             Err(why) => return Err(io::Error::new(io::ErrorKind::InvalidInput, why)),
         }
+        let max_lingering = serve::lingering_room(limit, max_connections);
         Ok(Self {
             shared: Arc::new(ManagerShared {
                 table: Mutex::new(Table::default()),
@@ -432,6 +435,7 @@ impl ConnectionManager {
                     max_connections,
                     max_connections < config.max_connections,
                 ),
+                max_lingering,
                 admission: serve::Admission::default(),
                 claims: claim::Claims::default(),
                 planted: config.planted,

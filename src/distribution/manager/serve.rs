@@ -58,9 +58,11 @@ pub const DEFAULT_MAX_HANDSHAKES_PER_SOURCE: u64 = DEFAULT_MAX_HANDSHAKES / 2;
 /// Default bound on one source's streams open at once: half of them.
 pub const DEFAULT_MAX_CONNECTIONS_PER_SOURCE: u64 = DEFAULT_MAX_CONNECTIONS / 2;
 
-/// Descriptors a node keeps for what is not an inbound stream (its
-/// listener, its dials, its runtime's, the process's files) when it fits
-/// its inbound caps within its transport's descriptor limit.
+/// Descriptors a node keeps for what is not an inbound stream it admitted
+/// when it fits its inbound caps within its transport's descriptor limit:
+/// half for its own (its listener, its dials, its runtime's, the process's
+/// files), half for the refused streams it holds to tell them why
+/// ([`lingering_room`]).
 pub const RESERVED_DESCRIPTORS: u64 = 64;
 /// The fewest inbound streams a node starts with: below this, the
 /// descriptor limit leaves it no room to serve, and it refuses to start.
@@ -110,6 +112,23 @@ pub fn fit_caps(
         max_handshakes: u64::try_from(scaled).unwrap_or(room).clamp(1, room),
         max_connections: room,
     }))
+}
+
+/// How many refused streams a node holds at once to tell them why: what
+/// the descriptor limit leaves above the connections cap, less half the
+/// reserve (the node's own: listener, dials, runtime), at most
+/// [`LINGERING`]; [`LINGERING`] with no limit. Refused streams are open
+/// streams too: before they had no room of their own, and a node at its
+/// caps with refusals held ran out of descriptors for its own dials (the
+/// mesh world's descriptor table, `mesh_flood_tight_descriptors`).
+#[must_use]
+pub fn lingering_room(limit: Option<u64>, max_connections: u64) -> u64 {
+    limit.map_or(LINGERING, |limit| {
+        limit
+            .saturating_sub(max_connections)
+            .saturating_sub(RESERVED_DESCRIPTORS / 2)
+            .min(LINGERING)
+    })
 }
 
 /// The first wait after an accept error that is not the connection's own.
@@ -505,10 +524,11 @@ impl Burst {
 
 /// How long a refused stream is kept to be told why.
 const REFUSAL_LINGER: Duration = Duration::from_millis(100);
-/// Refused streams kept to be told why at once, at most: past it (a flood)
-/// a refused stream is closed at once, untold, so refusals never hold
-/// more than this many descriptors beyond the caps.
-const LINGERING: u64 = 64;
+/// Refused streams kept to be told why at once, at most (fewer within a
+/// descriptor limit: [`lingering_room`]): past it (a flood) a refused
+/// stream is closed at once, untold, so refusals never hold more than this
+/// many descriptors beyond the caps.
+pub const LINGERING: u64 = 64;
 
 /// A refused stream's place among the [`LINGERING`]: given back on drop
 /// (also if its task is cancelled).
@@ -603,7 +623,7 @@ impl ConnectionManager {
                                 "inbound connection refused: the cap is reached"
                             );
                         }
-                        if shared.admission.lingering.add_within(1, LINGERING) {
+                        if shared.admission.lingering.add_within(1, shared.max_lingering) {
                             let held = Lingering(Arc::clone(&shared.admission.lingering));
                             shared.runtime.spawn(async move {
                                 let _held = held;

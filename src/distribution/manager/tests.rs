@@ -334,3 +334,28 @@ fn caps_fit_the_descriptor_limit_or_the_node_refuses_to_start() {
         .expect_err("no room to serve");
     assert!(refused.contains("raise it (ulimit -n)"), "{refused}");
 }
+
+/// The refused streams a node holds to tell them why fit beside its caps:
+/// with fitted caps, half the reserve; with caps that fit, what the limit
+/// leaves above them less half the reserve (none where nothing is left);
+/// without a limit, all of them.
+#[test]
+fn refused_streams_held_fit_within_the_limit_beside_the_caps() {
+    assert_eq!(lingering_room(None, 1024), LINGERING);
+    let fitted = fit_caps(Some(96), 256, 1024).unwrap().unwrap();
+    assert_eq!(
+        lingering_room(Some(96), fitted.max_connections),
+        RESERVED_DESCRIPTORS / 2
+    );
+    assert_eq!(lingering_room(Some(20_000), 1024), LINGERING);
+    assert_eq!(lingering_room(Some(1024 + 64 + 10), 1024), 10 + 64 - 32);
+    assert_eq!(lingering_room(Some(1024 + 64), 1024), 32);
+    assert_eq!(lingering_room(Some(1024 + 20), 1024), 0);
+    for limit in [72, 96, 256, 1024, 1100, 5000] {
+        let connections = fit_caps(Some(limit), 256, 1024)
+            .unwrap()
+            .map_or(1024, |fitted| fitted.max_connections);
+        let held = connections + lingering_room(Some(limit), connections);
+        assert!(held + RESERVED_DESCRIPTORS / 2 <= limit, "{limit}: {held}");
+    }
+}

@@ -16,10 +16,11 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::faults::Exhaustion;
-use super::model::{FloodHeld, FloodProbe, GenId, Impostor, Model, Probe, Up};
+use super::model::{DescriptorsOut, FloodHeld, FloodProbe, GenId, Impostor, Model, Probe, Up};
 use crate::check::{CheckContext, Collector};
 use crate::event::{Event, MisdialOutcome};
 use crate::scenario::Contract;
+use crate::world::descriptors::PROCESS_HELD;
 use lanesim_target::node::DownReason;
 
 /// Failed accepts a node may make while out of descriptors: 16, then 25 a
@@ -34,6 +35,7 @@ pub(super) fn exhausted_accepts_allowed(lasting: Duration) -> u64 {
 
 pub(super) fn m7(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
     half_open_handshakes(out, model, context);
+    descriptors_kept(out, model, context);
     for &Exhaustion {
         record: index,
         node,
@@ -91,6 +93,35 @@ pub(super) fn m7(out: &mut Collector<'_>, model: &Model, context: &CheckContext)
                 &[index],
             );
         }
+    }
+}
+
+/// A node told its descriptor limit keeps its sockets within it, with
+/// room for its own dials: no dial or accept of its fails for want of a
+/// descriptor (the world's table, `world/descriptors.rs`; an `exhaust`
+/// fault's refusals are injected, not counted). Decided for a target that
+/// declares it fits the limit (`NodeCapabilities::descriptors`).
+fn descriptors_kept(out: &mut Collector<'_>, model: &Model, context: &CheckContext) {
+    if !context.reported.descriptors {
+        return;
+    }
+    for &DescriptorsOut {
+        record,
+        node,
+        open,
+        limit,
+    } in &model.descriptors_out
+    {
+        out.violate(
+            Contract::M7,
+            format!(
+                "node{node} ran out of descriptors: a dial or an accept failed with EMFILE with \
+                 {open} sockets open and the process's own {PROCESS_HELD}, at the limit of \
+                 {limit} it was told: a node keeps its inbound streams (refused ones it still \
+                 holds too) within its limit, with room for its own dials"
+            ),
+            &[record],
+        );
     }
 }
 

@@ -81,6 +81,15 @@ pub(super) struct FloodProbe {
     pub(super) accepted: u64,
 }
 
+/// A node out of descriptors (`MeshDescriptorsOut`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct DescriptorsOut {
+    pub(super) record: usize,
+    pub(super) node: u64,
+    pub(super) open: u64,
+    pub(super) limit: u64,
+}
+
 /// One flooder's streams during one flood (`MeshFloodHeld`).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct FloodHeld {
@@ -245,6 +254,8 @@ pub(super) struct Model {
     pub(super) flood_probes: Vec<FloodProbe>,
     /// What each flooder's streams held, per flood.
     pub(super) flood_holds: Vec<FloodHeld>,
+    /// Each run of sockets refused for want of a descriptor.
+    pub(super) descriptors_out: Vec<DescriptorsOut>,
     /// The impostors' streams, as each ended.
     pub(super) impostors: Vec<Impostor>,
     /// The trickler's streams, as each ended.
@@ -449,6 +460,14 @@ impl Model {
                     longest: Duration::from_micros(longest_us),
                     open_at_end,
                 }),
+                Event::MeshDescriptorsOut { node, open, limit } => {
+                    m.descriptors_out.push(DescriptorsOut {
+                        record: index,
+                        node,
+                        open,
+                        limit,
+                    });
+                }
                 Event::MeshImpostor {
                     node,
                     claimed,

@@ -131,6 +131,7 @@ pub fn context(caps: &SenderCapabilities, shape: &workload::SenderShape) -> Chec
             table: true,
             frame_budget: false,
             frame_deadline: false,
+            descriptors: false,
         },
         ..CheckContext::default()
     }

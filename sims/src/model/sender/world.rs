@@ -393,6 +393,7 @@ pub(in crate::model) fn body(
             reports: reports.clone(),
             cookie: COOKIE.to_vec(),
             nonces: Arc::new(handshake::nonces(0, HOST)),
+            inbound_caps: None,
         })
         .and_then(|layer| {
             let setup = SenderSetup {

@@ -13,7 +13,7 @@ use crate::scenario::limits::{
 use crate::scenario::params::{self, mesh_trickle_bound, HALF_OPEN_MIN_TICKS};
 use crate::scenario::position::KeyPath;
 use crate::scenario::sample::Dur;
-use crate::scenario::spec::{MeshFaultKind, MeshFaultSpec, MeshSpec, MisdialBy};
+use crate::scenario::spec::{InboundCapsSpec, MeshFaultKind, MeshFaultSpec, MeshSpec, MisdialBy};
 use lanesim_target::wire;
 
 /// `mesh.<field>`.
@@ -49,6 +49,9 @@ pub(super) fn validate(mesh: &MeshSpec, exact: bool, problems: &mut Vec<Problem>
                 ),
             ));
         }
+    }
+    if let Some(caps) = mesh.inbound_caps {
+        inbound_caps(caps, mesh.descriptors.is_some(), problems);
     }
     if let Some(data) = &mesh.data {
         count(&key("data"), data, 0, problems);
@@ -271,6 +274,40 @@ fn trickled_frame(
 
 /// The smallest descriptor limit a mesh file may tell its nodes: lanesim's
 /// node keeps 64 and needs at least 8 for inbound streams.
+/// `mesh.inbound_caps`: each at least 1 and at most [`MAX_DESCRIPTORS`],
+/// no more handshakes than connections, and only with `descriptors` (caps
+/// alone change nothing a world judges).
+fn inbound_caps(caps: InboundCapsSpec, descriptors: bool, problems: &mut Vec<Problem>) {
+    let at = KeyPath::field("mesh", "inbound_caps");
+    if !descriptors {
+        problems.push(problem(
+            at.clone(),
+            "only with `descriptors`: the caps are what a node fits within its descriptor limit"
+                .to_string(),
+        ));
+    }
+    for (name, value) in [
+        ("handshakes", caps.handshakes),
+        ("connections", caps.connections),
+    ] {
+        if !(1..=MAX_DESCRIPTORS).contains(&value) {
+            problems.push(problem(
+                at.clone().key(name),
+                format!("1 to {MAX_DESCRIPTORS} (got {value})"),
+            ));
+        }
+    }
+    if caps.handshakes > caps.connections {
+        problems.push(problem(
+            at,
+            format!(
+                "`handshakes` ({}) above `connections` ({}): a stream in its handshake is an open stream",
+                caps.handshakes, caps.connections
+            ),
+        ));
+    }
+}
+
 const MIN_DESCRIPTORS: u64 = 72;
 /// The largest (a real `nofile` hard limit is about a million).
 const MAX_DESCRIPTORS: u64 = 1 << 20;

@@ -448,6 +448,7 @@ impl NodeTarget for LanesimNode {
             stats: true,
             table: true,
             links: true,
+            descriptors: true,
             sites: NODE_SITES,
         }
     }
@@ -509,6 +510,10 @@ impl LanesimNode {
         config.max_frame = setup.max_frame;
         config.frame_budget = setup.frame_budget;
         config.frame_timeout = setup.frame_timeout;
+        if let Some(caps) = setup.inbound_caps {
+            config.max_handshakes = caps.handshakes;
+            config.max_connections = caps.connections;
+        }
         let frames = setup.reports.clone();
         config.on_frame = Some(Arc::new(move |frame: InboundFrame| {
             frames.frame(

@@ -22,6 +22,7 @@ use super::{
 use crate::coverage::WorldMark;
 use crate::event::{Event, Intruder, LinkMsg, LinkSide, MisdialOutcome};
 use crate::rng::SimRng;
+use crate::world::descriptors::{Descriptors, Watch};
 use crate::world::handshake::{self, COOKIE};
 use crate::world::held::Crossing;
 use crate::world::links::Keeper;
@@ -309,12 +310,25 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
         last_frame: std::sync::Mutex::new(vec![None; p.nodes as usize]),
     };
     let accepts = Arc::new(AcceptGate::default());
+    // The descriptor table the node is told of: it logs each run of
+    // refusals for want of one (M7) and marks a node near its limit.
+    let descriptors = p.descriptors.map(|limit| {
+        Descriptors::new(
+            limit,
+            Some(Box::new(DescriptorWatch {
+                shared: Arc::clone(&shared),
+                index,
+                incarnation,
+                limit,
+            })),
+        )
+    });
     let transport = Arc::new(TurmoilTcp {
         mss: MSS,
         tap: None,
         gate: Some(Arc::clone(&gate)),
         accepts: Some(Arc::clone(&accepts)),
-        descriptors: p.descriptors,
+        descriptors,
     });
     let node: Arc<dyn Node> = Arc::from(
         target
@@ -338,6 +352,7 @@ pub(super) async fn main(shared: Arc<Shared>, index: u64, incarnation: u64) -> t
                     shared.seed,
                     &format!("{host}.{incarnation}"),
                 )),
+                inbound_caps: p.inbound_caps,
             })
             .map_err(|error| format!("the node target could not start: {error}"))?,
     );
@@ -660,5 +675,32 @@ async fn misdial(
                 outcome,
             },
         );
+    }
+}
+
+/// What a node's descriptor table tells the mesh world.
+struct DescriptorWatch {
+    shared: Arc<Shared>,
+    index: u64,
+    incarnation: u64,
+    limit: u64,
+}
+
+impl Watch for DescriptorWatch {
+    fn ran_out(&self, open: u64) {
+        if self.shared.current(self.index, self.incarnation) {
+            self.shared.record(
+                &node_name(self.index),
+                Event::MeshDescriptorsOut {
+                    node: self.index,
+                    open,
+                    limit: self.limit,
+                },
+            );
+        }
+    }
+
+    fn near_limit(&self, _open: u64) {
+        self.shared.probe.world(WorldMark::DescriptorsNearLimit);
     }
 }

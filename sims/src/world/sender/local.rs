@@ -195,6 +195,7 @@ impl Local {
                     reports: NodeReports::new(Arc::new(observer)),
                     cookie: COOKIE.to_vec(),
                     nonces: Arc::new(handshake::nonces(seed, LOCAL)),
+                    inbound_caps: None,
                 })
                 .map_err(|error| format!("the node target could not start: {error}"))?,
         );
