@@ -910,6 +910,29 @@ fn m7_detects_honest_dials_kept_out_during_a_flood() {
     assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&kept_out])]);
 }
 
+/// A node told its descriptor limit that still runs out of descriptors
+/// (a dial or an accept failing with EMFILE from the world's table) breaks
+/// M7, citing the record; a target that declares it does not fit the
+/// limit is not judged on it (its other clauses still are).
+#[test]
+fn m7_detects_a_node_running_out_of_the_descriptors_it_was_told() {
+    let mut log = healthy();
+    assert_clean(&ALL, &log, &context());
+    let out = at(
+        2500,
+        Event::MeshDescriptorsOut {
+            node: 1,
+            open: 90,
+            limit: 96,
+        },
+    );
+    insert_before(&mut log, is!(Event::RunEnd { .. }), out.clone());
+    assert_only(&ALL, &log, &context(), &[(Contract::M7, &[&out])]);
+    let mut undeclared = context();
+    undeclared.reported.descriptors = false;
+    assert_clean(&ALL, &log, &undeclared);
+}
+
 /// A flood of streams that say hello and then nothing: a node whose
 /// handshake has a deadline on every step closes each within twice the
 /// connect timeout and slack (1.14 s here); one that waits for the proof

@@ -481,6 +481,18 @@ fn a_mesh_frame_deadline_is_bounded_and_holds_its_trickles_and_their_frames() {
             "mesh_hello_on_a_spend.toml",
             ":16:9: mesh.fault[0].hello: only a flood fault takes `hello`",
         ),
+        (
+            "mesh_inbound_caps_without_descriptors.toml",
+            ":10:16: mesh.inbound_caps: only with `descriptors`",
+        ),
+        (
+            "mesh_inbound_caps_more_handshakes.toml",
+            ":11:16: mesh.inbound_caps: `handshakes` (65) above `connections` (64)",
+        ),
+        (
+            "mesh_inbound_caps_zero.toml",
+            ":11:31: mesh.inbound_caps.handshakes: 1 to 1048576 (got 0)",
+        ),
     ] {
         let error = Scenario::load(&dir.join(file)).unwrap_err().to_string();
         assert!(error.contains(expected), "{file}: {error}");

@@ -652,3 +652,71 @@ fn the_flood_world_holds_a_node_to_its_handshake_deadlines() {
     let prompt = execute(&scenario, 0, &Subject::user(Arc::new(Patient(1))));
     assert!(prompt.violations.is_empty(), "{:?}", prompt.violations);
 }
+
+/// The mesh world keeps each node's descriptors: lanesim's node told a
+/// limit 64 above the one the network keeps fits its caps to the wrong
+/// limit and runs out under `mesh_flood_tight_descriptors`'s flood (M7,
+/// citing the world's record); told the true limit, it passes.
+#[test]
+fn the_network_holds_a_node_to_the_descriptor_limit_it_tells() {
+    use std::sync::Arc;
+
+    use lanesim_sims::event::Event;
+    use lanesim_sims::run::execute;
+    use lanesim_sims::targets::lanesim::node::LanesimNode;
+    use lanesim_target::net::{BoxFuture, Connected, Listener, Transport};
+    use lanesim_target::node::{Node, NodeCapabilities, NodeSetup, NodeTarget};
+    use lanesim_target::Targets;
+
+    /// A transport that tells its node `more` descriptors than it keeps.
+    struct Overstated {
+        inner: Arc<dyn Transport>,
+        more: u64,
+    }
+    impl Transport for Overstated {
+        fn connect<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, std::io::Result<Connected>> {
+            self.inner.connect(addr)
+        }
+        fn bind<'a>(&'a self, addr: &'a str) -> BoxFuture<'a, std::io::Result<Box<dyn Listener>>> {
+            self.inner.bind(addr)
+        }
+        fn descriptor_limit(&self) -> Option<u64> {
+            self.inner.descriptor_limit().map(|limit| limit + self.more)
+        }
+    }
+    struct Misled(u64);
+    impl NodeTarget for Misled {
+        fn capabilities(&self) -> NodeCapabilities {
+            LanesimNode::default().capabilities()
+        }
+        fn start(&self, setup: NodeSetup) -> Result<Box<dyn Node>, String> {
+            let transport = Arc::new(Overstated {
+                inner: setup.transport.clone(),
+                more: self.0,
+            });
+            LanesimNode::default().start(NodeSetup { transport, ..setup })
+        }
+    }
+    impl Targets for Misled {
+        fn name(&self) -> &str {
+            "misled"
+        }
+        fn node(&self) -> Option<&dyn NodeTarget> {
+            Some(self)
+        }
+    }
+    let scenario = shipped()
+        .into_iter()
+        .find(|s| s.name == "mesh_flood_tight_descriptors")
+        .expect("shipped");
+    let misled = execute(&scenario, 0, &Subject::user(Arc::new(Misled(64))));
+    let ran_out = misled.violations.iter().any(|v| {
+        v.contract == Contract::M7
+            && v.evidence
+                .iter()
+                .any(|r| matches!(r.event, Event::MeshDescriptorsOut { .. }))
+    });
+    assert!(ran_out, "{:?}", misled.violations);
+    let told = execute(&scenario, 0, &Subject::user(Arc::new(Misled(0))));
+    assert!(told.violations.is_empty(), "{:?}", told.violations);
+}

@@ -428,11 +428,13 @@ mod tests {
     use super::*;
     use crate::targets::lanesim::LanesimTargets;
 
-    /// lanesim's node declaring only the frame capabilities it is given.
+    /// lanesim's node declaring only the frame and descriptor
+    /// capabilities it is given.
     struct Frames {
         inner: LanesimTargets,
         budget: bool,
         deadline: bool,
+        descriptors: bool,
     }
 
     impl Targets for Frames {
@@ -450,6 +452,7 @@ mod tests {
             NodeCapabilities {
                 frame_budget: self.budget,
                 frame_deadline: self.deadline,
+                descriptors: self.descriptors,
                 ..self
                     .inner
                     .node()
@@ -468,7 +471,38 @@ mod tests {
             inner: LanesimTargets::new(Planted::none()),
             budget,
             deadline,
+            descriptors: true,
         }))
+    }
+
+    /// M7's descriptor clause is left undecided for a node that does not
+    /// declare it fits the limit, in a scenario that sets one, and only
+    /// there; its other clauses are still decided.
+    #[test]
+    fn the_descriptor_clause_is_undecided_without_its_capability() {
+        let undeclared = Subject::user(Arc::new(Frames {
+            inner: LanesimTargets::new(Planted::none()),
+            budget: true,
+            deadline: true,
+            descriptors: false,
+        }));
+        let why = |subject: &Subject, name: &str| -> Vec<String> {
+            subject
+                .decidable(&shipped(name))
+                .clauses
+                .into_iter()
+                .map(|n| n.why)
+                .collect()
+        };
+        let tight = why(&undeclared, "mesh_flood_tight_descriptors");
+        assert_eq!(tight.len(), 1, "{tight:?}");
+        assert!(
+            tight[0].contains("NodeCapabilities::descriptors"),
+            "{tight:?}"
+        );
+        assert!(why(&undeclared, "mesh_flood").is_empty());
+        assert!(why(&frames(true, true), "mesh_flood_tight_descriptors").is_empty());
+        assert!(!undeclared.reported().descriptors);
     }
 
     fn shipped(name: &str) -> Scenario {
