@@ -62,6 +62,7 @@ pub const FILES: &[(&str, &str)] = shipped![
     "regressions/mesh_cross_dial_under_latency.toml",
     "regressions/mesh_cross_dial_while_crashed.toml",
     "regressions/mesh_flood_across_a_restart.toml",
+    "regressions/mesh_flood_under_held_tasks.toml",
     "regressions/mesh_hello_slower_than_the_connect_timeout.toml",
     "regressions/mesh_insider_through_a_half_open_pair.toml",
     "regressions/mesh_squat_after_a_restart.toml",
